@@ -1,0 +1,49 @@
+"""kafka-assignment-optimizer: Kafka-faithful and exact assignments for Kafka Streams and consumers.
+
+User code imports from here only:
+
+    from optimizer import load_problem, evaluate
+    problem = load_problem("app.json")
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from optimizer.errors import InvalidInputError, KafkaAssignmentError
+from optimizer.evaluate import Evaluation, evaluate
+from optimizer.model import (
+    ClientAssignment,
+    ConsumerProblem,
+    Problem,
+    Solution,
+    StreamsProblem,
+    load_problem,
+    load_solution,
+    normalize,
+    problem_from_data,
+    save_problem,
+    save_solution,
+)
+
+try:
+    __version__ = version("kafka-assignment-optimizer")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "ClientAssignment",
+    "ConsumerProblem",
+    "Evaluation",
+    "InvalidInputError",
+    "KafkaAssignmentError",
+    "Problem",
+    "Solution",
+    "StreamsProblem",
+    "__version__",
+    "evaluate",
+    "load_problem",
+    "load_solution",
+    "normalize",
+    "problem_from_data",
+    "save_problem",
+    "save_solution",
+]

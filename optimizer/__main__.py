@@ -1,0 +1,3 @@
+from optimizer.cli import main
+
+main()

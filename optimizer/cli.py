@@ -1,0 +1,274 @@
+"""The `kafka-assign` command line.
+
+Exit codes (DESIGN.md): 0 success, 1 invalid input (including an invalid assignment given to
+`evaluate`), 2 usage error, 3 no feasible solution or a time limit without a solution.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from optimizer import __version__
+from optimizer.errors import InvalidInputError
+from optimizer.evaluate import Evaluation, evaluate, record_evaluation
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.issues import Issue, Severity
+from optimizer.model.normalize import normalize
+from optimizer.model.problem import Problem, load_problem, load_solution, save_solution
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    INVALID_INPUT = 1
+    USAGE = 2
+    NO_SOLUTION = 3
+
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _describe(problem: Problem) -> str:
+    label = f" {problem.name!r}" if problem.name else ""
+    if isinstance(problem, ConsumerProblem):
+        partitions = sum(t.partitions for t in problem.topics)
+        return (
+            f"consumer group{label}: {len(problem.members)} members, {len(problem.topics)} topics "
+            f"({partitions} partitions), strategy {problem.config.partition_assignment_strategy}"
+        )
+    stateful = sum(t.stateful for t in problem.tasks)
+    return (
+        f"streams application{label}: {len(problem.clients)} clients, {len(problem.tasks)} tasks "
+        f"({stateful} stateful), {problem.config.num_standby_replicas} standby replicas"
+    )
+
+
+def _print_issues(issues: tuple[Issue, ...] | list[Issue], console: Console) -> None:
+    for issue in issues:
+        style = "red" if issue.severity is Severity.ERROR else "yellow"
+        console.print(f"  [{style}]{issue.severity}[/{style}] {issue}", markup=True, highlight=False)
+
+
+def _print_invalid(error: InvalidInputError) -> None:
+    count = len(error.issues)
+    err.print(f"[red]✗[/red] {error.source}: {count} problem{'s' if count != 1 else ''}")
+    _print_issues(error.issues, err)
+
+
+def _issue_json(issues: tuple[Issue, ...] | list[Issue]) -> list[dict[str, Any]]:
+    return [issue.model_dump(mode="json") for issue in issues]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="kafka-assign")
+def cli() -> None:
+    """Kafka-faithful and exact assignments for Kafka Streams tasks and consumer groups.
+
+    Problems are JSON or YAML files (format kafka-assignment-problem/v1, see docs/file-formats.md).
+    Exit codes: 0 success, 1 invalid input, 2 usage error, 3 no feasible solution.
+    """
+
+
+@cli.command()
+@click.argument("problems", nargs=-1, required=True, type=_FILE)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result per file instead.")
+def validate(problems: tuple[Path, ...], as_json: bool) -> None:
+    """Check problem files: every error with its location, and the warnings Kafka would give.
+
+    Exits 1 if any file is invalid. Warnings (conditions Kafka tolerates) do not fail.
+    """
+    results = []
+    failed = False
+    for path in problems:
+        try:
+            problem = load_problem(path)
+        except InvalidInputError as error:
+            failed = True
+            results.append({"source": str(path), "valid": False, "issues": _issue_json(error.issues)})
+            if not as_json:
+                _print_invalid(error)
+            continue
+        warnings = normalize(problem).warnings
+        results.append(
+            {"source": str(path), "valid": True, "kind": problem.kind, "issues": _issue_json(warnings)}
+        )
+        if not as_json:
+            out.print(f"[green]✓[/green] {path}: {_describe(problem)}")
+            _print_issues(warnings, out)
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    sys.exit(ExitCode.INVALID_INPUT if failed else ExitCode.OK)
+
+
+@cli.command("evaluate")
+@click.argument("problem_path", metavar="PROBLEM", type=_FILE)
+@click.argument("solution_path", metavar="SOLUTION", type=_FILE)
+@click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the solution with its metrics and the problem's warnings recorded.",
+)
+def evaluate_command(
+    problem_path: Path, solution_path: Path, as_json: bool, output: Path | None
+) -> None:
+    """Check an assignment against its problem and print its metrics.
+
+    Validity follows KIP-924's assignment errors plus completeness. Exits 1 when either file is
+    invalid or the assignment has violations.
+    """
+    invalid = []
+    for loader, path in ((load_problem, problem_path), (load_solution, solution_path)):
+        try:
+            loaded = loader(path)
+        except InvalidInputError as error:
+            invalid.append(error)
+            continue
+        if loader is load_problem:
+            problem = loaded
+        else:
+            solution = loaded
+    if not invalid and solution.kind is not None and solution.kind != problem.kind:
+        invalid.append(
+            InvalidInputError(
+                str(solution_path),
+                [
+                    Issue(
+                        severity=Severity.ERROR,
+                        location="kind",
+                        message=f"the solution is for a {solution.kind} problem, "
+                        f"but {problem_path} is a {problem.kind} problem",
+                    )
+                ],
+            )
+        )
+    if invalid:
+        for error in invalid:
+            _print_invalid(error)
+        sys.exit(ExitCode.INVALID_INPUT)
+
+    evaluation = evaluate(problem, solution)
+    if output is not None:
+        save_solution(record_evaluation(solution, evaluation, problem), output)
+    if as_json:
+        click.echo(evaluation.model_dump_json(indent=2))
+    else:
+        _print_evaluation(problem_path, solution_path, problem, evaluation)
+    sys.exit(ExitCode.OK if evaluation.valid else ExitCode.INVALID_INPUT)
+
+
+def _print_evaluation(
+    problem_path: Path, solution_path: Path, problem: Problem, evaluation: Evaluation
+) -> None:
+    verdict = "[green]valid[/green]" if evaluation.valid else "[red]INVALID[/red]"
+    out.print(f"{solution_path} for {problem_path}: {verdict}")
+    out.print(f"  {_describe(problem)}")
+    if evaluation.warnings:
+        _print_issues(evaluation.warnings, out)
+    if evaluation.violations:
+        table = Table(title="Violations", title_justify="left", show_lines=False)
+        table.add_column("code", style="red", no_wrap=True)
+        table.add_column("message")
+        for violation in evaluation.violations:
+            table.add_row(violation.code.value, violation.message)
+        out.print(table)
+    table = Table(title="Metrics", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("meaning")
+    fields = type(evaluation.metrics).model_fields
+    for name, value in evaluation.metrics.model_dump(mode="json").items():
+        meaning = (fields[name].description or "").split("\n")[0].rstrip(" (")
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "-"
+        elif isinstance(value, float):
+            value = f"{value:.3f}"
+        table.add_row(name, str(value), meaning)
+    out.print(table)
+
+
+def _figures(evaluation: Evaluation) -> str:
+    m = evaluation.metrics
+    if evaluation.kind == "consumer":
+        return (
+            f"sizes {m.min_size}-{m.max_size}, balance score {m.balance_score}, kept "
+            f"{m.owned_kept}, moved {m.owned_moved}, cross-rack {m.cross_rack_partitions}"
+            + (f", withheld {m.withheld_partitions}" if m.withheld_partitions else "")
+        )
+    return (
+        f"load skew {m.active_load_skew:g}/{m.stateful_load_skew:g}, cross-rack "
+        f"{m.cross_rack_active_partitions}/{m.cross_rack_standby_partitions}, moves "
+        f"{m.active_moves}/{m.standby_moves}, warm-ups {m.warmup_tasks}, tag conflicts "
+        f"{m.standby_tag_conflicts}, kip925 cost {m.kip925_cost}"
+    )
+
+
+@cli.command()
+@click.argument(
+    "directory",
+    default="examples",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+def examples(directory: Path) -> None:
+    """Validate every problem under DIRECTORY and evaluate the solutions next to it.
+
+    Problems are named NAME.problem.json (or .yaml), their solutions NAME.LABEL.solution.json.
+    Streams figures are active/stateful or active/standby pairs. Exits 1 if anything is invalid.
+    """
+    problems = sorted(
+        p for p in directory.rglob("*.problem.*") if p.suffix.lower() in (".json", ".yaml", ".yml")
+    )
+    table = Table(title=f"Examples under {directory}", title_justify="left")
+    table.add_column("problem", no_wrap=True)
+    table.add_column("solution", no_wrap=True)
+    table.add_column("valid", no_wrap=True)
+    table.add_column("figures")
+    failures = 0
+    for problem_path in problems:
+        name = problem_path.name.split(".problem.")[0]
+        shown = str(problem_path.relative_to(directory))
+        try:
+            problem = load_problem(problem_path)
+        except InvalidInputError as error:
+            failures += 1
+            table.add_row(shown, "", "[red]invalid problem[/red]", "; ".join(map(str, error.issues)))
+            continue
+        solutions = sorted(problem_path.parent.glob(f"{name}.*.solution.json"))
+        if not solutions:
+            table.add_row(shown, "-", "[green]problem ok[/green]", _describe(problem))
+        for solution_path in solutions:
+            label = solution_path.name.removeprefix(f"{name}.").removesuffix(".solution.json")
+            try:
+                evaluation = evaluate(problem, load_solution(solution_path))
+            except InvalidInputError as error:
+                failures += 1
+                table.add_row(shown, label, "[red]invalid file[/red]", "; ".join(map(str, error.issues)))
+                continue
+            if evaluation.valid:
+                table.add_row(shown, label, "[green]yes[/green]", _figures(evaluation))
+            else:
+                failures += 1
+                codes = ", ".join(sorted({v.code.value for v in evaluation.violations}))
+                table.add_row(shown, label, "[red]NO[/red]", codes)
+            shown = ""
+    out.print(table)
+    out.print(
+        f"{len(problems)} problems, {failures} failure{'s' if failures != 1 else ''}; "
+        f"details: kafka-assign evaluate PROBLEM SOLUTION"
+    )
+    sys.exit(ExitCode.INVALID_INPUT if failures else ExitCode.OK)
+
+
+def main() -> None:
+    cli(prog_name="kafka-assign")

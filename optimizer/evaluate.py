@@ -1,0 +1,575 @@
+"""The independent evaluator: is an assignment valid and complete, and what are its metrics.
+
+It shares no code with any solver or goal encoding, so a bug in a solver cannot hide itself here.
+Validity follows KIP-924's AssignmentError list (names kept where KIP-924 has one) plus
+completeness: every task active exactly once, every stateful task with
+`min(num.standby.replicas, clients - 1)` standbys, warm-ups on top, no client with two copies of a
+task, no standby of a stateless task; consumers: every partition of a subscribed topic assigned
+exactly once, and only to a subscriber. Definitions of every metric are in docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from enum import StrEnum
+
+import numpy as np
+
+from optimizer.model.base import FrozenModel
+from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
+from optimizer.model.ids import parse_partition_id
+from optimizer.model.issues import Issue
+from optimizer.model.normalize import normalize
+from optimizer.model.problem import Problem
+from optimizer.model.solution import ClientAssignment, Solution
+from optimizer.model.streams import StreamsProblem, TopicPartition
+
+# Kafka's HighAvailabilityTaskAssignor defaults when the rack-aware costs are not configured, and
+# its fixed costs for stateless tasks (optimizeActiveTasks with traffic 1, non-overlap 0).
+HA_TRAFFIC_COST = 10
+HA_NON_OVERLAP_COST = 1
+STATELESS_TRAFFIC_COST = 1
+STATELESS_NON_OVERLAP_COST = 0
+
+
+class ViolationCode(StrEnum):
+    """Why an assignment is invalid or incomplete. KIP-924's names where it has one."""
+
+    UNKNOWN_PROCESS_ID = "UNKNOWN_PROCESS_ID"
+    MISSING_PROCESS_ID = "MISSING_PROCESS_ID"
+    UNKNOWN_TASK_ID = "UNKNOWN_TASK_ID"
+    ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES = "ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES"
+    ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS = (
+        "ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS"
+    )
+    INVALID_STANDBY_TASK = "INVALID_STANDBY_TASK"
+    ACTIVE_TASK_UNASSIGNED = "ACTIVE_TASK_UNASSIGNED"
+    WRONG_STANDBY_COUNT = "WRONG_STANDBY_COUNT"
+    TOO_MANY_WARMUPS = "TOO_MANY_WARMUPS"
+    WARMUP_WITHOUT_FOLLOWUP = "WARMUP_WITHOUT_FOLLOWUP"
+    UNKNOWN_MEMBER = "UNKNOWN_MEMBER"
+    MISSING_MEMBER = "MISSING_MEMBER"
+    UNKNOWN_PARTITION = "UNKNOWN_PARTITION"
+    PARTITION_ASSIGNED_MULTIPLE_TIMES = "PARTITION_ASSIGNED_MULTIPLE_TIMES"
+    PARTITION_UNASSIGNED = "PARTITION_UNASSIGNED"
+    NOT_SUBSCRIBED = "NOT_SUBSCRIBED"
+    STANDBY_FOR_CONSUMER = "STANDBY_FOR_CONSUMER"
+    COOPERATIVE_TRANSFER_IN_ONE_ROUND = "COOPERATIVE_TRANSFER_IN_ONE_ROUND"
+
+
+class Violation(FrozenModel):
+    code: ViolationCode
+    """What kind of violation."""
+    message: str
+    """What exactly is wrong."""
+    client: str | None = None
+    """The client or member concerned, if one."""
+    task: str | None = None
+    """The task or partition concerned, if one."""
+
+
+class StreamsMetrics(FrozenModel):
+    """Metrics of a Kafka Streams assignment; lower is better unless said otherwise."""
+
+    clients: int
+    """Clients in the problem."""
+    tasks: int
+    """Tasks in the problem."""
+    active_tasks: int
+    """Active task copies assigned."""
+    standby_tasks: int
+    """Standby task copies assigned (warm-ups not included)."""
+    warmup_tasks: int
+    """Warm-up replicas assigned (KIP-441)."""
+    cross_rack_active_partitions: int
+    """Source partitions of active tasks with no replica in the client's rack (KIP-925)."""
+    cross_rack_standby_partitions: int
+    """Changelog partitions of standbys with no replica in the client's rack."""
+    cross_rack_warmup_partitions: int
+    """Changelog partitions of warm-ups with no replica in the client's rack."""
+    kip925_cost: int
+    """KIP-925 cost of the actives: traffic_cost x cross-rack source partitions + non_overlap_cost
+    x tasks not on their previous active client (stateless tasks: 1 and 0, as in Kafka)."""
+    active_moves: int
+    """Tasks previously active somewhere that are now active on another client."""
+    standby_moves: int
+    """Standby copies on a client that did not hold that task's standby before."""
+    active_load_skew: float
+    """max - min over clients of active tasks per thread (KIP-441 balance)."""
+    stateful_load_skew: float
+    """max - min over clients of (stateful actives + standbys) per thread."""
+    subtopology_skew: int
+    """Largest, over subtopologies, max - min active tasks of the subtopology per client."""
+    subtopology_skews: dict[str, int]
+    """Per subtopology: max - min active tasks of it per client."""
+    standby_rack_conflicts: int
+    """Per stateful task, copies (active + standbys) minus distinct racks among them (KIP-708)."""
+    standby_tag_conflicts: int
+    """Summed over `rack.aware.assignment.tags`: copies minus distinct tag values, per task."""
+    tag_conflicts: dict[str, int]
+    """standby_tag_conflicts per tag key."""
+    actives_not_caught_up: int
+    """Stateful actives on a client that is not caught up while a caught-up client exists (KIP-441)."""
+    rack_info_complete: bool
+    """Whether every client and every partition has rack information (else cross-rack figures
+    count only the known pairs)."""
+
+
+class ConsumerMetrics(FrozenModel):
+    """Metrics of a consumer-group assignment; lower is better unless said otherwise."""
+
+    members: int
+    """Members in the group."""
+    partitions: int
+    """Partitions of topics that exist and that some member subscribes to."""
+    assigned_partitions: int
+    """Partitions assigned."""
+    withheld_partitions: int
+    """Cooperative rebalancing: owned partitions left unassigned until their owner revokes them."""
+    min_size: int
+    """Fewest partitions on a member."""
+    max_size: int
+    """Most partitions on a member."""
+    size_skew: int
+    """max_size - min_size."""
+    balance_score: int
+    """KIP-54: sum over all member pairs of the difference of their partition counts."""
+    owned_kept: int
+    """Previously owned partitions assigned to the same member again (higher is stickier)."""
+    owned_moved: int
+    """Previously owned partitions now assigned to another member or withheld."""
+    cross_rack_partitions: int
+    """Assignments where the partition has no replica in the member's rack (KIP-881)."""
+    rack_info_complete: bool
+    """Whether every member and every partition has rack information."""
+
+
+class Evaluation(FrozenModel):
+    """The evaluator's verdict on one assignment."""
+
+    kind: str
+    """`streams` or `consumer`."""
+    valid: bool
+    """True when there are no violations."""
+    violations: tuple[Violation, ...]
+    """Every violation found."""
+    metrics: StreamsMetrics | ConsumerMetrics
+    """Metrics of the assignment (computed even when it is invalid, over what is valid)."""
+    warnings: tuple[Issue, ...]
+    """Warnings about the problem (conditions Kafka tolerates)."""
+
+
+Assignment = Mapping[str, ClientAssignment]
+
+
+def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
+    """Check an assignment against its problem and measure it."""
+    assignment = solution.assignment if isinstance(solution, Solution) else solution
+    followup = solution.followup_rebalance if isinstance(solution, Solution) else False
+    normalized = normalize(problem)
+    if isinstance(normalized.problem, StreamsProblem):
+        violations, metrics = _evaluate_streams(normalized.problem, assignment, followup)
+    else:
+        violations, metrics = _evaluate_consumer(normalized.problem, assignment, followup)
+    return Evaluation(
+        kind=problem.kind,
+        valid=not violations,
+        violations=tuple(violations),
+        metrics=metrics,
+        warnings=normalized.warnings,
+    )
+
+
+# --------------------------------------------------------------------------- Kafka Streams
+
+
+def _evaluate_streams(
+    problem: StreamsProblem, assignment: Assignment, followup: bool
+) -> tuple[list[Violation], StreamsMetrics]:
+    violations: list[Violation] = []
+
+    def flag(code: ViolationCode, message: str, client: str | None = None, task: str | None = None):
+        violations.append(Violation(code=code, message=message, client=client, task=task))
+
+    tasks = problem.task_by_id
+    clients = problem.client_by_id
+    for client_id in sorted(set(assignment) - set(clients)):
+        flag(ViolationCode.UNKNOWN_PROCESS_ID, f"client {client_id!r} is not in the problem", client_id)
+    for client_id in sorted(set(clients) - set(assignment)):
+        flag(
+            ViolationCode.MISSING_PROCESS_ID,
+            f"client {client_id!r} is missing from the assignment (list it, even with no tasks)",
+            client_id,
+        )
+
+    # (client, task) copies that refer to known clients and tasks; invalid ones are flagged.
+    actives: dict[str, list[str]] = defaultdict(list)  # task -> clients
+    standbys: dict[str, list[str]] = defaultdict(list)
+    warmups: dict[str, list[str]] = defaultdict(list)
+    held: dict[str, dict[str, int]] = {}  # client -> task -> copies
+    for client_id in sorted(assignment):
+        if client_id not in clients:
+            continue
+        held[client_id] = Counter()
+        for role, copies in (
+            ("active", actives),
+            ("standby", standbys),
+            ("warmup", warmups),
+        ):
+            for task in getattr(assignment[client_id], role):
+                if task not in tasks:
+                    flag(
+                        ViolationCode.UNKNOWN_TASK_ID,
+                        f"{role} task {task!r} on client {client_id!r} is not in the problem",
+                        client_id,
+                        task,
+                    )
+                    continue
+                if role != "active" and not tasks[task].stateful:
+                    flag(
+                        ViolationCode.INVALID_STANDBY_TASK,
+                        f"{role} of stateless task {task} on client {client_id!r}",
+                        client_id,
+                        task,
+                    )
+                copies[task].append(client_id)
+                held[client_id][task] += 1
+
+    for client_id, counts in held.items():
+        for task, count in sorted(counts.items()):
+            if count > 1:
+                flag(
+                    ViolationCode.ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS,
+                    f"client {client_id!r} holds {count} copies of task {task}",
+                    client_id,
+                    task,
+                )
+
+    wanted_standbys = problem.effective_standby_replicas
+    for task_id in sorted(tasks):
+        owners = actives.get(task_id, [])
+        if not owners:
+            flag(ViolationCode.ACTIVE_TASK_UNASSIGNED, f"task {task_id} has no active", task=task_id)
+        elif len(owners) > 1:
+            flag(
+                ViolationCode.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES,
+                f"task {task_id} is active on {len(owners)} clients: {', '.join(sorted(owners))}",
+                task=task_id,
+            )
+        if tasks[task_id].stateful and len(standbys.get(task_id, [])) != wanted_standbys:
+            flag(
+                ViolationCode.WRONG_STANDBY_COUNT,
+                f"stateful task {task_id} has {len(standbys.get(task_id, []))} standbys, needs "
+                f"{wanted_standbys} (min(num.standby.replicas, clients - 1))",
+                task=task_id,
+            )
+    warmup_count = sum(len(v) for v in warmups.values())
+    if warmup_count > problem.config.max_warmup_replicas:
+        flag(
+            ViolationCode.TOO_MANY_WARMUPS,
+            f"{warmup_count} warm-up replicas exceed max.warmup.replicas="
+            f"{problem.config.max_warmup_replicas}",
+        )
+    if warmup_count and not followup:
+        flag(
+            ViolationCode.WARMUP_WITHOUT_FOLLOWUP,
+            "warm-ups are assigned but followup_rebalance is false: they would never take over",
+        )
+
+    return violations, _streams_metrics(problem, actives, standbys, warmups)
+
+
+def _cross_rack(partitions: tuple[TopicPartition, ...], rack: str | None) -> int:
+    """Partitions with known replica racks, none of them in `rack` (0 when the rack is unknown)."""
+    if rack is None:
+        return 0
+    return sum(1 for p in partitions if p.replica_racks and rack not in p.replica_racks)
+
+
+def _skew(counts: np.ndarray, threads: np.ndarray) -> float:
+    load = counts / threads
+    return round(float(load.max() - load.min()), 6) if len(load) else 0.0
+
+
+def _streams_metrics(
+    problem: StreamsProblem,
+    actives: dict[str, list[str]],
+    standbys: dict[str, list[str]],
+    warmups: dict[str, list[str]],
+) -> StreamsMetrics:
+    tasks = problem.task_by_id
+    client_ids = [c.id for c in problem.clients]
+    position = {cid: i for i, cid in enumerate(client_ids)}
+    threads = np.array([c.threads for c in problem.clients], dtype=float)
+    traffic_cost = problem.config.rack_aware_assignment_traffic_cost
+    non_overlap_cost = problem.config.rack_aware_assignment_non_overlap_cost
+    traffic_cost = HA_TRAFFIC_COST if traffic_cost is None else traffic_cost
+    non_overlap_cost = HA_NON_OVERLAP_COST if non_overlap_cost is None else non_overlap_cost
+
+    active_count = np.zeros(len(client_ids))
+    stateful_count = np.zeros(len(client_ids))
+    per_subtopology: dict[int, np.ndarray] = {}
+    cross_active = kip925 = active_moves = 0
+    previous_active = problem.previous_active_client
+    for task_id, owners in actives.items():
+        task = tasks[task_id]
+        rows = per_subtopology.setdefault(task.subtopology, np.zeros(len(client_ids), dtype=int))
+        for client_id in owners:
+            i = position[client_id]
+            active_count[i] += 1
+            rows[i] += 1
+            if task.stateful:
+                stateful_count[i] += 1
+            crossing = _cross_rack(task.source_partitions, problem.client_by_id[client_id].rack)
+            cross_active += crossing
+            elsewhere = previous_active.get(task_id) != client_id
+            if task.stateful:
+                kip925 += traffic_cost * crossing + non_overlap_cost * elsewhere
+            else:
+                kip925 += STATELESS_TRAFFIC_COST * crossing + STATELESS_NON_OVERLAP_COST * elsewhere
+        if task_id in previous_active and any(c != previous_active[task_id] for c in owners):
+            active_moves += 1
+
+    cross_standby = standby_moves = 0
+    previous_standby = problem.previous_standby_clients
+    for task_id, holders in standbys.items():
+        for client_id in holders:
+            stateful_count[position[client_id]] += 1
+            cross_standby += _cross_rack(
+                tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack
+            )
+            standby_moves += client_id not in previous_standby.get(task_id, frozenset())
+    cross_warmup = sum(
+        _cross_rack(tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack)
+        for task_id, holders in warmups.items()
+        for client_id in holders
+    )
+
+    subtopology_skews = {
+        str(sub): int(rows.max() - rows.min()) for sub, rows in sorted(per_subtopology.items())
+    }
+
+    # Diversity of the copies of each stateful task (KIP-708): copies minus distinct values.
+    tag_keys = problem.config.rack_aware_assignment_tags
+    rack_conflicts = 0
+    tag_conflicts = dict.fromkeys(tag_keys, 0)
+    for task_id, task in tasks.items():
+        if not task.stateful:
+            continue
+        copies = [problem.client_by_id[c] for c in (*actives.get(task_id, ()), *standbys.get(task_id, ()))]
+        racks = [c.rack for c in copies if c.rack is not None]
+        rack_conflicts += len(racks) - len(set(racks))
+        for key in tag_keys:
+            values = [c.tags[key] for c in copies]
+            tag_conflicts[key] += len(values) - len(set(values))
+
+    not_caught_up = _actives_not_caught_up(problem, actives)
+    partitions = [p for t in problem.tasks for p in (*t.source_partitions, *t.changelog_partitions)]
+    rack_info_complete = all(c.rack is not None for c in problem.clients) and all(
+        p.replica_racks for p in partitions
+    )
+    return StreamsMetrics(
+        clients=len(client_ids),
+        tasks=len(tasks),
+        active_tasks=int(active_count.sum()),
+        standby_tasks=sum(len(v) for v in standbys.values()),
+        warmup_tasks=sum(len(v) for v in warmups.values()),
+        cross_rack_active_partitions=cross_active,
+        cross_rack_standby_partitions=cross_standby,
+        cross_rack_warmup_partitions=cross_warmup,
+        kip925_cost=int(kip925),
+        active_moves=active_moves,
+        standby_moves=standby_moves,
+        active_load_skew=_skew(active_count, threads),
+        stateful_load_skew=_skew(stateful_count, threads),
+        subtopology_skew=max(subtopology_skews.values(), default=0),
+        subtopology_skews=subtopology_skews,
+        standby_rack_conflicts=rack_conflicts,
+        standby_tag_conflicts=sum(tag_conflicts.values()),
+        tag_conflicts=tag_conflicts,
+        actives_not_caught_up=not_caught_up,
+        rack_info_complete=rack_info_complete,
+    )
+
+
+def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]]) -> int:
+    """Stateful actives on a client beyond acceptable.recovery.lag while some client is within it.
+
+    Lag of a client for a task: the reported lag; else 0 for a previous active or standby holder
+    (it ran or replicated the task); else the task's changelog end offset, or unbounded if unknown.
+    """
+    acceptable = problem.config.acceptable_recovery_lag
+    known: dict[str, set[str]] = defaultdict(set)  # task -> clients whose lag is known
+    caught: dict[str, set[str]] = defaultdict(set)  # task -> clients within acceptable lag
+    for client in problem.clients:
+        for task, lag in client.lags.items():
+            known[task].add(client.id)
+            if lag <= acceptable:
+                caught[task].add(client.id)
+        for task in (*client.previous_active, *client.previous_standby):
+            if task not in client.lags:
+                known[task].add(client.id)
+                caught[task].add(client.id)
+
+    def fresh_is_caught_up(task_id: str) -> bool:
+        # A client with no state restores the whole changelog.
+        end = problem.task_by_id[task_id].changelog_end_offset
+        return end is not None and end <= acceptable
+
+    count = 0
+    for task_id, owners in actives.items():
+        if not problem.task_by_id[task_id].stateful:
+            continue
+        fresh_ok = fresh_is_caught_up(task_id)
+        someone_fresh = len(known[task_id]) < len(problem.clients)
+        any_caught_up = bool(caught[task_id]) or (fresh_ok and someone_fresh)
+        for client_id in owners:
+            is_caught_up = client_id in caught[task_id] or (
+                fresh_ok and client_id not in known[task_id]
+            )
+            count += any_caught_up and not is_caught_up
+    return count
+
+
+# --------------------------------------------------------------------------- consumer groups
+
+
+def _evaluate_consumer(
+    problem: ConsumerProblem, assignment: Assignment, followup: bool
+) -> tuple[list[Violation], ConsumerMetrics]:
+    violations: list[Violation] = []
+
+    def flag(code: ViolationCode, message: str, client: str | None = None, task: str | None = None):
+        violations.append(Violation(code=code, message=message, client=client, task=task))
+
+    members = problem.member_by_id
+    topics = problem.topic_by_name
+    for member_id in sorted(set(assignment) - set(members)):
+        flag(ViolationCode.UNKNOWN_MEMBER, f"member {member_id!r} is not in the group", member_id)
+    for member_id in sorted(set(members) - set(assignment)):
+        flag(
+            ViolationCode.MISSING_MEMBER,
+            f"member {member_id!r} is missing from the assignment (list it, even with nothing)",
+            member_id,
+        )
+
+    subscribed = {t for m in problem.members for t in m.subscriptions if t in topics}
+    assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
+    owners: dict[str, list[str]] = defaultdict(list)
+    sizes: dict[str, int] = dict.fromkeys(members, 0)
+    for member_id in sorted(assignment):
+        if member_id not in members:
+            continue
+        held = assignment[member_id]
+        if held.standby or held.warmup:
+            flag(
+                ViolationCode.STANDBY_FOR_CONSUMER,
+                f"member {member_id!r} has standby or warm-up entries; consumers only have active",
+                member_id,
+            )
+        for partition in held.active:
+            try:
+                topic, number = parse_partition_id(partition)
+            except ValueError as error:
+                flag(ViolationCode.UNKNOWN_PARTITION, str(error), member_id, partition)
+                continue
+            if topic not in topics or number >= topics[topic].partitions:
+                flag(
+                    ViolationCode.UNKNOWN_PARTITION,
+                    f"partition {partition} on member {member_id!r} does not exist",
+                    member_id,
+                    partition,
+                )
+                continue
+            if topic not in members[member_id].subscriptions:
+                flag(
+                    ViolationCode.NOT_SUBSCRIBED,
+                    f"member {member_id!r} got {partition} but does not subscribe to {topic}",
+                    member_id,
+                    partition,
+                )
+            owners[partition].append(member_id)
+            sizes[member_id] += 1
+
+    # Who owns what going into this rebalance; for cooperative rebalancing only owners of the
+    # current (highest) generation count: Kafka ignores older generations' claims.
+    previous_owner = {p: m.id for m in problem.members for p in m.owned_partitions}
+    top_generation = max(m.generation for m in problem.members)
+    current_owner = {
+        p: m.id for m in problem.members if m.generation == top_generation for p in m.owned_partitions
+    }
+    cooperative = (
+        problem.config.partition_assignment_strategy is AssignmentStrategy.COOPERATIVE_STICKY
+    )
+    withheld = 0
+    for partition in assignable:
+        holders = owners.get(partition, [])
+        if len(holders) > 1:
+            flag(
+                ViolationCode.PARTITION_ASSIGNED_MULTIPLE_TIMES,
+                f"partition {partition} is assigned to {', '.join(repr(h) for h in holders)}",
+                task=partition,
+            )
+        if cooperative and partition in current_owner:
+            if holders and current_owner[partition] not in holders:
+                flag(
+                    ViolationCode.COOPERATIVE_TRANSFER_IN_ONE_ROUND,
+                    f"partition {partition} moves from {current_owner[partition]!r} to "
+                    f"{holders[0]!r} in one round; cooperative rebalancing withholds it until "
+                    "it is revoked",
+                    holders[0],
+                    partition,
+                )
+            if not holders and followup:
+                withheld += 1
+                continue
+        if not holders:
+            flag(ViolationCode.PARTITION_UNASSIGNED, f"partition {partition} is unassigned", task=partition)
+
+    kept = sum(1 for p, m in previous_owner.items() if m in owners.get(p, ()))
+    size_values = np.sort(np.array([sizes[m.id] for m in problem.members], dtype=np.int64))
+    n = len(size_values)
+    # Sum over pairs |a - b| of a sorted vector: each value counts +1 for those below, -1 above.
+    balance_score = int(np.dot(size_values, 2 * np.arange(n) - n + 1))
+
+    cross_rack = 0
+    for partition, holders in owners.items():
+        topic, number = parse_partition_id(partition)
+        racks = topics[topic].replica_racks
+        if racks is None or not racks[number]:
+            continue
+        for member_id in holders:
+            rack = members[member_id].rack
+            cross_rack += rack is not None and rack not in racks[number]
+
+    rack_info_complete = all(m.rack is not None for m in problem.members) and all(
+        topics[t].replica_racks is not None and all(topics[t].replica_racks) for t in subscribed
+    )
+    metrics = ConsumerMetrics(
+        members=n,
+        partitions=len(assignable),
+        assigned_partitions=sum(1 for p in assignable if owners.get(p)),
+        withheld_partitions=withheld,
+        min_size=int(size_values.min()) if n else 0,
+        max_size=int(size_values.max()) if n else 0,
+        size_skew=int(size_values.max() - size_values.min()) if n else 0,
+        balance_score=balance_score,
+        owned_kept=kept,
+        owned_moved=len(previous_owner) - kept,
+        cross_rack_partitions=cross_rack,
+        rack_info_complete=rack_info_complete,
+    )
+    return violations, metrics
+
+
+def record_evaluation(solution: Solution, evaluation: Evaluation, problem: Problem) -> Solution:
+    """The solution with the evaluation's metrics and the problem's warnings recorded in it."""
+    return solution.model_copy(
+        update={
+            "problem": solution.problem or problem.name,
+            "kind": problem.kind,
+            "metrics": evaluation.metrics.model_dump(mode="json"),
+            "warnings": evaluation.warnings,
+        }
+    )

@@ -1,0 +1,65 @@
+"""Problems and solutions: frozen pydantic models with Kafka's field names and config keys."""
+
+from optimizer.model.consumer import AssignmentStrategy, ConsumerConfig, ConsumerProblem, Member, Topic
+from optimizer.model.issues import Issue, Severity
+from optimizer.model.normalize import Normalized, normalize
+from optimizer.model.problem import (
+    Problem,
+    load_problem,
+    load_solution,
+    problem_from_data,
+    problem_to_data,
+    save_problem,
+    save_solution,
+    solution_from_data,
+    solution_to_data,
+)
+from optimizer.model.solution import (
+    ClientAssignment,
+    GoalResult,
+    GoalStatus,
+    PluginInfo,
+    Solution,
+    SolverInfo,
+)
+from optimizer.model.streams import (
+    Client,
+    RackAwareStrategy,
+    StreamsConfig,
+    StreamsProblem,
+    Task,
+    TopicPartition,
+)
+
+__all__ = [
+    "AssignmentStrategy",
+    "Client",
+    "ClientAssignment",
+    "ConsumerConfig",
+    "ConsumerProblem",
+    "GoalResult",
+    "GoalStatus",
+    "Issue",
+    "Member",
+    "Normalized",
+    "PluginInfo",
+    "Problem",
+    "RackAwareStrategy",
+    "Severity",
+    "Solution",
+    "SolverInfo",
+    "StreamsConfig",
+    "StreamsProblem",
+    "Task",
+    "Topic",
+    "TopicPartition",
+    "load_problem",
+    "load_solution",
+    "normalize",
+    "problem_from_data",
+    "problem_to_data",
+    "save_problem",
+    "save_solution",
+    "solution_from_data",
+    "solution_to_data",
+]

@@ -1,0 +1,29 @@
+"""The frozen pydantic base every model of a problem or solution derives from."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class FrozenModel(BaseModel):
+    """Immutable, strict about unknown fields, with field docstrings as descriptions.
+
+    `populate_by_name` lets Python code use attribute names (`num_standby_replicas`) while files
+    use Kafka's own keys (`num.standby.replicas`).
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+        validate_default=False,
+    )
+
+    def model_copy(self, *, update=None, deep: bool = False):  # type: ignore[override]
+        """A copy without derived lookups: cached properties of the original may be stale."""
+        copied = super().model_copy(update=update, deep=deep)
+        fields = type(self).model_fields
+        for key in [key for key in copied.__dict__ if key not in fields]:
+            del copied.__dict__[key]
+        return copied

@@ -1,0 +1,141 @@
+"""Consumer-group problems: topics, members and `partition.assignment.strategy`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, PositiveInt, model_validator
+
+from optimizer.model.base import FrozenModel
+from optimizer.model.ids import NonEmptyStr, PartitionId, TopicName, partition_id
+from optimizer.model.issues import Loc, raise_if_any
+from optimizer.model.streams import PROBLEM_FORMAT
+from optimizer.model.validation import duplicates_in, unique_by
+
+# Kafka's DEFAULT_GENERATION: a member that reports no generation.
+DEFAULT_GENERATION = -1
+
+
+class AssignmentStrategy(StrEnum):
+    """`partition.assignment.strategy`, by the assignors' short names."""
+
+    RANGE = "range"
+    ROUNDROBIN = "roundrobin"
+    STICKY = "sticky"
+    COOPERATIVE_STICKY = "cooperative-sticky"
+
+
+# Kafka configures the strategy as a class name; users paste those.
+_KAFKA_CLASS_NAMES = {
+    "org.apache.kafka.clients.consumer.RangeAssignor": AssignmentStrategy.RANGE,
+    "org.apache.kafka.clients.consumer.RoundRobinAssignor": AssignmentStrategy.ROUNDROBIN,
+    "org.apache.kafka.clients.consumer.StickyAssignor": AssignmentStrategy.STICKY,
+    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": (
+        AssignmentStrategy.COOPERATIVE_STICKY
+    ),
+}
+
+
+def _strategy_name(value: Any) -> Any:
+    # Kafka takes a list and uses the first strategy all members support; every member of a
+    # problem shares the config, so the first entry is the one Kafka would pick.
+    if isinstance(value, str) and "," in value:
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, list | tuple):
+        if not value:
+            raise ValueError("partition.assignment.strategy needs at least one strategy")
+        value = value[0]
+    if isinstance(value, str):
+        return _KAFKA_CLASS_NAMES.get(value.strip(), value.strip())
+    return value
+
+
+class Topic(FrozenModel):
+    """A topic the group may subscribe to."""
+
+    name: TopicName
+    """Topic name."""
+    partitions: PositiveInt
+    """Number of partitions (Kafka topics have at least one)."""
+    replica_racks: tuple[tuple[NonEmptyStr, ...], ...] | None = None
+    """Per partition, the racks of its replicas (KIP-881); omitted when unknown."""
+
+    @model_validator(mode="after")
+    def _racks_per_partition(self) -> Topic:
+        if self.replica_racks is not None and len(self.replica_racks) != self.partitions:
+            raise_if_any(
+                [
+                    (
+                        ("replica_racks",),
+                        f"has {len(self.replica_racks)} entries but the topic has "
+                        f"{self.partitions} partitions; give one list of racks per partition",
+                    )
+                ]
+            )
+        return self
+
+    def partition_ids(self) -> list[str]:
+        return [partition_id(self.name, p) for p in range(self.partitions)]
+
+
+class Member(FrozenModel):
+    """A consumer-group member."""
+
+    id: NonEmptyStr
+    """Member id, unique in the group."""
+    rack: NonEmptyStr | None = None
+    """`client.rack` of the consumer (KIP-881)."""
+    subscriptions: tuple[TopicName, ...] = Field(min_length=1)
+    """Topics the member subscribes to."""
+    owned_partitions: tuple[PartitionId, ...] = ()
+    """Partitions the member owned before this rebalance, like `orders-3`."""
+    generation: int = Field(DEFAULT_GENERATION, ge=DEFAULT_GENERATION)
+    """Generation of the owned partitions; -1 when unknown (Kafka's DEFAULT_GENERATION)."""
+
+    @model_validator(mode="after")
+    def _no_repeats(self) -> Member:
+        problems: list[tuple[Loc, str]] = []
+        for field, noun in (("subscriptions", "topic"), ("owned_partitions", "partition")):
+            for value, places in duplicates_in(getattr(self, field)).items():
+                problems += [((field, later), f"{noun} {value} is already listed") for later in places[1:]]
+        raise_if_any(problems)
+        return self
+
+
+class ConsumerConfig(FrozenModel):
+    """The consumer assignor configuration, under Kafka's own key."""
+
+    partition_assignment_strategy: Annotated[
+        AssignmentStrategy, BeforeValidator(_strategy_name)
+    ] = Field(AssignmentStrategy.RANGE, alias="partition.assignment.strategy")
+    """`range` (Kafka's default, first in its default list), `roundrobin`, `sticky` or
+    `cooperative-sticky`; Kafka's class names are accepted too."""
+
+
+class ConsumerProblem(FrozenModel):
+    """A consumer group to assign: topics, members and the assignment strategy."""
+
+    format: Literal["kafka-assignment-problem/v1"] = PROBLEM_FORMAT
+    """File format and version."""
+    kind: Literal["consumer"]
+    """`consumer` for a consumer group."""
+    name: NonEmptyStr | None = None
+    """Group name (the pipeline keys results by it)."""
+    description: str | None = None
+    """Free text for people."""
+    topics: Annotated[tuple[Topic, ...], unique_by("name", "topic")] = ()
+    """Topics with their partition counts."""
+    members: Annotated[tuple[Member, ...], unique_by("id", "member")] = Field(min_length=1)
+    """The group's members; at least one."""
+    config: ConsumerConfig = ConsumerConfig()
+    """Assignor configuration with Kafka's key."""
+
+    @cached_property
+    def topic_by_name(self) -> dict[str, Topic]:
+        return {topic.name: topic for topic in self.topics}
+
+    @cached_property
+    def member_by_id(self) -> dict[str, Member]:
+        return {member.id: member for member in self.members}

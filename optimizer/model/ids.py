@@ -1,0 +1,84 @@
+"""Kafka's identifiers: task ids `<subtopology>_<partition>` and partition ids `<topic>-<partition>`.
+
+Numbers are written without leading zeros so that every task and partition has exactly one
+spelling; that keeps sets of ids comparable and results deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, NamedTuple
+
+from pydantic import AfterValidator, StringConstraints
+
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_TASK_ID = re.compile(rf"^({_NUMBER})_({_NUMBER})$")
+# Topic names may themselves contain '-': the partition number is what follows the last '-'.
+_PARTITION_ID = re.compile(rf"^(.+)-({_NUMBER})$")
+# Kafka's legal topic characters (Topic.validate): ASCII alphanumerics, '.', '_' and '-', at most 249.
+_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+class TaskKey(NamedTuple):
+    subtopology: int
+    partition: int
+
+
+class PartitionKey(NamedTuple):
+    topic: str
+    partition: int
+
+
+def parse_task_id(task_id: str) -> TaskKey:
+    """Split `"1_3"` into `TaskKey(1, 3)`; ValueError for anything else."""
+    match = _TASK_ID.match(task_id) if isinstance(task_id, str) else None
+    if match is None:
+        raise ValueError(
+            f"malformed task id {task_id!r}: expected '<subtopology>_<partition>' with whole "
+            "numbers, for example '0_3'"
+        )
+    return TaskKey(int(match.group(1)), int(match.group(2)))
+
+
+def parse_partition_id(partition_id: str) -> PartitionKey:
+    """Split `"orders-eu-3"` into `PartitionKey("orders-eu", 3)`; ValueError for anything else."""
+    match = _PARTITION_ID.match(partition_id) if isinstance(partition_id, str) else None
+    if match is None or not _TOPIC_NAME.match(match.group(1)):
+        raise ValueError(
+            f"malformed partition id {partition_id!r}: expected '<topic>-<partition>', for "
+            "example 'orders-3'"
+        )
+    return PartitionKey(match.group(1), int(match.group(2)))
+
+
+def partition_id(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def task_id(subtopology: int, partition: int) -> str:
+    return f"{subtopology}_{partition}"
+
+
+def _check_task_id(value: str) -> str:
+    parse_task_id(value)
+    return value
+
+
+def _check_partition_id(value: str) -> str:
+    parse_partition_id(value)
+    return value
+
+
+def _check_topic_name(value: str) -> str:
+    if not _TOPIC_NAME.match(value) or value in (".", ".."):
+        raise ValueError(
+            f"illegal topic name {value!r}: Kafka allows 1 to 249 characters of a-z, A-Z, 0-9, "
+            "'.', '_' and '-'"
+        )
+    return value
+
+
+TaskId = Annotated[str, AfterValidator(_check_task_id)]
+PartitionId = Annotated[str, AfterValidator(_check_partition_id)]
+TopicName = Annotated[str, AfterValidator(_check_topic_name)]
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]

@@ -1,0 +1,215 @@
+"""What Kafka tolerates: the problem as Kafka would act on it, and a warning for each such case.
+
+A problem file is kept as written. Solvers and the evaluator work on `normalize(problem).problem`,
+in which
+* previous assignments and owned partitions that name tasks or partitions no longer in the
+  problem are dropped (KIP-54 step 1), as are previous standbys of stateless tasks;
+* a partition owned by several members stays with the highest generation; owners tied at the
+  highest generation all lose it (Kafka invalidates such claims);
+and the warnings say so. Conditions that change no data, but change what Kafka does, are warned
+about too: more standbys requested than clients allow (each task gets `min(k, clients - 1)`),
+clients without a rack (rack-aware assignment disabled), subscriptions to topics that do not exist.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import parse_partition_id
+from optimizer.model.issues import Issue, warning
+from optimizer.model.streams import RackAwareStrategy, StreamsProblem
+
+P = TypeVar("P", StreamsProblem, ConsumerProblem)
+
+
+@dataclass(frozen=True)
+class Normalized(Generic[P]):
+    problem: P
+    """The problem with Kafka's tolerant behaviour applied."""
+    warnings: tuple[Issue, ...]
+    """One warning per tolerated condition, with its location."""
+
+
+def normalize(problem: P) -> Normalized[P]:
+    if isinstance(problem, StreamsProblem):
+        return _normalize_streams(problem)
+    return _normalize_consumer(problem)
+
+
+def _names(values: list[str], limit: int = 8) -> str:
+    shown = ", ".join(values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
+    warnings: list[Issue] = []
+    tasks = problem.task_by_id
+    clients = []
+    for index, client in enumerate(problem.clients):
+        where = f"clients[{index}] (id {client.id!r})"
+        gone_active = [t for t in client.previous_active if t not in tasks]
+        gone_standby = [t for t in client.previous_standby if t not in tasks]
+        stateless_standby = [
+            t for t in client.previous_standby if t in tasks and not tasks[t].stateful
+        ]
+        if gone_active:
+            warnings.append(
+                warning(
+                    f"{where}.previous_active",
+                    f"tasks {_names(gone_active)} are not in the problem's task list; "
+                    "dropped, as Kafka ignores tasks that no longer exist",
+                )
+            )
+        if gone_standby:
+            warnings.append(
+                warning(
+                    f"{where}.previous_standby",
+                    f"tasks {_names(gone_standby)} are not in the problem's task list; dropped",
+                )
+            )
+        if stateless_standby:
+            warnings.append(
+                warning(
+                    f"{where}.previous_standby",
+                    f"tasks {_names(stateless_standby)} are stateless and have no standbys; dropped",
+                )
+            )
+        if gone_active or gone_standby or stateless_standby:
+            dropped = set(gone_standby) | set(stateless_standby)
+            client = client.model_copy(
+                update={
+                    "previous_active": tuple(t for t in client.previous_active if t in tasks),
+                    "previous_standby": tuple(
+                        t for t in client.previous_standby if t not in dropped
+                    ),
+                }
+            )
+        clients.append(client)
+
+    requested = problem.config.num_standby_replicas
+    if requested > len(problem.clients) - 1 and any(t.stateful for t in problem.tasks):
+        granted = len(problem.clients) - 1
+        warnings.append(
+            warning(
+                "config.num.standby.replicas",
+                f"{requested} standby replicas requested but there are only "
+                f"{len(problem.clients)} clients: each stateful task gets {granted}, as in Kafka",
+            )
+        )
+
+    without_rack = [c.id for c in problem.clients if c.rack is None]
+    rack_aware = problem.config.rack_aware_assignment_strategy is not RackAwareStrategy.NONE
+    if without_rack and rack_aware:
+        warnings.append(
+            warning(
+                "config.rack.aware.assignment.strategy",
+                f"clients {_names(without_rack)} have no rack: rack-aware assignment is disabled, "
+                "as Kafka does when any client lacks client.rack",
+            )
+        )
+    elif without_rack and len(without_rack) < len(problem.clients):
+        warnings.append(
+            warning(
+                "clients",
+                f"clients {_names(without_rack)} have no rack while others have one: "
+                "cross-rack figures count only clients with a rack",
+            )
+        )
+    if rack_aware and not without_rack:
+        unknown = sorted(
+            {
+                partition.id
+                for task in problem.tasks
+                for partition in (*task.source_partitions, *task.changelog_partitions)
+                if not partition.replica_racks
+            }
+        )
+        if unknown:
+            warnings.append(
+                warning(
+                    "config.rack.aware.assignment.strategy",
+                    f"partitions {_names(unknown)} have no replica racks: rack-aware assignment "
+                    "is disabled, as Kafka does when partition racks are unknown",
+                )
+            )
+
+    return Normalized(problem.model_copy(update={"clients": tuple(clients)}), tuple(warnings))
+
+
+def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]:
+    warnings: list[Issue] = []
+    topics = problem.topic_by_name
+
+    for index, member in enumerate(problem.members):
+        missing = [t for t in member.subscriptions if t not in topics]
+        if missing:
+            warnings.append(
+                warning(
+                    f"members[{index}] (id {member.id!r}).subscriptions",
+                    f"topics {_names(missing)} do not exist; the member gets no partitions of them",
+                )
+            )
+
+    # Owned partitions that still exist, then conflicts settled by generation.
+    valid_owned: list[list[str]] = []
+    claims: dict[str, list[int]] = defaultdict(list)
+    for index, member in enumerate(problem.members):
+        kept, gone = [], []
+        for owned in member.owned_partitions:
+            topic, number = parse_partition_id(owned)
+            if topic in topics and number < topics[topic].partitions:
+                kept.append(owned)
+                claims[owned].append(index)
+            else:
+                gone.append(owned)
+        if gone:
+            warnings.append(
+                warning(
+                    f"members[{index}] (id {member.id!r}).owned_partitions",
+                    f"partitions {_names(gone)} no longer exist; dropped, as KIP-54 step 1 does",
+                )
+            )
+        valid_owned.append(kept)
+
+    lost: dict[int, set[str]] = defaultdict(set)
+    for partition, owners in claims.items():
+        if len(owners) < 2:
+            continue
+        top = max(problem.members[i].generation for i in owners)
+        winners = [i for i in owners if problem.members[i].generation == top]
+        keeper = winners[0] if len(winners) == 1 else None
+        for i in owners:
+            if i != keeper:
+                lost[i].add(partition)
+        ids = _names([repr(problem.members[i].id) for i in owners])
+        outcome = (
+            f"member {problem.members[keeper].id!r} (generation {top}) keeps it"
+            if keeper is not None
+            else f"they tie at generation {top}, so it is removed from all of them, as Kafka does"
+        )
+        warnings.append(
+            warning("members", f"partition {partition} is owned by members {ids}: {outcome}")
+        )
+
+    members = tuple(
+        member
+        if member.owned_partitions == tuple(valid_owned[i]) and i not in lost
+        else member.model_copy(
+            update={"owned_partitions": tuple(p for p in valid_owned[i] if p not in lost[i])}
+        )
+        for i, member in enumerate(problem.members)
+    )
+
+    without_rack = [m.id for m in problem.members if m.rack is None]
+    if without_rack and len(without_rack) < len(problem.members):
+        warnings.append(
+            warning(
+                "members",
+                f"members {_names(without_rack)} have no rack while others have one: rack-aware "
+                "assignment (KIP-881) treats them as rack-less, and cross-rack figures skip them",
+            )
+        )
+    return Normalized(problem.model_copy(update={"members": members}), tuple(warnings))

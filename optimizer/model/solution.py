@@ -1,0 +1,93 @@
+"""Solutions: who holds what, plus how it was found (goals, solver, plugins) and its metrics."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from optimizer.model.base import FrozenModel
+from optimizer.model.ids import NonEmptyStr
+from optimizer.model.issues import Issue
+
+SOLUTION_FORMAT = "kafka-assignment-solution/v1"
+
+
+class ClientAssignment(FrozenModel):
+    """What one client (Streams) or member (consumer) holds."""
+
+    active: tuple[str, ...] = ()
+    """Active task ids (Streams) or partition ids like `orders-3` (consumer)."""
+    standby: tuple[str, ...] = ()
+    """Standby task ids (Streams only)."""
+    warmup: tuple[str, ...] = ()
+    """Warm-up task ids: extra standbys moving a task to this client (KIP-441; Streams only)."""
+
+
+class GoalStatus(StrEnum):
+    """How far a goal's value is proven. `feasible` and `optimal` are never conflated."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    HEURISTIC = "heuristic"
+    INFEASIBLE = "infeasible"
+    TIME_LIMIT = "time_limit"
+
+
+class GoalResult(FrozenModel):
+    """One goal's outcome in a solve."""
+
+    name: NonEmptyStr
+    """Goal name, for example `cross_rack_traffic`."""
+    value: float | None = None
+    """The goal's value on the returned assignment (lower is better)."""
+    status: GoalStatus
+    """Whether `value` is proven optimal, only feasible, from a heuristic, or missing."""
+    bound: float | None = None
+    """Best proven lower bound, when the solver reports one."""
+    seconds: float = Field(0.0, ge=0)
+    """Wall time spent on this goal."""
+
+
+class PluginInfo(FrozenModel):
+    """A plugin that was loaded while solving."""
+
+    name: NonEmptyStr
+    version: str = ""
+
+
+class SolverInfo(FrozenModel):
+    """Which solver produced the solution, with which options and plugins."""
+
+    name: NonEmptyStr
+    """`kafka`, `kip925`, `exact`, `cpsat`, `milp`, `flow`, or `input` for a hand-written file."""
+    version: str = ""
+    """Version of kafka-assignment-optimizer that produced it."""
+    options: dict[str, Any] = {}
+    """Options the solver ran with (goals, time limit, ...)."""
+    plugins: tuple[PluginInfo, ...] = ()
+    """Plugins loaded (name, version)."""
+
+
+class Solution(FrozenModel):
+    """An assignment for one problem, with how it was obtained."""
+
+    format: Literal["kafka-assignment-solution/v1"] = SOLUTION_FORMAT
+    """File format and version."""
+    problem: NonEmptyStr | None = None
+    """Name of the problem this solves."""
+    kind: Literal["streams", "consumer"] | None = None
+    """Kind of the problem this solves."""
+    assignment: dict[NonEmptyStr, ClientAssignment]
+    """Client or member id -> what it holds."""
+    followup_rebalance: bool = False
+    """Whether a follow-up (probing) rebalance is needed: warm-ups or withheld partitions remain."""
+    goals: tuple[GoalResult, ...] = ()
+    """Per goal: value, status, bound, seconds."""
+    metrics: dict[str, Any] = {}
+    """Evaluator metrics of this assignment."""
+    solver: SolverInfo | None = None
+    """Who produced it."""
+    warnings: tuple[Issue, ...] = ()
+    """Warnings about the problem (things Kafka tolerates) met while solving."""

@@ -1,0 +1,296 @@
+"""Kafka Streams problems: clients (application instances), tasks and the assignor config.
+
+Field names follow DESIGN.md; config keys are Kafka's own (`num.standby.replicas`, ...), with
+Kafka's defaults. Everything that Kafka would reject is rejected here; what Kafka tolerates is
+kept as written and reported as a warning by `optimizer.model.normalize`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from enum import StrEnum
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, NonNegativeInt, PositiveInt, model_validator
+
+from optimizer.model.base import FrozenModel
+from optimizer.model.ids import NonEmptyStr, TaskId, TopicName, parse_task_id
+from optimizer.model.issues import Loc, raise_if_any
+from optimizer.model.validation import duplicates_in, unique_by
+
+PROBLEM_FORMAT = "kafka-assignment-problem/v1"
+
+
+class RackAwareStrategy(StrEnum):
+    """`rack.aware.assignment.strategy` (KIP-925)."""
+
+    NONE = "none"
+    MIN_TRAFFIC = "min_traffic"
+    BALANCE_SUBTOPOLOGY = "balance_subtopology"
+
+
+def _comma_separated(value: Any) -> Any:
+    # Kafka's LIST config type is written "zone,cluster" in properties files.
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+class TopicPartition(FrozenModel):
+    """A topic partition a task reads, with the racks holding its replicas."""
+
+    topic: TopicName
+    """Topic name."""
+    partition: NonNegativeInt
+    """Partition number."""
+    replica_racks: tuple[NonEmptyStr, ...] = ()
+    """Racks of the brokers holding a replica (leader or follower); empty when unknown."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class Task(FrozenModel):
+    """A Kafka Streams task: one partition of one subtopology."""
+
+    id: TaskId
+    """`<subtopology>_<partition>`, for example `0_3`."""
+    subtopology: NonNegativeInt | None = None
+    """Subtopology number; taken from the id when omitted, and must agree with it when given."""
+    stateful: bool = False
+    """Whether the task has state stores (and so standbys, lags and warm-ups)."""
+    source_partitions: tuple[TopicPartition, ...] = Field(min_length=1)
+    """Input partitions the active task consumes (at least one, as in Kafka)."""
+    changelog_partitions: tuple[TopicPartition, ...] = ()
+    """Changelog partitions standbys and restoring tasks read; empty for stores without logging."""
+    changelog_end_offset: NonNegativeInt | None = None
+    """Total offsets in the changelog: the lag of a client that has no state for the task."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _subtopology_from_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("subtopology") is None:
+            try:
+                return {**data, "subtopology": parse_task_id(data.get("id")).subtopology}
+            except ValueError:
+                return data  # the id field reports the malformed id
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        problems: list[tuple[Loc, str]] = []
+        if self.subtopology != parse_task_id(self.id).subtopology:
+            problems.append(
+                (("subtopology",), f"subtopology {self.subtopology} disagrees with task id {self.id!r}")
+            )
+        if self.changelog_partitions and not self.stateful:
+            problems.append(
+                (("changelog_partitions",), "a stateless task has no changelog; set stateful: true")
+            )
+        for field in ("source_partitions", "changelog_partitions"):
+            for ident, places in duplicates_in(p.id for p in getattr(self, field)).items():
+                problems += [((field, later), f"partition {ident} is already listed") for later in places[1:]]
+        raise_if_any(problems)
+        return self
+
+    @property
+    def partition(self) -> int:
+        return parse_task_id(self.id).partition
+
+
+class Client(FrozenModel):
+    """A Kafka Streams client (application instance, a process id in Kafka)."""
+
+    id: NonEmptyStr
+    """Client (process) id, unique in the problem."""
+    rack: NonEmptyStr | None = None
+    """`client.rack`; when some client has none, rack-aware assignment is disabled, as in Kafka."""
+    threads: PositiveInt = 1
+    """`num.stream.threads`: the client's capacity in KIP-441's per-thread load."""
+    tags: dict[NonEmptyStr, NonEmptyStr] = {}
+    """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
+    previous_active: tuple[TaskId, ...] = ()
+    """Tasks the client ran as active before this rebalance."""
+    previous_standby: tuple[TaskId, ...] = ()
+    """Tasks the client held as standby (or warm-up) before this rebalance."""
+    lags: dict[TaskId, NonNegativeInt] = {}
+    """Offsets behind the changelog end, per task the client has state for (KIP-441).
+
+    Tasks that are not in the problem are ignored, as Kafka does. A previous active or standby
+    without a reported lag is taken as caught up (lag 0); any other client without a lag has
+    the task's `changelog_end_offset` to restore.
+    """
+
+    @model_validator(mode="after")
+    def _no_repeats(self) -> Client:
+        problems: list[tuple[Loc, str]] = []
+        for field in ("previous_active", "previous_standby"):
+            for task, places in duplicates_in(getattr(self, field)).items():
+                problems += [((field, later), f"task {task} is already listed") for later in places[1:]]
+        both = sorted(set(self.previous_active) & set(self.previous_standby))
+        for task in both:
+            problems.append(
+                (
+                    ("previous_standby", self.previous_standby.index(task)),
+                    f"task {task} is also in previous_active: a client holds one copy of a task",
+                )
+            )
+        raise_if_any(problems)
+        return self
+
+
+class StreamsConfig(FrozenModel):
+    """The Kafka Streams assignor configuration, under Kafka's own keys and defaults."""
+
+    num_standby_replicas: NonNegativeInt = Field(0, alias="num.standby.replicas")
+    """Standby replicas per stateful task (Kafka default 0)."""
+    acceptable_recovery_lag: NonNegativeInt = Field(10_000, alias="acceptable.recovery.lag")
+    """Lag at or under which a client counts as caught up (Kafka default 10000)."""
+    max_warmup_replicas: PositiveInt = Field(2, alias="max.warmup.replicas")
+    """Warm-up replicas allowed at once, beyond the standbys (Kafka default 2, minimum 1)."""
+    probing_rebalance_interval_ms: int = Field(
+        600_000, ge=60_000, alias="probing.rebalance.interval.ms"
+    )
+    """Interval of the follow-up (probing) rebalance while warm-ups remain (default 10 min)."""
+    rack_aware_assignment_strategy: RackAwareStrategy = Field(
+        RackAwareStrategy.NONE, alias="rack.aware.assignment.strategy"
+    )
+    """`none`, `min_traffic` or `balance_subtopology` (KIP-925; Kafka default `none`)."""
+    rack_aware_assignment_traffic_cost: NonNegativeInt | None = Field(
+        None, alias="rack.aware.assignment.traffic_cost"
+    )
+    """Cost per partition read across racks; unset means the assignor's default (HA: 10)."""
+    rack_aware_assignment_non_overlap_cost: NonNegativeInt | None = Field(
+        None, alias="rack.aware.assignment.non_overlap_cost"
+    )
+    """Cost of a task not on its current client; unset means the assignor's default (HA: 1)."""
+    rack_aware_assignment_tags: Annotated[
+        tuple[NonEmptyStr, ...], BeforeValidator(_comma_separated)
+    ] = Field((), alias="rack.aware.assignment.tags")
+    """Client tag keys standbys are spread over (KIP-708), for example `[zone, cluster]`."""
+
+    @model_validator(mode="after")
+    def _tags_unique(self) -> StreamsConfig:
+        raise_if_any(
+            [
+                (("rack.aware.assignment.tags", later), f"tag {tag!r} is already listed")
+                for tag, places in duplicates_in(self.rack_aware_assignment_tags).items()
+                for later in places[1:]
+            ]
+        )
+        return self
+
+
+class StreamsProblem(FrozenModel):
+    """A Kafka Streams application to assign: its clients, its tasks and its assignor config."""
+
+    format: Literal["kafka-assignment-problem/v1"] = PROBLEM_FORMAT
+    """File format and version."""
+    kind: Literal["streams"]
+    """`streams` for a Kafka Streams application."""
+    name: NonEmptyStr | None = None
+    """Application name (the pipeline keys results by it)."""
+    description: str | None = None
+    """Free text for people."""
+    clients: Annotated[tuple[Client, ...], unique_by("id", "client")] = Field(min_length=1)
+    """The application's clients; at least one."""
+    tasks: Annotated[tuple[Task, ...], unique_by("id", "task")] = ()
+    """The application's tasks."""
+    config: StreamsConfig = StreamsConfig()
+    """Assignor configuration with Kafka's keys."""
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> StreamsProblem:
+        raise_if_any(
+            cross_field_violations(
+                enumerate(self.clients), enumerate(self.tasks), self.config.rack_aware_assignment_tags
+            )
+        )
+        return self
+
+    # Lookups derived once per (immutable) problem.
+
+    @cached_property
+    def task_by_id(self) -> dict[str, Task]:
+        return {task.id: task for task in self.tasks}
+
+    @cached_property
+    def client_by_id(self) -> dict[str, Client]:
+        return {client.id: client for client in self.clients}
+
+    @property
+    def effective_standby_replicas(self) -> int:
+        """Standbys each stateful task gets: `min(num.standby.replicas, clients - 1)`."""
+        return min(self.config.num_standby_replicas, len(self.clients) - 1)
+
+    @cached_property
+    def previous_active_client(self) -> dict[str, str]:
+        """Task id -> client that ran it as active before (tasks in the problem only)."""
+        return {
+            task: client.id
+            for client in self.clients
+            for task in client.previous_active
+            if task in self.task_by_id
+        }
+
+    @cached_property
+    def previous_standby_clients(self) -> dict[str, frozenset[str]]:
+        """Task id -> clients that held it as standby before (tasks in the problem only)."""
+        holders: dict[str, set[str]] = defaultdict(set)
+        for client in self.clients:
+            for task in client.previous_standby:
+                if task in self.task_by_id:
+                    holders[task].add(client.id)
+        return {task: frozenset(ids) for task, ids in holders.items()}
+
+
+def cross_field_violations(
+    clients: Iterable[tuple[int, Client]],
+    tasks: Iterable[tuple[int, Task]],
+    tag_keys: tuple[str, ...],
+) -> list[tuple[Loc, str]]:
+    """Checks that need several clients or tasks at once, over (position, item) pairs.
+
+    Taking positions lets the loader run it over the items that validated on their own when
+    others did not, so that one pass reports every problem.
+    """
+    problems: list[tuple[Loc, str]] = []
+    first_active: dict[str, str] = {}
+    for index, client in clients:
+        missing = [tag for tag in tag_keys if tag not in client.tags]
+        if missing:
+            problems.append(
+                (
+                    ("clients", index, "tags"),
+                    f"lacks tag {', '.join(map(repr, missing))} named in "
+                    "rack.aware.assignment.tags; every client needs every tag",
+                )
+            )
+        for position, task in enumerate(client.previous_active):
+            if task in first_active:
+                problems.append(
+                    (
+                        ("clients", index, "previous_active", position),
+                        f"task {task} is previously active on two clients, "
+                        f"{first_active[task]!r} and {client.id!r}",
+                    )
+                )
+            else:
+                first_active[task] = client.id
+    owner: dict[tuple[str, str], str] = {}
+    for index, task in tasks:
+        for field, kind in (("source_partitions", "source"), ("changelog_partitions", "changelog")):
+            for position, partition in enumerate(getattr(task, field)):
+                claimed = owner.setdefault((kind, partition.id), task.id)
+                if claimed != task.id:
+                    problems.append(
+                        (
+                            ("tasks", index, field, position),
+                            f"{kind} partition {partition.id} belongs to task {claimed} too; "
+                            "in Kafka Streams a partition belongs to one task",
+                        )
+                    )
+    return problems

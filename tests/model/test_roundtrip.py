@@ -1,0 +1,105 @@
+"""load -> save -> load gives the identical model, for every example and in both formats."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.model import (
+    load_problem,
+    load_solution,
+    problem_from_data,
+    save_problem,
+    save_solution,
+)
+from tests.conftest import STREAMS, CONSUMER, example_problems, example_solutions
+
+
+@pytest.mark.parametrize("path", example_problems(), ids=lambda p: p.name)
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_example_problem_round_trip(path, suffix, tmp_path):
+    problem = load_problem(path)
+    target = tmp_path / f"copy{suffix}"
+    save_problem(problem, target)
+    assert load_problem(target) == problem
+
+
+@pytest.mark.parametrize("data", [STREAMS, CONSUMER], ids=["streams", "consumer"])
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_every_field_survives_round_trip(data, suffix, tmp_path):
+    problem = problem_from_data(data)
+    target = tmp_path / f"copy{suffix}"
+    save_problem(problem, target)
+    again = load_problem(target)
+    assert again == problem
+    # Kafka's keys are what is written, not Python attribute names.
+    text = target.read_text()
+    assert ("num.standby.replicas" in text) == (data["kind"] == "streams")
+    assert "num_standby_replicas" not in text
+
+
+@pytest.mark.parametrize("pair", example_solutions(), ids=lambda pair: pair[1].name)
+def test_example_solution_round_trip(pair, tmp_path):
+    solution = load_solution(pair[1])
+    target = tmp_path / "copy.json"
+    save_solution(solution, target)
+    assert load_solution(target) == solution
+
+
+def test_yaml_keeps_task_ids_and_rack_names_as_text(tmp_path):
+    # YAML 1.1 would read 1_3 as 13, 0_1 as 1 and the rack "no" as false.
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "kind: streams\n"
+        "clients:\n"
+        "  - {id: c1, rack: no, previous_active: [1_3], lags: {0_1: 010}}\n"
+        "tasks:\n"
+        "  - {id: 1_3, source_partitions: [{topic: t, partition: 3}]}\n"
+    )
+    problem = load_problem(path)
+    client = problem.clients[0]
+    assert client.rack == "no"
+    assert client.previous_active == ("1_3",)
+    assert client.lags == {"0_1": 10}
+    assert problem.tasks[0].id == "1_3" and problem.tasks[0].subtopology == 1
+
+
+def test_kafka_spellings_are_accepted():
+    streams = problem_from_data(
+        {**STREAMS, "config": {"rack.aware.assignment.tags": "zone, cluster", "num.standby.replicas": "2"}}
+        | {"clients": [{"id": "a", "tags": {"zone": "z", "cluster": "k"}}]}
+    )
+    assert streams.config.rack_aware_assignment_tags == ("zone", "cluster")
+    assert streams.config.num_standby_replicas == 2
+    consumer = problem_from_data(
+        {
+            **CONSUMER,
+            "config": {
+                "partition.assignment.strategy": [
+                    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+                    "org.apache.kafka.clients.consumer.RangeAssignor",
+                ]
+            },
+        }
+    )
+    assert consumer.config.partition_assignment_strategy == "cooperative-sticky"
+
+
+def test_kafka_defaults():
+    problem = problem_from_data({"kind": "streams", "clients": [{"id": "a"}]})
+    config = problem.config
+    assert config.num_standby_replicas == 0
+    assert config.acceptable_recovery_lag == 10_000
+    assert config.max_warmup_replicas == 2
+    assert config.probing_rebalance_interval_ms == 600_000
+    assert config.rack_aware_assignment_strategy == "none"
+    assert config.rack_aware_assignment_traffic_cost is None
+    assert config.rack_aware_assignment_non_overlap_cost is None
+    assert problem.clients[0].threads == 1
+    group = problem_from_data({"kind": "consumer", "members": [{"id": "m", "subscriptions": ["t"]}]})
+    assert group.config.partition_assignment_strategy == "range"
+    assert group.members[0].generation == -1
+
+
+def test_topic_names_may_contain_dashes():
+    problem = problem_from_data(CONSUMER)
+    assert problem.members[0].owned_partitions == ("orders-eu-0",)
