@@ -230,10 +230,10 @@ def examples(directory: Path) -> None:
         p for p in directory.rglob("*.problem.*") if p.suffix.lower() in (".json", ".yaml", ".yml")
     )
     table = Table(title=f"Examples under {directory}", title_justify="left")
-    table.add_column("problem", no_wrap=True)
-    table.add_column("solution", no_wrap=True)
+    table.add_column("problem", overflow="fold", ratio=2)
+    table.add_column("solution", overflow="fold", ratio=1)
     table.add_column("valid", no_wrap=True)
-    table.add_column("figures")
+    table.add_column("figures", min_width=24, ratio=4)
     failures = 0
     for problem_path in problems:
         name = problem_path.name.split(".problem.")[0]
