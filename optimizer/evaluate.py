@@ -11,7 +11,7 @@ exactly once, and only to a subscriber. Definitions of every metric are in docs/
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
 import numpy as np
@@ -181,27 +181,51 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
     )
 
 
+class _Findings(list[Violation]):
+    """The violations found so far."""
+
+    def flag(
+        self, code: ViolationCode, message: str, client: str | None = None, task: str | None = None
+    ) -> None:
+        self.append(Violation(code=code, message=message, client=client, task=task))
+
+    def check_roster(
+        self,
+        assigned: Iterable[str],
+        expected: Iterable[str],
+        noun: str,
+        unknown: ViolationCode,
+        missing: ViolationCode,
+    ) -> None:
+        """Every client (member) of the problem in the assignment, and no other."""
+        assigned, expected = set(assigned), set(expected)
+        for ident in sorted(assigned - expected):
+            self.flag(unknown, f"{noun} {ident!r} is not in the problem", ident)
+        for ident in sorted(expected - assigned):
+            self.flag(
+                missing,
+                f"{noun} {ident!r} is missing from the assignment (list it, even with nothing)",
+                ident,
+            )
+
+
 # --------------------------------------------------------------------------- Kafka Streams
 
 
 def _evaluate_streams(
     problem: StreamsProblem, assignment: Assignment, followup: bool
 ) -> tuple[list[Violation], StreamsMetrics]:
-    violations: list[Violation] = []
-
-    def flag(code: ViolationCode, message: str, client: str | None = None, task: str | None = None):
-        violations.append(Violation(code=code, message=message, client=client, task=task))
-
+    violations = _Findings()
+    flag = violations.flag
     tasks = problem.task_by_id
     clients = problem.client_by_id
-    for client_id in sorted(set(assignment) - set(clients)):
-        flag(ViolationCode.UNKNOWN_PROCESS_ID, f"client {client_id!r} is not in the problem", client_id)
-    for client_id in sorted(set(clients) - set(assignment)):
-        flag(
-            ViolationCode.MISSING_PROCESS_ID,
-            f"client {client_id!r} is missing from the assignment (list it, even with no tasks)",
-            client_id,
-        )
+    violations.check_roster(
+        assignment,
+        clients,
+        "client",
+        ViolationCode.UNKNOWN_PROCESS_ID,
+        ViolationCode.MISSING_PROCESS_ID,
+    )
 
     # (client, task) copies that refer to known clients and tasks; invalid ones are flagged.
     actives: dict[str, list[str]] = defaultdict(list)  # task -> clients
@@ -438,21 +462,13 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
 def _evaluate_consumer(
     problem: ConsumerProblem, assignment: Assignment, followup: bool
 ) -> tuple[list[Violation], ConsumerMetrics]:
-    violations: list[Violation] = []
-
-    def flag(code: ViolationCode, message: str, client: str | None = None, task: str | None = None):
-        violations.append(Violation(code=code, message=message, client=client, task=task))
-
+    violations = _Findings()
+    flag = violations.flag
     members = problem.member_by_id
     topics = problem.topic_by_name
-    for member_id in sorted(set(assignment) - set(members)):
-        flag(ViolationCode.UNKNOWN_MEMBER, f"member {member_id!r} is not in the group", member_id)
-    for member_id in sorted(set(members) - set(assignment)):
-        flag(
-            ViolationCode.MISSING_MEMBER,
-            f"member {member_id!r} is missing from the assignment (list it, even with nothing)",
-            member_id,
-        )
+    violations.check_roster(
+        assignment, members, "member", ViolationCode.UNKNOWN_MEMBER, ViolationCode.MISSING_MEMBER
+    )
 
     subscribed = {t for m in problem.members for t in m.subscriptions if t in topics}
     assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
