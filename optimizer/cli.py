@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from optimizer import __version__
@@ -53,15 +54,19 @@ def _describe(problem: Problem) -> str:
     )
 
 
+# Everything printed through rich that comes from a user's files (ids, names, paths, messages
+# quoting them) goes through escape(): "[bold]" in a client id is text, not markup.
+
+
 def _print_issues(issues: tuple[Issue, ...] | list[Issue], console: Console) -> None:
     for issue in issues:
         style = "red" if issue.severity is Severity.ERROR else "yellow"
-        console.print(f"  [{style}]{issue.severity}[/{style}] {issue}", markup=True, highlight=False)
+        console.print(f"  [{style}]{issue.severity}[/{style}] {escape(str(issue))}")
 
 
 def _print_invalid(error: InvalidInputError) -> None:
     count = len(error.issues)
-    err.print(f"[red]✗[/red] {error.source}: {count} problem{'s' if count != 1 else ''}")
+    err.print(f"[red]✗[/red] {escape(error.source)}: {count} problem{'s' if count != 1 else ''}")
     _print_issues(error.issues, err)
 
 
@@ -103,7 +108,7 @@ def validate(problems: tuple[Path, ...], as_json: bool) -> None:
             {"source": str(path), "valid": True, "kind": problem.kind, "issues": _issue_json(warnings)}
         )
         if not as_json:
-            out.print(f"[green]✓[/green] {path}: {_describe(problem)}")
+            out.print(f"[green]✓[/green] {escape(str(path))}: {escape(_describe(problem))}")
             _print_issues(warnings, out)
     if as_json:
         click.echo(json.dumps(results, indent=2))
@@ -160,7 +165,11 @@ def evaluate_command(
 
     evaluation = evaluate(problem, solution)
     if output is not None:
-        save_solution(record_evaluation(solution, evaluation, problem), output)
+        try:
+            save_solution(record_evaluation(solution, evaluation, problem), output)
+        except OSError as error:
+            err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
+            sys.exit(ExitCode.USAGE)
     if as_json:
         click.echo(evaluation.model_dump_json(indent=2))
     else:
@@ -172,8 +181,8 @@ def _print_evaluation(
     problem_path: Path, solution_path: Path, problem: Problem, evaluation: Evaluation
 ) -> None:
     verdict = "[green]valid[/green]" if evaluation.valid else "[red]INVALID[/red]"
-    out.print(f"{solution_path} for {problem_path}: {verdict}")
-    out.print(f"  {_describe(problem)}")
+    out.print(f"{escape(str(solution_path))} for {escape(str(problem_path))}: {verdict}")
+    out.print(f"  {escape(_describe(problem))}")
     if evaluation.warnings:
         _print_issues(evaluation.warnings, out)
     if evaluation.violations:
@@ -181,7 +190,7 @@ def _print_evaluation(
         table.add_column("code", style="red", no_wrap=True)
         table.add_column("message")
         for violation in evaluation.violations:
-            table.add_row(violation.code.value, violation.message)
+            table.add_row(violation.code.value, escape(violation.message))
         out.print(table)
     table = Table(title="Metrics", title_justify="left")
     table.add_column("metric", no_wrap=True)
@@ -194,7 +203,7 @@ def _print_evaluation(
             value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "-"
         elif isinstance(value, float):
             value = f"{value:.3f}"
-        table.add_row(name, str(value), meaning)
+        table.add_row(name, escape(str(value)), meaning)
     out.print(table)
 
 
@@ -229,7 +238,7 @@ def examples(directory: Path) -> None:
     problems = sorted(
         p for p in directory.rglob("*.problem.*") if p.suffix.lower() in (".json", ".yaml", ".yml")
     )
-    table = Table(title=f"Examples under {directory}", title_justify="left")
+    table = Table(title=f"Examples under {escape(str(directory))}", title_justify="left")
     table.add_column("problem", overflow="fold", ratio=2)
     table.add_column("solution", overflow="fold", ratio=1)
     table.add_column("valid", no_wrap=True)
@@ -237,26 +246,26 @@ def examples(directory: Path) -> None:
     failures = 0
     for problem_path in problems:
         name = problem_path.name.split(".problem.")[0]
-        shown = str(problem_path.relative_to(directory))
+        shown = escape(str(problem_path.relative_to(directory)))
         try:
             problem = load_problem(problem_path)
         except InvalidInputError as error:
             failures += 1
-            table.add_row(shown, "", "[red]invalid problem[/red]", "; ".join(map(str, error.issues)))
+            table.add_row(shown, "", "[red]invalid problem[/red]", escape("; ".join(map(str, error.issues))))
             continue
         solutions = sorted(problem_path.parent.glob(f"{name}.*.solution.json"))
         if not solutions:
-            table.add_row(shown, "-", "[green]problem ok[/green]", _describe(problem))
+            table.add_row(shown, "-", "[green]problem ok[/green]", escape(_describe(problem)))
         for solution_path in solutions:
-            label = solution_path.name.removeprefix(f"{name}.").removesuffix(".solution.json")
+            label = escape(solution_path.name.removeprefix(f"{name}.").removesuffix(".solution.json"))
             try:
                 evaluation = evaluate(problem, load_solution(solution_path))
             except InvalidInputError as error:
                 failures += 1
-                table.add_row(shown, label, "[red]invalid file[/red]", "; ".join(map(str, error.issues)))
+                table.add_row(shown, label, "[red]invalid file[/red]", escape("; ".join(map(str, error.issues))))
                 continue
             if evaluation.valid:
-                table.add_row(shown, label, "[green]yes[/green]", _figures(evaluation))
+                table.add_row(shown, label, "[green]yes[/green]", escape(_figures(evaluation)))
             else:
                 failures += 1
                 codes = ", ".join(sorted({v.code.value for v in evaluation.violations}))

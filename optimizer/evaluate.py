@@ -19,7 +19,7 @@ import numpy as np
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
 from optimizer.model.ids import parse_partition_id
-from optimizer.model.issues import Issue
+from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, Solution
@@ -103,6 +103,8 @@ class StreamsMetrics(FrozenModel):
     """Largest, over subtopologies, max - min active tasks of the subtopology per client."""
     subtopology_skews: dict[str, int]
     """Per subtopology: max - min active tasks of it per client."""
+    subtopology_cap_excess: int
+    """Actives beyond KIP-925's caps ceil(S_s x C_k / n), summed over subtopologies and clients."""
     standby_rack_conflicts: int
     """Per stateful task, copies (active + standbys) minus distinct racks among them (KIP-708)."""
     standby_tag_conflicts: int
@@ -126,7 +128,7 @@ class ConsumerMetrics(FrozenModel):
     assigned_partitions: int
     """Partitions assigned."""
     withheld_partitions: int
-    """Cooperative rebalancing: owned partitions left unassigned until their owner revokes them."""
+    """Cooperative rebalancing: claimed partitions left unassigned until their holders revoke them."""
     min_size: int
     """Fewest partitions on a member."""
     max_size: int
@@ -171,13 +173,20 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
     if isinstance(normalized.problem, StreamsProblem):
         violations, metrics = _evaluate_streams(normalized.problem, assignment, followup)
     else:
-        violations, metrics = _evaluate_consumer(normalized.problem, assignment, followup)
+        violations, metrics = _evaluate_consumer(normalized.problem, problem, assignment, followup)
+    violations.sort(key=lambda v: (v.code.value, v.client or "", v.task or "", v.message))
+    warnings = normalized.warnings
+    named = solution.problem if isinstance(solution, Solution) else None
+    if named and problem.name and named != problem.name:
+        warnings += (
+            warning("problem", f"the solution is for problem {named!r}, not {problem.name!r}"),
+        )
     return Evaluation(
         kind=problem.kind,
         valid=not violations,
         violations=tuple(violations),
         metrics=metrics,
-        warnings=normalized.warnings,
+        warnings=warnings,
     )
 
 
@@ -242,6 +251,9 @@ def _evaluate_streams(
             ("warmup", warmups),
         ):
             for task in getattr(assignment[client_id], role):
+                if held[client_id][task]:
+                    held[client_id][task] += 1  # a second copy on one client: flagged below
+                    continue
                 if task not in tasks:
                     flag(
                         ViolationCode.UNKNOWN_TASK_ID,
@@ -258,7 +270,7 @@ def _evaluate_streams(
                         task,
                     )
                 copies[task].append(client_id)
-                held[client_id][task] += 1
+                held[client_id][task] = 1
 
     for client_id, counts in held.items():
         for task, count in sorted(counts.items()):
@@ -333,16 +345,15 @@ def _streams_metrics(
 
     active_count = np.zeros(len(client_ids))
     stateful_count = np.zeros(len(client_ids))
-    per_subtopology: dict[int, np.ndarray] = {}
+    on_client: Counter[tuple[int, int]] = Counter()  # (subtopology, client) -> actives
     cross_active = kip925 = active_moves = 0
     previous_active = problem.previous_active_client
     for task_id, owners in actives.items():
         task = tasks[task_id]
-        rows = per_subtopology.setdefault(task.subtopology, np.zeros(len(client_ids), dtype=int))
         for client_id in owners:
             i = position[client_id]
             active_count[i] += 1
-            rows[i] += 1
+            on_client[task.subtopology, i] += 1
             if task.stateful:
                 stateful_count[i] += 1
             crossing = _cross_rack(task.source_partitions, problem.client_by_id[client_id].rack)
@@ -370,9 +381,7 @@ def _streams_metrics(
         for client_id in holders
     )
 
-    subtopology_skews = {
-        str(sub): int(rows.max() - rows.min()) for sub, rows in sorted(per_subtopology.items())
-    }
+    subtopology_skews, cap_excess = _subtopology_spread(on_client, active_count, len(client_ids))
 
     # Diversity of the copies of each stateful task (KIP-708): copies minus distinct values.
     tag_keys = problem.config.rack_aware_assignment_tags
@@ -409,6 +418,7 @@ def _streams_metrics(
         stateful_load_skew=_skew(stateful_count, threads),
         subtopology_skew=max(subtopology_skews.values(), default=0),
         subtopology_skews=subtopology_skews,
+        subtopology_cap_excess=cap_excess,
         standby_rack_conflicts=rack_conflicts,
         standby_tag_conflicts=sum(tag_conflicts.values()),
         tag_conflicts=tag_conflicts,
@@ -417,11 +427,37 @@ def _streams_metrics(
     )
 
 
+def _subtopology_spread(
+    on_client: Counter[tuple[int, int]], active_count: np.ndarray, n_clients: int
+) -> tuple[dict[str, int], int]:
+    """Per subtopology max - min actives per client, and the actives beyond KIP-925's caps."""
+    total = int(active_count.sum())
+    size: Counter[int] = Counter()
+    most: dict[int, int] = {}
+    clients_with: Counter[int] = Counter()
+    least: dict[int, int] = {}
+    excess = 0
+    for (sub, client), count in on_client.items():
+        size[sub] += count
+        clients_with[sub] += 1
+        most[sub] = max(most.get(sub, 0), count)
+        least[sub] = min(least.get(sub, count), count)
+    for (sub, client), count in on_client.items():
+        cap = -(-size[sub] * int(active_count[client]) // max(total, 1))
+        excess += max(0, count - cap)
+    skews = {
+        str(sub): most[sub] - (least[sub] if clients_with[sub] == n_clients else 0)
+        for sub in sorted(most)
+    }
+    return skews, excess
+
+
 def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]]) -> int:
     """Stateful actives on a client beyond acceptable.recovery.lag while some client is within it.
 
     Lag of a client for a task: the reported lag; else 0 for a previous active or standby holder
-    (it ran or replicated the task); else the task's changelog end offset, or unbounded if unknown.
+    (it ran or replicated the task); else the task's changelog end offset, or unbounded if unknown;
+    0 for every client when the task has no changelog.
     """
     acceptable = problem.config.acceptable_recovery_lag
     known: dict[str, set[str]] = defaultdict(set)  # task -> clients whose lag is known
@@ -437,8 +473,12 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
                 caught[task].add(client.id)
 
     def fresh_is_caught_up(task_id: str) -> bool:
-        # A client with no state restores the whole changelog.
-        end = problem.task_by_id[task_id].changelog_end_offset
+        # A client with no state restores the whole changelog; without a changelog (logging
+        # disabled) there is nothing to restore and every client is as caught up as any (KIP-441).
+        task = problem.task_by_id[task_id]
+        if not task.changelog_partitions:
+            return True
+        end = task.changelog_end_offset
         return end is not None and end <= acceptable
 
     count = 0
@@ -460,7 +500,7 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
 
 
 def _evaluate_consumer(
-    problem: ConsumerProblem, assignment: Assignment, followup: bool
+    problem: ConsumerProblem, raw: ConsumerProblem, assignment: Assignment, followup: bool
 ) -> tuple[list[Violation], ConsumerMetrics]:
     violations = _Findings()
     flag = violations.flag
@@ -508,13 +548,14 @@ def _evaluate_consumer(
             owners[partition].append(member_id)
             sizes[member_id] += 1
 
-    # Who owns what going into this rebalance; for cooperative rebalancing only owners of the
-    # current (highest) generation count: Kafka ignores older generations' claims.
+    # Ownership after Kafka's clean-up, for stickiness. For cooperative rebalancing what counts is
+    # who still holds a partition: every member listing it, whatever the generation, keeps
+    # consuming it until it revokes it, so no other member may get it in the same round.
     previous_owner = {p: m.id for m in problem.members for p in m.owned_partitions}
-    top_generation = max(m.generation for m in problem.members)
-    current_owner = {
-        p: m.id for m in problem.members if m.generation == top_generation for p in m.owned_partitions
-    }
+    claimed_by: dict[str, set[str]] = defaultdict(set)
+    for member in raw.members:
+        for partition in member.owned_partitions:
+            claimed_by[partition].add(member.id)
     cooperative = (
         problem.config.partition_assignment_strategy is AssignmentStrategy.COOPERATIVE_STICKY
     )
@@ -527,11 +568,12 @@ def _evaluate_consumer(
                 f"partition {partition} is assigned to {', '.join(repr(h) for h in holders)}",
                 task=partition,
             )
-        if cooperative and partition in current_owner:
-            if holders and current_owner[partition] not in holders:
+        if cooperative and claimed_by.get(partition):
+            claimants = claimed_by[partition]
+            if holders and not claimants & set(holders):
                 flag(
                     ViolationCode.COOPERATIVE_TRANSFER_IN_ONE_ROUND,
-                    f"partition {partition} moves from {current_owner[partition]!r} to "
+                    f"partition {partition} moves from {', '.join(sorted(map(repr, claimants)))} to "
                     f"{holders[0]!r} in one round; cooperative rebalancing withholds it until "
                     "it is revoked",
                     holders[0],

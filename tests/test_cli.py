@@ -17,7 +17,10 @@ SOLUTION = str(EXAMPLES / "kip54" / "example2-c0-removed-after-sticky.sticky.sol
 
 
 def run(*args):
-    return CliRunner().invoke(cli, list(args))
+    result = CliRunner().invoke(cli, list(args))
+    # Every outcome ends through sys.exit (or click's usage handling), never an exception.
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
 
 
 def test_help_lists_commands():
@@ -102,6 +105,12 @@ def test_evaluate_records_metrics_and_warnings(tmp_path):
     assert recorded.problem == "g" and recorded.kind == "consumer"
     assert recorded.metrics["size_skew"] == 0
     assert [w.location for w in recorded.warnings] == ["members[0] (id 'm1').subscriptions"]
+
+
+def test_evaluate_output_to_a_missing_directory_is_a_usage_error(tmp_path):
+    result = run("evaluate", PROBLEM, SOLUTION, "-o", str(tmp_path / "no" / "such" / "out.json"))
+    assert result.exit_code == 2
+    assert "cannot write" in result.output
 
 
 def test_examples_command_checks_every_example():

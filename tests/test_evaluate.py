@@ -228,3 +228,77 @@ def test_cooperative_rebalancing_withholds_transfers():
     # Without the follow-up rebalance an unassigned partition is just unassigned.
     problem, sol = group_changed(lambda a: a["m3"].remove("orders-1"), strategy="cooperative-sticky")
     assert [v.code for v in evaluate(problem, sol).violations] == [ViolationCode.PARTITION_UNASSIGNED]
+
+
+def test_violations_and_warnings_do_not_depend_on_list_order():
+    broken = copy.deepcopy(ASSIGNMENT)
+    broken["a"]["active"].append("9_9")
+    broken["b"]["active"].append("0_0")
+    broken["c"]["standby"].remove("0_0")
+    data = copy.deepcopy(STREAMS)
+    data["clients"][0]["previous_active"] += ["8_1", "8_0"]
+    expected = evaluate(problem_from_data(data), solution(broken))
+    assert [v.code for v in expected.violations] == sorted(v.code for v in expected.violations)
+    rng = random.Random(11)
+    for _ in range(5):
+        shuffled = copy.deepcopy(data)
+        rng.shuffle(shuffled["clients"])
+        rng.shuffle(shuffled["tasks"])
+        for client in shuffled["clients"]:
+            rng.shuffle(client.get("previous_active", []))
+        assignment = {k: {r: rng.sample(v, len(v)) for r, v in broken[k].items()} for k in rng.sample(list(broken), 3)}
+        again = evaluate(problem_from_data(shuffled), solution(assignment))
+        assert again.violations == expected.violations
+        # A warning's location names the entry's position in the file, which moves with it.
+        assert without_positions(again.warnings) == without_positions(expected.warnings)
+        assert again.metrics == expected.metrics
+
+
+def without_positions(warnings):
+    import re
+
+    return sorted((re.sub(r"\[\d+\] ", "", w.location), w.message) for w in warnings)
+
+
+def test_a_task_twice_on_one_client_counts_once():
+    doubled = copy.deepcopy(ASSIGNMENT)
+    doubled["a"]["active"].append("0_0")
+    evaluation = evaluate(problem_from_data(STREAMS), solution(doubled))
+    assert [v.code for v in evaluation.violations] == [ViolationCode.ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS]
+    assert evaluation.metrics.active_tasks == 4
+
+
+def test_subtopology_cap_excess():
+    # 4 tasks of subtopology 0 on two single-thread clients with 2 tasks each: caps ceil(4*2/4) = 2.
+    data = {
+        "kind": "streams",
+        "clients": [{"id": "a"}, {"id": "b"}],
+        "tasks": [{"id": f"{s}_{p}", "source_partitions": [{"topic": f"t{s}", "partition": p}]} for s in (0, 1) for p in (0, 1)],
+    }
+    problem = problem_from_data(data)
+    spread = {"a": ClientAssignment(active=["0_0", "1_0"]), "b": ClientAssignment(active=["0_1", "1_1"])}
+    lumped = {"a": ClientAssignment(active=["0_0", "0_1"]), "b": ClientAssignment(active=["1_0", "1_1"])}
+    assert evaluate(problem, spread).metrics.subtopology_cap_excess == 0
+    # caps are ceil(2 * 2 / 4) = 1 per subtopology and client: a and b each hold one too many.
+    assert evaluate(problem, lumped).metrics.subtopology_cap_excess == 2
+    assert evaluate(problem, lumped).metrics.subtopology_skews == {"0": 2, "1": 2}
+
+
+def test_cooperative_claims_of_any_generation_are_withheld():
+    data = copy.deepcopy(CONSUMER)
+    data["config"]["partition.assignment.strategy"] = "cooperative-sticky"
+    # m3 (an old generation) still holds orders-3: it may keep it, or the partition waits a round.
+    data["members"][2]["owned_partitions"] = ["orders-3"]
+    problem = problem_from_data(data)
+    moved = group_solution({"m1": ["orders-0", "orders-1", "audit-0"], "m2": ["orders-2", "orders-3"], "m3": []})
+    codes = [v.code for v in evaluate(problem, moved).violations]
+    assert codes == [ViolationCode.COOPERATIVE_TRANSFER_IN_ONE_ROUND]
+    waiting = group_solution({"m1": ["orders-0", "orders-1", "audit-0"], "m2": ["orders-2"], "m3": []}, followup=True)
+    evaluation = evaluate(problem, waiting)
+    assert evaluation.valid and evaluation.metrics.withheld_partitions == 1
+
+
+def test_solution_for_another_problem_is_warned_about():
+    problem = problem_from_data({**STREAMS, "name": "orders"})
+    sol = solution().model_copy(update={"problem": "payments"})
+    assert [w.message for w in evaluate(problem, sol).warnings] == ["the solution is for problem 'payments', not 'orders'"]

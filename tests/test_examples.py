@@ -100,9 +100,17 @@ def test_kip441_scaling_in_lagging_standbys_first_unbalanced_then_stable():
 
 
 def test_kip925_balanced_subtopology_example():
+    from goals.kip925.optimize import subtopology_caps
+    import numpy as np
+
     metrics = evaluated("kip925/three-clients-1-2-3-threads", "expected")
     assert metrics.active_load_skew == 0  # 1, 2 and 3 tasks on 1, 2 and 3 threads
     assert metrics.cross_rack_active_partitions == 0
+    assert metrics.subtopology_cap_excess == 0
+    assert metrics.kip925_cost == 6  # no previous assignment: every task pays non-overlap 1
+    # "the limit of tasks within a sub-topology for each client would be ... 1, 1, and 2"
+    caps = subtopology_caps(np.array([0, 0, 0, 1, 1, 1]), np.array([1, 2, 3]))
+    assert caps.tolist() == [[1, 1, 2], [1, 1, 2]]
 
 
 def test_kip708_ideal_distributions_have_no_tag_conflicts():

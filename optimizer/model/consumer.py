@@ -6,10 +6,13 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PositiveInt, model_validator
+from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import NonEmptyStr, PartitionId, TopicName, partition_id
+from optimizer.model.ids import INT32_MAX, NonEmptyStr, PartitionId, TopicName, partition_id
+
+# A sanity bound: no Kafka topic has a million partitions, and a typo must not exhaust memory.
+MAX_TOPIC_PARTITIONS = 1_000_000
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.model.validation import duplicates_in, unique_by
@@ -39,14 +42,21 @@ _KAFKA_CLASS_NAMES = {
 
 
 def _strategy_name(value: Any) -> Any:
-    # Kafka takes a list and uses the first strategy all members support; every member of a
-    # problem shares the config, so the first entry is the one Kafka would pick.
+    # Kafka takes a list and uses the first strategy every member supports; all members of a
+    # problem share the config, so that is the first entry. Every entry must be a known one.
     if isinstance(value, str) and "," in value:
         value = [part.strip() for part in value.split(",") if part.strip()]
     if isinstance(value, list | tuple):
         if not value:
             raise ValueError("partition.assignment.strategy needs at least one strategy")
-        value = value[0]
+        names = [_strategy_name(entry) for entry in value]
+        unknown = [n for n in names if n not in set(AssignmentStrategy)]
+        if unknown:
+            raise ValueError(
+                f"unknown strategy {unknown[0]!r}: expected range, roundrobin, sticky, "
+                "cooperative-sticky or Kafka's assignor class names"
+            )
+        return names[0]
     if isinstance(value, str):
         return _KAFKA_CLASS_NAMES.get(value.strip(), value.strip())
     return value
@@ -57,8 +67,8 @@ class Topic(FrozenModel):
 
     name: TopicName
     """Topic name."""
-    partitions: PositiveInt
-    """Number of partitions (Kafka topics have at least one)."""
+    partitions: Annotated[int, Strict(), Field(ge=1, le=MAX_TOPIC_PARTITIONS)]
+    """Number of partitions (at least one; at most 1,000,000, a sanity bound)."""
     replica_racks: tuple[tuple[NonEmptyStr, ...], ...] | None = None
     """Per partition, the racks of its replicas (KIP-881); omitted when unknown."""
 
@@ -91,7 +101,7 @@ class Member(FrozenModel):
     """Topics the member subscribes to."""
     owned_partitions: tuple[PartitionId, ...] = ()
     """Partitions the member owned before this rebalance, like `orders-3`."""
-    generation: int = Field(DEFAULT_GENERATION, ge=DEFAULT_GENERATION)
+    generation: Annotated[int, Strict()] = Field(DEFAULT_GENERATION, ge=DEFAULT_GENERATION, le=INT32_MAX)
     """Generation of the owned partitions; -1 when unknown (Kafka's DEFAULT_GENERATION)."""
 
     @model_validator(mode="after")

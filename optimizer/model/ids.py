@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, NamedTuple
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 _NUMBER = r"(?:0|[1-9][0-9]*)"
 _TASK_ID = re.compile(rf"^({_NUMBER})_({_NUMBER})$")
@@ -37,7 +40,10 @@ def parse_task_id(task_id: str) -> TaskKey:
             f"malformed task id {task_id!r}: expected '<subtopology>_<partition>' with whole "
             "numbers, for example '0_3'"
         )
-    return TaskKey(int(match.group(1)), int(match.group(2)))
+    key = TaskKey(int(match.group(1)), int(match.group(2)))
+    if max(key) > INT32_MAX:
+        raise ValueError(f"task id {task_id!r}: subtopology and partition are Java ints (at most {INT32_MAX})")
+    return key
 
 
 def parse_partition_id(partition_id: str) -> PartitionKey:
@@ -48,7 +54,10 @@ def parse_partition_id(partition_id: str) -> PartitionKey:
             f"malformed partition id {partition_id!r}: expected '<topic>-<partition>', for "
             "example 'orders-3'"
         )
-    return PartitionKey(match.group(1), int(match.group(2)))
+    key = PartitionKey(match.group(1), int(match.group(2)))
+    if key.partition > INT32_MAX:
+        raise ValueError(f"partition id {partition_id!r}: the partition is a Java int (at most {INT32_MAX})")
+    return key
 
 
 def partition_id(topic: str, partition: int) -> str:
@@ -82,3 +91,22 @@ TaskId = Annotated[str, AfterValidator(_check_task_id)]
 PartitionId = Annotated[str, AfterValidator(_check_partition_id)]
 TopicName = Annotated[str, AfterValidator(_check_topic_name)]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+
+
+# Data fields are strict: `threads: true` or `stateful: "yes"` is a wrong type, not a 1 or a True.
+StrictBool = Annotated[bool, Strict()]
+Int32 = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
+PositiveInt32 = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX)]
+Int64 = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
+
+
+def _kafka_number(value: object) -> object:
+    # Kafka configs come from properties files, where "1" is the number 1; true and 1.5 are not.
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return value
+
+
+KafkaInt = Annotated[int, BeforeValidator(_kafka_number), Strict()]

@@ -56,7 +56,7 @@ def format_loc(loc: Loc, data: Any = None) -> str:
     parts: list[str] = []
     node = data
     for key in loc:
-        if isinstance(key, int):
+        if isinstance(key, int) and not isinstance(node, dict):
             label = f"[{key}]"
             if isinstance(node, list) and 0 <= key < len(node):
                 node = node[key]

@@ -13,6 +13,7 @@ clients without a rack (rack-aware assignment disabled), subscriptions to topics
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -39,9 +40,15 @@ def normalize(problem: P) -> Normalized[P]:
     return _normalize_consumer(problem)
 
 
+def _natural(value: str) -> tuple:
+    """Ids with their numbers compared as numbers: 0_2 before 0_10, orders-2 before orders-10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", value))
+
+
 def _names(values: list[str], limit: int = 8) -> str:
-    shown = ", ".join(values[:limit])
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    ordered = sorted(set(values), key=_natural)
+    shown = ", ".join(ordered[:limit])
+    return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
 
 
 def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
@@ -175,7 +182,7 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
         valid_owned.append(kept)
 
     lost: dict[int, set[str]] = defaultdict(set)
-    for partition, owners in claims.items():
+    for partition, owners in sorted(claims.items(), key=lambda item: _natural(item[0])):
         if len(owners) < 2:
             continue
         top = max(problem.members[i].generation for i in owners)
@@ -184,7 +191,7 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
         for i in owners:
             if i != keeper:
                 lost[i].add(partition)
-        ids = _names([repr(problem.members[i].id) for i in owners])
+        ids = ", ".join(sorted(repr(problem.members[i].id) for i in owners))
         outcome = (
             f"member {problem.members[keeper].id!r} (generation {top}) keeps it"
             if keeper is not None

@@ -23,58 +23,88 @@ PROBLEM_KINDS: dict[str, type[StreamsProblem] | type[ConsumerProblem]] = {
 }
 
 
-# YAML 1.1 (PyYAML's default) reads the task id 1_3 as the number 13, 0_1 as an octal 1, and the
-# rack name "no" as false. Problems are data, so scalars follow YAML 1.2's core schema instead.
+# YAML 1.1 (PyYAML's default) reads the task id 1_3 as the number 13, 0_1 as an octal 1, the
+# rack name "no" as false and 2024-01-01 as a date. Problems are data, so scalars follow YAML
+# 1.2's core schema instead: only true/false, plain numbers and null are not text.
+_YAML11_SCALAR_TAGS = {
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp",
+}
+_YAML12_RESOLVERS = [
+    ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")),
+    ("tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        re.compile(
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+        list("-+.0123456789"),
+    ),
+]
+
+
 class _Yaml12Loader(yaml.SafeLoader):
     pass
 
 
-_YAML11_SCALAR_TAGS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 _Yaml12Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag not in _YAML11_SCALAR_TAGS]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+.0123456789"),
-)
+for _tag, _regexp, _first in _YAML12_RESOLVERS:
+    _Yaml12Loader.add_implicit_resolver(_tag, _regexp, _first)
+
+
+class _QuotingDumper(yaml.SafeDumper):
+    """Quotes every string that YAML 1.1 or 1.2 would read as something else ("0_1", "1e3", "no"),
+    so files we write read back the same here and in other YAML tools."""
+
+
+for _tag, _regexp, _first in _YAML12_RESOLVERS:
+    _QuotingDumper.add_implicit_resolver(_tag, _regexp, _first)
+
+
+def _yaml_error(node: yaml.Node, message: str) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(None, None, message, node.start_mark)
 
 
 def _yaml12_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     # YAML 1.2: "010" is ten, not PyYAML's octal eight.
     text = loader.construct_scalar(node)
+    if len(text.lstrip("+-")) > 30:
+        raise _yaml_error(node, f"number {text[:20]}... is too long")
     try:
         return int(text)
     except ValueError:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"{text!r} is not a whole number", node.start_mark
-        ) from None
+        raise _yaml_error(node, f"{text!r} is not a whole number") from None
+
+
+def _unsupported_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    raise _yaml_error(node, f"YAML tag {node.tag} is not supported in problem files")
 
 
 _Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _yaml12_int)
+for _tag in ("binary", "set", "omap", "pairs", "timestamp"):
+    _Yaml12Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _unsupported_tag)
 
 
 def _yaml_mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+    explicit = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
     loader.flatten_mapping(node)
+    merged = len(node.value) - explicit  # merged pairs come first; explicit keys override them
     mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
+    explicit_keys = set()
+    for position, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str | int | float | bool | None):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"unsupported mapping key {key!r}", key_node.start_mark
-            )
-        if key in mapping:
-            mark = key_node.start_mark
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", mark
-            )
+            raise _yaml_error(key_node, f"unsupported mapping key {key!r}")
+        if position >= merged:
+            if key in explicit_keys:
+                raise _yaml_error(key_node, f"duplicate key {key!r}")
+            explicit_keys.add(key)
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
 
@@ -97,14 +127,24 @@ def _json_object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, A
     return result
 
 
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > 30:
+        raise _DuplicateKey(f"number {text[:20]}... is too long")
+    return int(text)
+
+
 def parse_document(text: str, source: str) -> Any:
     """Parse JSON or YAML text (chosen by the source's suffix, else by content)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark is not content
+    if not text.strip():
+        raise _parse_error(source, "the file is empty")
     suffix = Path(source).suffix.lower()
     as_yaml = suffix in (".yaml", ".yml") or (suffix != ".json" and not text.lstrip().startswith(("{", "[")))
+    kind = "YAML" if as_yaml else "JSON"
     try:
         if as_yaml:
             return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
-        return json.loads(text, object_pairs_hook=_json_object_without_duplicates)
+        return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=_json_int)
     except json.JSONDecodeError as error:
         raise _parse_error(source, f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}")
     except _DuplicateKey as error:
@@ -114,6 +154,14 @@ def parse_document(text: str, source: str) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(error, "problem", None) or str(error)
         raise _parse_error(source, f"malformed YAML{where}: {what}")
+    except RecursionError:
+        raise _parse_error(source, f"malformed {kind}: nested too deeply") from None
+
+
+def _kind_of(data: Any) -> str:
+    return {list: "a list", str: "a single text", int: "a number", float: "a number", bool: "true/false"}.get(
+        type(data), type(data).__name__
+    )
 
 
 def _parse_error(source: str, message: str) -> InvalidInputError:
@@ -134,7 +182,7 @@ def read_document(path: str | Path) -> Any:
 def problem_from_data(data: Any, source: str = "<problem>") -> Problem:
     """Validate a parsed problem document; InvalidInputError lists every problem found."""
     if not isinstance(data, dict):
-        raise _parse_error(source, f"a problem document is a mapping, got {type(data).__name__}")
+        raise _parse_error(source, f"a problem document is a mapping of fields, got {_kind_of(data)}")
     kind = data.get("kind")
     model = PROBLEM_KINDS.get(kind) if isinstance(kind, str) else None
     if model is None:
@@ -150,7 +198,8 @@ def problem_from_data(data: Any, source: str = "<problem>") -> Problem:
         issues = issues_from_validation_error(error, data)
         if model is StreamsProblem:
             issues += _streams_cross_field_of_valid_parts(data)
-        raise InvalidInputError(source, issues) from None
+        # When only problem-wide checks failed, pydantic ran them already: report each once.
+        raise InvalidInputError(source, list(dict.fromkeys(issues))) from None
 
 
 def _streams_cross_field_of_valid_parts(data: dict[str, Any]) -> list[Issue]:
@@ -173,10 +222,12 @@ def _streams_cross_field_of_valid_parts(data: dict[str, Any]) -> list[Issue]:
         config = StreamsConfig.model_validate(data.get("config") or {})
     except ValidationError:
         config = StreamsConfig()
+    raw_tasks = data.get("tasks") if isinstance(data.get("tasks"), list) else []
     violations = cross_field_violations(
         valid(Client, data.get("clients")),
         valid(Task, data.get("tasks")),
         config.rack_aware_assignment_tags,
+        {t.get("id") for t in raw_tasks if isinstance(t, dict) and isinstance(t.get("id"), str)},
     )
     return [
         Issue(severity=Severity.ERROR, location=format_loc(loc, data), message=message)
@@ -198,7 +249,7 @@ def problem_to_data(problem: Problem) -> dict[str, Any]:
 def dump_document(data: Any, path: str | Path) -> None:
     path = Path(path)
     if path.suffix.lower() in (".yaml", ".yml"):
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        text = yaml.dump(data, Dumper=_QuotingDumper, sort_keys=False, allow_unicode=True)
     else:
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     path.write_text(text, encoding="utf-8")
@@ -211,7 +262,7 @@ def save_problem(problem: Problem, path: str | Path) -> None:
 
 def solution_from_data(data: Any, source: str = "<solution>") -> Solution:
     if not isinstance(data, dict):
-        raise _parse_error(source, f"a solution document is a mapping, got {type(data).__name__}")
+        raise _parse_error(source, f"a solution document is a mapping of fields, got {_kind_of(data)}")
     try:
         return Solution.model_validate(data)
     except ValidationError as error:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import NonEmptyStr
+from optimizer.model.ids import NonEmptyStr, StrictBool
 from optimizer.model.issues import Issue
 
 SOLUTION_FORMAT = "kafka-assignment-solution/v1"
@@ -81,7 +81,7 @@ class Solution(FrozenModel):
     """Kind of the problem this solves."""
     assignment: dict[NonEmptyStr, ClientAssignment]
     """Client or member id -> what it holds."""
-    followup_rebalance: bool = False
+    followup_rebalance: StrictBool = False
     """Whether a follow-up (probing) rebalance is needed: warm-ups or withheld partitions remain."""
     goals: tuple[GoalResult, ...] = ()
     """Per goal: value, status, bound, seconds."""

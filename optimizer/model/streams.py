@@ -13,10 +13,22 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import NonEmptyStr, TaskId, TopicName, parse_task_id
+from optimizer.model.ids import (
+    INT32_MAX,
+    INT64_MAX,
+    Int32,
+    Int64,
+    KafkaInt,
+    NonEmptyStr,
+    PositiveInt32,
+    StrictBool,
+    TaskId,
+    TopicName,
+    parse_task_id,
+)
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.validation import duplicates_in, unique_by
 
@@ -43,7 +55,7 @@ class TopicPartition(FrozenModel):
 
     topic: TopicName
     """Topic name."""
-    partition: NonNegativeInt
+    partition: Int32
     """Partition number."""
     replica_racks: tuple[NonEmptyStr, ...] = ()
     """Racks of the brokers holding a replica (leader or follower); empty when unknown."""
@@ -58,15 +70,15 @@ class Task(FrozenModel):
 
     id: TaskId
     """`<subtopology>_<partition>`, for example `0_3`."""
-    subtopology: NonNegativeInt | None = None
+    subtopology: Int32 | None = None
     """Subtopology number; taken from the id when omitted, and must agree with it when given."""
-    stateful: bool = False
+    stateful: StrictBool = False
     """Whether the task has state stores (and so standbys, lags and warm-ups)."""
     source_partitions: tuple[TopicPartition, ...] = Field(min_length=1)
     """Input partitions the active task consumes (at least one, as in Kafka)."""
     changelog_partitions: tuple[TopicPartition, ...] = ()
     """Changelog partitions standbys and restoring tasks read; empty for stores without logging."""
-    changelog_end_offset: NonNegativeInt | None = None
+    changelog_end_offset: Int64 | None = None
     """Total offsets in the changelog: the lag of a client that has no state for the task."""
 
     @model_validator(mode="before")
@@ -108,7 +120,7 @@ class Client(FrozenModel):
     """Client (process) id, unique in the problem."""
     rack: NonEmptyStr | None = None
     """`client.rack`; when some client has none, rack-aware assignment is disabled, as in Kafka."""
-    threads: PositiveInt = 1
+    threads: PositiveInt32 = 1
     """`num.stream.threads`: the client's capacity in KIP-441's per-thread load."""
     tags: dict[NonEmptyStr, NonEmptyStr] = {}
     """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
@@ -116,7 +128,7 @@ class Client(FrozenModel):
     """Tasks the client ran as active before this rebalance."""
     previous_standby: tuple[TaskId, ...] = ()
     """Tasks the client held as standby (or warm-up) before this rebalance."""
-    lags: dict[TaskId, NonNegativeInt] = {}
+    lags: dict[TaskId, Int64] = {}
     """Offsets behind the changelog end, per task the client has state for (KIP-441).
 
     Tasks that are not in the problem are ignored, as Kafka does. A previous active or standby
@@ -145,26 +157,26 @@ class Client(FrozenModel):
 class StreamsConfig(FrozenModel):
     """The Kafka Streams assignor configuration, under Kafka's own keys and defaults."""
 
-    num_standby_replicas: NonNegativeInt = Field(0, alias="num.standby.replicas")
+    num_standby_replicas: KafkaInt = Field(0, ge=0, le=INT32_MAX, alias="num.standby.replicas")
     """Standby replicas per stateful task (Kafka default 0)."""
-    acceptable_recovery_lag: NonNegativeInt = Field(10_000, alias="acceptable.recovery.lag")
+    acceptable_recovery_lag: KafkaInt = Field(10_000, ge=0, le=INT64_MAX, alias="acceptable.recovery.lag")
     """Lag at or under which a client counts as caught up (Kafka default 10000)."""
-    max_warmup_replicas: PositiveInt = Field(2, alias="max.warmup.replicas")
+    max_warmup_replicas: KafkaInt = Field(2, ge=1, le=INT32_MAX, alias="max.warmup.replicas")
     """Warm-up replicas allowed at once, beyond the standbys (Kafka default 2, minimum 1)."""
-    probing_rebalance_interval_ms: int = Field(
-        600_000, ge=60_000, alias="probing.rebalance.interval.ms"
+    probing_rebalance_interval_ms: KafkaInt = Field(
+        600_000, ge=60_000, le=INT64_MAX, alias="probing.rebalance.interval.ms"
     )
     """Interval of the follow-up (probing) rebalance while warm-ups remain (default 10 min)."""
     rack_aware_assignment_strategy: RackAwareStrategy = Field(
         RackAwareStrategy.NONE, alias="rack.aware.assignment.strategy"
     )
     """`none`, `min_traffic` or `balance_subtopology` (KIP-925; Kafka default `none`)."""
-    rack_aware_assignment_traffic_cost: NonNegativeInt | None = Field(
-        None, alias="rack.aware.assignment.traffic_cost"
+    rack_aware_assignment_traffic_cost: KafkaInt | None = Field(
+        None, ge=0, le=INT32_MAX, alias="rack.aware.assignment.traffic_cost"
     )
     """Cost per partition read across racks; unset means the assignor's default (HA: 10)."""
-    rack_aware_assignment_non_overlap_cost: NonNegativeInt | None = Field(
-        None, alias="rack.aware.assignment.non_overlap_cost"
+    rack_aware_assignment_non_overlap_cost: KafkaInt | None = Field(
+        None, ge=0, le=INT32_MAX, alias="rack.aware.assignment.non_overlap_cost"
     )
     """Cost of a task not on its current client; unset means the assignor's default (HA: 1)."""
     rack_aware_assignment_tags: Annotated[
@@ -206,7 +218,10 @@ class StreamsProblem(FrozenModel):
     def _cross_field(self) -> StreamsProblem:
         raise_if_any(
             cross_field_violations(
-                enumerate(self.clients), enumerate(self.tasks), self.config.rack_aware_assignment_tags
+                enumerate(self.clients),
+                enumerate(self.tasks),
+                self.config.rack_aware_assignment_tags,
+                {task.id for task in self.tasks},
             )
         )
         return self
@@ -251,11 +266,13 @@ def cross_field_violations(
     clients: Iterable[tuple[int, Client]],
     tasks: Iterable[tuple[int, Task]],
     tag_keys: tuple[str, ...],
+    task_ids: set[str],
 ) -> list[tuple[Loc, str]]:
     """Checks that need several clients or tasks at once, over (position, item) pairs.
 
     Taking positions lets the loader run it over the items that validated on their own when
-    others did not, so that one pass reports every problem.
+    others did not, so that one pass reports every problem. `task_ids` are the problem's tasks:
+    previous assignments of other tasks are dropped with a warning, not checked.
     """
     problems: list[tuple[Loc, str]] = []
     first_active: dict[str, str] = {}
@@ -270,6 +287,8 @@ def cross_field_violations(
                 )
             )
         for position, task in enumerate(client.previous_active):
+            if task not in task_ids:
+                continue
             if task in first_active:
                 problems.append(
                     (

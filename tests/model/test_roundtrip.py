@@ -10,7 +10,7 @@ from optimizer.model import (
     problem_from_data,
     save_problem,
     save_solution,
-)
+)  # noqa: I001
 from tests.conftest import STREAMS, CONSUMER, example_problems, example_solutions
 
 
@@ -103,3 +103,53 @@ def test_kafka_defaults():
 def test_topic_names_may_contain_dashes():
     problem = problem_from_data(CONSUMER)
     assert problem.members[0].owned_partitions == ("orders-eu-0",)
+
+
+def test_non_default_config_and_full_solution_round_trip(tmp_path):
+    from optimizer.model import GoalResult, PluginInfo, Solution, SolverInfo, ClientAssignment, load_solution
+    from optimizer.model.issues import Issue, Severity
+
+    data = {
+        **STREAMS,
+        "config": {
+            "num.standby.replicas": 2,
+            "acceptable.recovery.lag": 500,
+            "max.warmup.replicas": 5,
+            "probing.rebalance.interval.ms": 120000,
+            "rack.aware.assignment.strategy": "balance_subtopology",
+            "rack.aware.assignment.traffic_cost": 3,
+            "rack.aware.assignment.non_overlap_cost": 7,
+            "rack.aware.assignment.tags": ["zone"],
+        },
+    }
+    problem = problem_from_data(data)
+    for suffix in (".json", ".yaml"):
+        target = tmp_path / f"p{suffix}"
+        save_problem(problem, target)
+        assert load_problem(target) == problem
+    solution = Solution(
+        problem="orders-app",
+        kind="streams",
+        assignment={"a": ClientAssignment(active=("0_0",), warmup=("1_0",)), "b": ClientAssignment(standby=("0_0",))},
+        followup_rebalance=True,
+        goals=(GoalResult(name="balance", value=0.0, status="optimal", bound=0.0, seconds=0.25),),
+        metrics={"kip925_cost": 12, "tag_conflicts": {"zone": 0}},
+        solver=SolverInfo(name="exact", version="1.2.3", options={"goals": ["balance"]}, plugins=(PluginInfo(name="builtin", version="1"),)),
+        warnings=(Issue(severity=Severity.WARNING, location="clients", message="m"),),
+    )
+    target = tmp_path / "s.json"
+    save_solution(solution, target)
+    assert load_solution(target) == solution
+
+
+def test_yaml_written_here_reads_back_the_same_text(tmp_path):
+    # Ids that YAML 1.1 or 1.2 would read as numbers, booleans or dates stay text.
+    data = {"kind": "consumer", "topics": [{"name": "1e3", "partitions": 1}], "members": [
+        {"id": "no", "rack": "2024-01-01", "subscriptions": ["1e3"]},
+        {"id": "0_1", "rack": "12E7", "subscriptions": ["1e3"]},
+        {"id": "010", "subscriptions": ["1e3"]},
+    ]}
+    problem = problem_from_data(data)
+    target = tmp_path / "g.yaml"
+    save_problem(problem, target)
+    assert load_problem(target) == problem

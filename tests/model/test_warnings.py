@@ -34,7 +34,7 @@ def test_owned_partitions_that_no_longer_exist_are_dropped():
     data = copy.deepcopy(CONSUMER)
     data["members"][0]["owned_partitions"] = ["orders-eu-0", "orders-eu-9", "legacy-1"]
     problem = problem_from_data(data)
-    assert warned(problem, "members[0] (id 'm1').owned_partitions", "orders-eu-9, legacy-1 no longer exist")
+    assert warned(problem, "members[0] (id 'm1').owned_partitions", "legacy-1, orders-eu-9 no longer exist")
     assert normalize(problem).problem.members[0].owned_partitions == ("orders-eu-0",)
 
 

@@ -1,0 +1,140 @@
+"""Vectorised cost data of a Streams problem (numpy), built once per problem.
+
+Cross-rack traffic depends on the client only through its rack, so the primary array is
+tasks x racks; tasks x clients views are taken from it by indexing with each client's rack.
+Partitions without replica racks, and clients without a rack, never count as cross-rack (the
+evaluator's rule too; validation warns when rack information is partial).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy import sparse
+
+from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
+
+
+@dataclass(frozen=True)
+class StreamsIndex:
+    """Tasks and clients in canonical (sorted) order, with their cost arrays.
+
+    Tasks are ordered by Kafka's TaskId order (subtopology, then partition) and clients by id,
+    so every array built from this index is independent of the order of the problem's lists.
+    """
+
+    problem: StreamsProblem
+    tasks: tuple[Task, ...]
+    clients: tuple[Client, ...]
+    racks: tuple[str, ...]
+    """Distinct racks of clients and partitions, sorted."""
+
+    @classmethod
+    def of(cls, problem: StreamsProblem) -> StreamsIndex:
+        tasks = tuple(sorted(problem.tasks, key=lambda t: (t.subtopology, t.partition)))
+        clients = tuple(sorted(problem.clients, key=lambda c: c.id))
+        racks = {c.rack for c in clients if c.rack is not None}
+        for task in tasks:
+            for partition in (*task.source_partitions, *task.changelog_partitions):
+                racks.update(partition.replica_racks)
+        return cls(problem, tasks, clients, tuple(sorted(racks)))
+
+    @cached_property
+    def task_position(self) -> dict[str, int]:
+        return {task.id: i for i, task in enumerate(self.tasks)}
+
+    @cached_property
+    def client_position(self) -> dict[str, int]:
+        return {client.id: i for i, client in enumerate(self.clients)}
+
+    @cached_property
+    def client_rack(self) -> np.ndarray:
+        """Rack index per client, -1 for a client without rack."""
+        position = {rack: i for i, rack in enumerate(self.racks)}
+        return np.array([position.get(c.rack, -1) for c in self.clients], dtype=np.int64)
+
+    @cached_property
+    def threads(self) -> np.ndarray:
+        return np.array([c.threads for c in self.clients], dtype=np.int64)
+
+    @cached_property
+    def subtopology(self) -> np.ndarray:
+        return np.array([t.subtopology for t in self.tasks], dtype=np.int64)
+
+    @cached_property
+    def stateful(self) -> np.ndarray:
+        return np.array([t.stateful for t in self.tasks], dtype=bool)
+
+    @cached_property
+    def source_cross_by_rack(self) -> np.ndarray:
+        """tasks x racks: source partitions of the task with no replica in that rack."""
+        return self._cross_by_rack([t.source_partitions for t in self.tasks])
+
+    @cached_property
+    def changelog_cross_by_rack(self) -> np.ndarray:
+        """tasks x racks: changelog partitions of the task with no replica in that rack."""
+        return self._cross_by_rack([t.changelog_partitions for t in self.tasks])
+
+    def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]]) -> np.ndarray:
+        rack_position = {rack: i for i, rack in enumerate(self.racks)}
+        rows, cols = [], []  # (partition row, rack) pairs where the partition has a replica
+        task_of_row = []
+        for task_index, partitions in enumerate(partitions_per_task):
+            for partition in partitions:
+                if not partition.replica_racks:
+                    continue  # unknown racks never count as cross-rack
+                row = len(task_of_row)
+                task_of_row.append(task_index)
+                for rack in set(partition.replica_racks):
+                    rows.append(row)
+                    cols.append(rack_position[rack])
+        n_rows, n_racks = len(task_of_row), max(len(self.racks), 1)
+        has_replica = sparse.csr_matrix(
+            (np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(n_rows, n_racks)
+        )
+        incidence = sparse.csr_matrix(
+            (np.ones(n_rows, dtype=np.int64), (task_of_row, np.arange(n_rows))),
+            shape=(len(partitions_per_task), n_rows),
+        )
+        known = np.asarray(incidence.sum(axis=1)).ravel()
+        return (known[:, None] - (incidence @ has_replica).toarray()).astype(np.int64)
+
+    def by_client(self, by_rack: np.ndarray) -> np.ndarray:
+        """tasks x clients view of a tasks x racks array; 0 for clients without a rack."""
+        result = np.zeros((by_rack.shape[0], len(self.clients)), dtype=by_rack.dtype)
+        has_rack = self.client_rack >= 0
+        if by_rack.shape[1]:
+            result[:, has_rack] = by_rack[:, self.client_rack[has_rack]]
+        return result
+
+    def previous_active(self) -> np.ndarray:
+        """Index of each task's previous active client, -1 when it had none."""
+        owner = np.full(len(self.tasks), -1, dtype=np.int64)
+        for task_id, client_id in self.problem.previous_active_client.items():
+            owner[self.task_position[task_id]] = self.client_position[client_id]
+        return owner
+
+
+def active_cost_matrix(
+    index: StreamsIndex,
+    task_rows: np.ndarray,
+    traffic_cost: int,
+    non_overlap_cost: int,
+    current: np.ndarray,
+) -> np.ndarray:
+    """KIP-925's cost of each (task, client) for active tasks, as an int64 matrix.
+
+    `traffic_cost` per source partition without a replica in the client's rack, plus
+    `non_overlap_cost` where the client is not the task's `current` client (-1: none).
+    """
+    cross = index.by_client(index.source_cross_by_rack[task_rows])
+    cost = traffic_cost * cross
+    if non_overlap_cost:
+        elsewhere = np.ones_like(cost, dtype=bool)
+        has_owner = current >= 0
+        elsewhere[np.flatnonzero(has_owner), current[has_owner]] = False
+        cost = cost + non_overlap_cost * elsewhere
+    return cost.astype(np.int64)

@@ -1,0 +1,191 @@
+"""Seeded random problems that look like real applications and groups.
+
+Used by property tests, benchmarks and the sample fleet. The same arguments always give the same
+problem. Streams problems have subtopologies with co-partitioned source topics, replicas on a
+subset of the racks, stateful tasks with changelogs, and a previous assignment from before a
+scaling event (some clients left, some joined), with lags for the state each client holds.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.problem import problem_from_data
+from optimizer.model.streams import StreamsProblem
+
+
+def _racks(count: int) -> list[str]:
+    return [f"rack-{chr(ord('a') + i)}" for i in range(count)]
+
+
+def random_streams_problem(
+    seed: int,
+    *,
+    tasks: int = 20,
+    clients: int = 5,
+    subtopologies: int | None = None,
+    racks: int = 3,
+    replication: int = 2,
+    partitions_per_task: tuple[int, int] = (1, 4),
+    stateful_fraction: float = 0.7,
+    standby_replicas: int = 1,
+    threads: tuple[int, int] = (1, 4),
+    tags: tuple[str, ...] = (),
+    strategy: str = "min_traffic",
+    previous: bool = True,
+    churn: float = 0.2,
+    lags: bool = True,
+    name: str | None = None,
+) -> StreamsProblem:
+    """A Streams application with `tasks` tasks over `clients` clients."""
+    rng = random.Random(seed)
+    rack_names = _racks(max(racks, 1))
+    subtopologies = subtopologies or max(1, min(tasks, rng.randint(1, 4)))
+    # Split the tasks over subtopologies (each at least one partition).
+    sizes = [1] * min(subtopologies, max(tasks, 1))
+    for _ in range(tasks - len(sizes)):
+        sizes[rng.randrange(len(sizes))] += 1
+    end_offset = 1_000_000
+
+    def replicas() -> list[str]:
+        return sorted(rng.sample(rack_names, min(replication, len(rack_names))))
+
+    task_docs: list[dict[str, Any]] = []
+    for sub, count in enumerate(sizes if tasks else []):
+        inputs = rng.randint(*partitions_per_task)
+        stateful = rng.random() < stateful_fraction
+        for partition in range(count):
+            doc: dict[str, Any] = {
+                "id": f"{sub}_{partition}",
+                "stateful": stateful,
+                "source_partitions": [
+                    {"topic": f"s{sub}-input-{i}", "partition": partition, "replica_racks": replicas()}
+                    for i in range(inputs)
+                ],
+            }
+            if stateful:
+                doc["changelog_partitions"] = [
+                    {"topic": f"app-s{sub}-store-changelog", "partition": partition, "replica_racks": replicas()}
+                ]
+                doc["changelog_end_offset"] = end_offset
+            task_docs.append(doc)
+
+    tag_values = {tag: [f"{tag}-{i}" for i in range(3)] for tag in tags}
+    client_docs: list[dict[str, Any]] = []
+    for i in range(clients):
+        doc = {"id": f"client-{i:04d}", "rack": rack_names[i % len(rack_names)], "threads": rng.randint(*threads)}
+        if tags:
+            doc["tags"] = {tag: rng.choice(values) for tag, values in tag_values.items()}
+        client_docs.append(doc)
+
+    if previous and task_docs:
+        # The previous generation: some of today's clients plus some that have left since.
+        stayed = [d for d in client_docs if rng.random() >= churn] or client_docs[:1]
+        departed = max(0, round(churn * clients))
+        holders = [d["id"] for d in stayed] + [f"departed-{i}" for i in range(departed)]
+        by_id = {d["id"]: d for d in stayed}
+        order = list(range(len(task_docs)))
+        rng.shuffle(order)
+        active_of: dict[str, str] = {}
+        for n, t in enumerate(order):
+            owner = holders[n % len(holders)]
+            active_of[task_docs[t]["id"]] = owner
+            if owner in by_id:
+                by_id[owner].setdefault("previous_active", []).append(task_docs[t]["id"])
+        for task in task_docs:
+            if not task["stateful"]:
+                continue
+            others = [h for h in holders if h != active_of[task["id"]]]
+            for holder in rng.sample(others, min(standby_replicas, len(others))):
+                if holder in by_id:
+                    by_id[holder].setdefault("previous_standby", []).append(task["id"])
+        if lags:
+            acceptable = 10_000
+            stateful_ids = {t["id"] for t in task_docs if t["stateful"]}
+            for doc in stayed:
+                # A running active reports no lag (Kafka's LATEST_OFFSET); a standby may lag.
+                lag_of = {}
+                for t in doc.get("previous_standby", ()):
+                    lag_of[t] = rng.choice([0, rng.randint(0, 3 * acceptable)])
+                if lag_of:
+                    doc["lags"] = lag_of
+        for doc in stayed:
+            for key in ("previous_active", "previous_standby"):
+                if key in doc:
+                    doc[key].sort(key=lambda t: tuple(map(int, t.split("_"))))
+
+    config: dict[str, Any] = {"num.standby.replicas": standby_replicas, "rack.aware.assignment.strategy": strategy}
+    if tags:
+        config["rack.aware.assignment.tags"] = list(tags)
+    return problem_from_data(
+        {
+            "kind": "streams",
+            "name": name or f"streams-{seed}",
+            "config": config,
+            "clients": client_docs,
+            "tasks": task_docs,
+        }
+    )
+
+
+def random_consumer_problem(
+    seed: int,
+    *,
+    members: int = 5,
+    topics: int = 3,
+    partitions: tuple[int, int] = (1, 12),
+    racks: int = 3,
+    replication: int = 2,
+    equal_subscriptions: bool = True,
+    strategy: str = "sticky",
+    owned: bool = True,
+    churn: float = 0.2,
+    name: str | None = None,
+) -> ConsumerProblem:
+    """A consumer group over `topics` topics; members owned partitions before a scaling event."""
+    rng = random.Random(seed)
+    rack_names = _racks(max(racks, 1))
+    topic_docs = []
+    for i in range(topics):
+        count = rng.randint(*partitions)
+        doc: dict[str, Any] = {"name": f"topic-{i}", "partitions": count}
+        if racks:
+            doc["replica_racks"] = [
+                sorted(rng.sample(rack_names, min(replication, len(rack_names)))) for _ in range(count)
+            ]
+        topic_docs.append(doc)
+    names = [t["name"] for t in topic_docs]
+    member_docs = []
+    for i in range(members):
+        subscriptions = names if equal_subscriptions else sorted(rng.sample(names, rng.randint(1, len(names))))
+        doc = {"id": f"member-{i:04d}", "subscriptions": list(subscriptions)}
+        if racks:
+            doc["rack"] = rack_names[i % len(rack_names)]
+        member_docs.append(doc)
+    if owned:
+        stayed = [d for d in member_docs if rng.random() >= churn] or member_docs[:1]
+        departed = max(0, round(churn * members))
+        holders = [d["id"] for d in stayed] + [f"departed-{i}" for i in range(departed)]
+        by_id = {d["id"]: d for d in stayed}
+        everything = [f"{t['name']}-{p}" for t in topic_docs for p in range(t["partitions"])]
+        rng.shuffle(everything)
+        for n, partition in enumerate(everything):
+            owner = holders[n % len(holders)]
+            topic = partition.rsplit("-", 1)[0]
+            if owner in by_id and topic in by_id[owner]["subscriptions"]:
+                by_id[owner].setdefault("owned_partitions", []).append(partition)
+        for doc in stayed:
+            doc["generation"] = 7
+            if "owned_partitions" in doc:
+                doc["owned_partitions"].sort(key=lambda p: (p.rsplit("-", 1)[0], int(p.rsplit("-", 1)[1])))
+    return problem_from_data(
+        {
+            "kind": "consumer",
+            "name": name or f"group-{seed}",
+            "config": {"partition.assignment.strategy": strategy},
+            "topics": topic_docs,
+            "members": member_docs,
+        }
+    )
