@@ -29,6 +29,9 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
+from optimizer.rebalance import next_rebalance  # noqa: E402 - needs __version__ set first
+from optimizer.solve import solve  # noqa: E402
+
 __all__ = [
     "ClientAssignment",
     "ConsumerProblem",
@@ -41,9 +44,11 @@ __all__ = [
     "__version__",
     "evaluate",
     "load_problem",
+    "next_rebalance",
     "load_solution",
     "normalize",
     "problem_from_data",
     "save_problem",
     "save_solution",
+    "solve",
 ]

@@ -18,12 +18,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer import __version__
-from optimizer.errors import InvalidInputError
+from optimizer.errors import InvalidInputError, SolverError, SolverUnavailableError
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.normalize import normalize
-from optimizer.model.problem import Problem, load_problem, load_solution, save_solution
+from optimizer.model.problem import (
+    Problem,
+    load_problem,
+    load_solution,
+    save_solution,
+    solution_to_data,
+)
+from optimizer.solve import SOLVERS, solve
 
 
 class ExitCode(IntEnum):
@@ -60,7 +67,7 @@ def _describe(problem: Problem) -> str:
 
 def _print_issues(issues: tuple[Issue, ...] | list[Issue], console: Console) -> None:
     for issue in issues:
-        style = "red" if issue.severity is Severity.ERROR else "yellow"
+        style = "red" if issue.severity == Severity.ERROR else "yellow"
         console.print(f"  [{style}]{issue.severity}[/{style}] {escape(str(issue))}")
 
 
@@ -205,6 +212,73 @@ def _print_evaluation(
             value = f"{value:.3f}"
         table.add_row(name, escape(str(value)), meaning)
     out.print(table)
+
+
+@cli.command("solve")
+@click.argument("problem_path", metavar="PROBLEM", type=_FILE)
+@click.option(
+    "--solver",
+    type=click.Choice(SOLVERS),
+    default="kafka",
+    show_default=True,
+    help="kafka: what Kafka's own assignor computes; kip925: KIP-925's optimisation of the "
+    "previous assignment (the reference goal, Streams only).",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the solution file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON.")
+def solve_command(problem_path: Path, solver: str, output: Path | None, as_json: bool) -> None:
+    """Assign a problem's tasks or partitions and print the assignment.
+
+    Every result passes the evaluator before it is printed. Warnings about the problem (things
+    Kafka tolerates) are printed and recorded in the solution.
+    """
+    try:
+        problem = load_problem(problem_path)
+    except InvalidInputError as error:
+        _print_invalid(error)
+        sys.exit(ExitCode.INVALID_INPUT)
+    try:
+        solution = solve(problem, solver=solver)
+    except SolverUnavailableError as error:
+        err.print(f"[red]✗[/red] {escape(str(error))}")
+        sys.exit(ExitCode.USAGE)
+    except SolverError as error:
+        err.print(f"[red]✗[/red] {escape(str(error))}")
+        sys.exit(ExitCode.NO_SOLUTION)
+    if output is not None:
+        try:
+            save_solution(solution, output)
+        except OSError as error:
+            err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
+            sys.exit(ExitCode.USAGE)
+    if as_json:
+        click.echo(json.dumps(solution_to_data(solution), indent=2))
+        return
+    _print_solution(problem, solution)
+
+
+def _print_solution(problem: Problem, solution) -> None:
+    out.print(f"{escape(_describe(problem))}: solved with {solution.solver.name}")
+    _print_issues(solution.warnings, out)
+    streams = problem.kind == "streams"
+    table = Table(title_justify="left")
+    table.add_column("client" if streams else "member", no_wrap=True)
+    table.add_column("active")
+    if streams:
+        table.add_column("standby")
+        table.add_column("warm-up")
+    for member, held in solution.assignment.items():
+        cells = [", ".join(held.active) or "-"]
+        if streams:
+            cells += [", ".join(held.standby) or "-", ", ".join(held.warmup) or "-"]
+        table.add_row(escape(member), *map(escape, cells))
+    out.print(table)
+    if solution.followup_rebalance:
+        out.print("follow-up rebalance needed: " + ("warm-ups or task movements remain" if streams else "partitions are withheld until their owners revoke them"))
+    evaluation = evaluate(problem, solution)
+    out.print(f"figures: {escape(_figures(evaluation))}")
+    for note in solution.solver.options.get("notes", ()):
+        out.print(f"note: {escape(str(note))}")
 
 
 def _figures(evaluation: Evaluation) -> str:

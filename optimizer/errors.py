@@ -27,3 +27,7 @@ class InvalidInputError(KafkaAssignmentError):
 
 class SolverUnavailableError(KafkaAssignmentError):
     """A solver or back-end was asked for that cannot handle the request."""
+
+
+class SolverError(KafkaAssignmentError):
+    """A solver returned an assignment the evaluator rejects: a bug, reported with the violations."""

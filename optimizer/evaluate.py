@@ -10,6 +10,7 @@ exactly once, and only to a subscriber. Definitions of every metric are in docs/
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
@@ -443,7 +444,7 @@ def _subtopology_spread(
         most[sub] = max(most.get(sub, 0), count)
         least[sub] = min(least.get(sub, count), count)
     for (sub, client), count in on_client.items():
-        cap = -(-size[sub] * int(active_count[client]) // max(total, 1))
+        cap = math.ceil(float(active_count[client]) / max(total, 1) * size[sub])  # as Kafka, in doubles
         excess += max(0, count - cap)
     skews = {
         str(sub): most[sub] - (least[sub] if clients_with[sub] == n_clients else 0)
@@ -557,7 +558,7 @@ def _evaluate_consumer(
         for partition in member.owned_partitions:
             claimed_by[partition].add(member.id)
     cooperative = (
-        problem.config.partition_assignment_strategy is AssignmentStrategy.COOPERATIVE_STICKY
+        problem.config.partition_assignment_strategy == AssignmentStrategy.COOPERATIVE_STICKY
     )
     withheld = 0
     for partition in assignable:

@@ -26,10 +26,14 @@ class ActiveOptimization:
 
 
 def subtopology_caps(groups: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """ceil(S_s * C_k / n) for every subtopology group s and client k (KIP-925 4.B.II)."""
+    """ceil(S_s * C_k / n) for every subtopology group s and client k (KIP-925 4.B.II).
+
+    Computed as Kafka does, in doubles: ceil(C_k / n * S_s), so the caps are Kafka's even where
+    rounding makes them one larger than the exact fraction.
+    """
     n = int(counts.sum())
     sizes = np.bincount(groups)
-    return -((-np.outer(sizes, counts)) // max(n, 1))
+    return np.ceil(np.outer(sizes, counts / max(n, 1))).astype(np.int64)
 
 
 def optimize_active_tasks(
@@ -42,7 +46,7 @@ def optimize_active_tasks(
 ) -> ActiveOptimization:
     """Re-place the tasks `rows` (positions in `index.tasks`), now on clients `current`."""
     cost = active_cost_matrix(index, rows, traffic_cost, non_overlap_cost, current)
-    if strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+    if strategy != RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         result = cancel_negative_cycles(cost, current)
         return ActiveOptimization(result.assignment, result)
     _, groups = np.unique(index.subtopology[rows], return_inverse=True)

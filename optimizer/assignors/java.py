@@ -95,15 +95,23 @@ def java_task_id_hash(subtopology: int, partition: int) -> int:
     return _int32(31 * (31 * (31 + subtopology) + partition))
 
 
-def java_hash_map_order(keys: Sequence[T], hash_of: Callable[[T], int]) -> list[T]:
-    """The iteration order of a `java.util.HashMap` into which `keys` were put in this order.
+def java_hash_map_order(
+    keys: Sequence[T], hash_of: Callable[[T], int], presized: bool = False
+) -> list[T]:
+    """The iteration order of a `java.util.HashMap` (or HashSet) into which `keys` were put in
+    this order.
 
-    Default capacity 16, doubled when the size exceeds 0.75 of it; a key's bucket is
-    `(h ^ (h >>> 16)) & (capacity - 1)`; buckets are walked in order, each in insertion order
-    (a resize keeps the relative order within a bucket). Bins that Java would turn into trees
-    (8 or more keys in one bucket at capacity 64 or more) are not modelled.
+    A default map starts at capacity 16 and doubles when the size exceeds 0.75 of it; a map copied
+    from a collection (`presized`) starts at the power of two above size / 0.75 + 1. A key's bucket
+    is `(h ^ (h >>> 16)) & (capacity - 1)`; buckets are walked in order, each in insertion order (a
+    resize keeps the relative order within a bucket). Bins that Java would turn into trees (8 or
+    more keys in one bucket at capacity 64 or more) are not modelled.
     """
     capacity = 16
+    if presized:
+        wanted = int(len(keys) / 0.75) + 1
+        while capacity < wanted:
+            capacity *= 2
     while len(keys) > 0.75 * capacity:
         capacity *= 2
     buckets: dict[int, list[T]] = {}
@@ -136,3 +144,23 @@ def kafka_client_order(client_ids: Iterable[str]) -> list[str]:
 
     return sorted(ids, key=java_uuid_key)
 
+
+
+def java_string_hash(text: str) -> int:
+    """`String.hashCode()`: the 31-polynomial over UTF-16 code units, in 32-bit arithmetic."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return _int32(h)
+
+
+def kafka_client_hash(client_id: str) -> int:
+    """The hash of a client's key in Kafka's maps: `UUID.hashCode()` for a process id, else the
+    id's `String.hashCode()` (as if processes were keyed by name)."""
+    try:
+        value = uuid.UUID(client_id).int
+    except ValueError:
+        return java_string_hash(client_id)
+    hilo = (value >> 64) ^ (value & ((1 << 64) - 1))
+    return _int32((hilo >> 32) ^ hilo)

@@ -85,7 +85,7 @@ def assign_active_task_movements(
     warmups: dict[str, set[TaskKey]],
 ) -> int:
     order = {c.id: i for i, c in enumerate(clients)}
-    queue = ConstrainedPrioritySet(caught.is_caught_up, lambda c: c.assigned_load, order)
+    queue = ConstrainedPrioritySet(lambda c, t: caught.is_caught_up(t, c), lambda c: c.assigned_load, order)
     movements = _movement_queue()
     for client in clients:
         for task in sorted(client.active):
@@ -136,7 +136,7 @@ def assign_standby_task_movements(
     warmups: dict[str, set[TaskKey]],
 ) -> int:
     order = {c.id: i for i, c in enumerate(clients)}
-    queue = ConstrainedPrioritySet(caught.is_caught_up, lambda c: c.assigned_load, order)
+    queue = ConstrainedPrioritySet(lambda c, t: caught.is_caught_up(t, c), lambda c: c.assigned_load, order)
     movements = _movement_queue()
     for client in clients:
         for task in sorted(client.standby):

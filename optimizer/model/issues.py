@@ -125,4 +125,4 @@ def warning(location: str, message: str) -> Issue:
 
 
 def errors_only(issues: Iterable[Issue]) -> list[Issue]:
-    return [issue for issue in issues if issue.severity is Severity.ERROR]
+    return [issue for issue in issues if issue.severity == Severity.ERROR]

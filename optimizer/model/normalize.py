@@ -108,7 +108,7 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
         )
 
     without_rack = [c.id for c in problem.clients if c.rack is None]
-    rack_aware = problem.config.rack_aware_assignment_strategy is not RackAwareStrategy.NONE
+    rack_aware = problem.config.rack_aware_assignment_strategy != RackAwareStrategy.NONE
     if without_rack and rack_aware:
         warnings.append(
             warning(

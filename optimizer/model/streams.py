@@ -13,7 +13,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
@@ -41,6 +41,35 @@ class RackAwareStrategy(StrEnum):
     NONE = "none"
     MIN_TRAFFIC = "min_traffic"
     BALANCE_SUBTOPOLOGY = "balance_subtopology"
+
+
+class TaskAssignor(StrEnum):
+    """Which Kafka Streams assignor `--solver kafka` reproduces (`task.assignor.class`)."""
+
+    HIGH_AVAILABILITY = "high_availability"
+    STICKY = "sticky"
+
+
+_TASK_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor": (
+        TaskAssignor.HIGH_AVAILABILITY
+    ),
+    "org.apache.kafka.streams.processor.internals.assignment.StickyTaskAssignor": TaskAssignor.STICKY,
+    "org.apache.kafka.streams.processor.internals.assignment.LegacyStickyTaskAssignor": TaskAssignor.STICKY,
+}
+_KIP924_STICKY = "org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor"
+
+
+def _task_assignor_name(value: Any) -> Any:
+    if isinstance(value, str):
+        value = value.strip()
+        if value == _KIP924_STICKY:
+            raise ValueError(
+                "KIP-924's StickyTaskAssignor is a different algorithm and is not reproduced; "
+                "'sticky' is KIP-925's sticky task assignor (LegacyStickyTaskAssignor since Kafka 3.8)"
+            )
+        return _TASK_ASSIGNOR_CLASSES.get(value, value)
+    return value
 
 
 def _comma_separated(value: Any) -> Any:
@@ -183,6 +212,13 @@ class StreamsConfig(FrozenModel):
         tuple[NonEmptyStr, ...], BeforeValidator(_comma_separated)
     ] = Field((), alias="rack.aware.assignment.tags")
     """Client tag keys standbys are spread over (KIP-708), for example `[zone, cluster]`."""
+    task_assignor_class: Annotated[TaskAssignor, BeforeValidator(_task_assignor_name)] = Field(
+        TaskAssignor.HIGH_AVAILABILITY,
+        validation_alias=AliasChoices("task.assignor.class", "internal.task.assignor.class"),
+        serialization_alias="task.assignor.class",
+    )
+    """`high_availability` (Kafka's default) or `sticky`; Kafka's class names are accepted, under
+    `task.assignor.class` or the older `internal.task.assignor.class`."""
 
     @model_validator(mode="after")
     def _tags_unique(self) -> StreamsConfig:

@@ -1,0 +1,96 @@
+"""How long the kip925 reference goal takes (issue 3): (tasks x clients) 500x20 ... 5000x100.
+
+Run: ./run python bench/kip925.py   (writes bench/results/kip925.json; not a test)
+
+Each size is a generated application of stateful tasks (3 racks, replication 2, 1-4 source partitions per task, a
+previous assignment covering every task) solved with `solve(problem, solver="kip925")`; the time
+of the active optimisation alone (cost matrix + cycle canceling) is reported too. For scale, the
+faithful port of Kafka's own Graph (one full Bellman-Ford per canceled cycle, as Kafka runs it)
+is timed on the same kind of problem at small sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from goals.kip925.cycle_canceling import cancel_negative_cycles
+from goals.kip925.graph import Graph
+from optimizer.costs import StreamsIndex, active_cost_matrix
+from optimizer.generate import random_streams_problem
+from optimizer.solve import solve
+
+SIZES = [(500, 20), (1000, 50), (2000, 100), (5000, 100)]
+KAFKA_GRAPH_SIZES = [(50, 5), (100, 10), (200, 20)]
+
+
+def problem_of(tasks: int, clients: int, seed: int = 7):
+    return random_streams_problem(
+        seed, tasks=tasks, clients=clients, subtopologies=4, churn=0.0, standby_replicas=0, threads=(1, 1),
+        stateful_fraction=1.0,
+    )
+
+
+def active_inputs(problem):
+    index = StreamsIndex.of(problem)
+    rows = np.arange(len(index.tasks))
+    current = index.previous_active()
+    return index, rows, current
+
+
+def main() -> None:
+    results = {"machine": f"{platform.node()} ({platform.machine()}, {platform.processor() or 'cpu'})",
+               "python": platform.python_version(), "date": date.today().isoformat(), "sizes": []}
+    for tasks, clients in SIZES:
+        problem = problem_of(tasks, clients)
+        started = time.perf_counter()
+        solution = solve(problem, solver="kip925")
+        total = time.perf_counter() - started
+        index, rows, current = active_inputs(problem)
+        started = time.perf_counter()
+        cost = active_cost_matrix(index, rows, 10, 1, current)
+        canceling = cancel_negative_cycles(cost, current)
+        core = time.perf_counter() - started
+        row = {
+            "tasks": tasks, "clients": clients, "solve_seconds": round(total, 3), "optimise_seconds": round(core, 3),
+            "cost_before": canceling.initial_cost, "cost_after": canceling.cost, "cycles": canceling.cycles,
+            "bellman_ford_passes": canceling.passes, "kip925_cost": solution.metrics["kip925_cost"],
+        }
+        results["sizes"].append(row)
+        print(row)
+    results["kafka_graph"] = []
+    for tasks, clients in KAFKA_GRAPH_SIZES:
+        index, rows, current = active_inputs(problem_of(tasks, clients))
+        cost = active_cost_matrix(index, rows, 10, 1, current)
+        started = time.perf_counter()
+        graph = Graph()
+        for t in range(tasks):
+            for k in range(clients):
+                graph.add_edge(t, tasks + k, 1, int(cost[t, k]), int(current[t] == k))
+            graph.add_edge(-1, t, 1, 0, 1)
+        counts = np.bincount(current, minlength=clients)
+        for k in range(clients):
+            graph.add_edge(tasks + k, tasks + clients, int(counts[k]), 0, int(counts[k]))
+        graph.source, graph.sink = -1, tasks + clients
+        graph.solve_min_cost_flow()
+        seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        contracted = cancel_negative_cycles(cost, current)
+        fast = time.perf_counter() - started
+        assert graph.total_cost() == contracted.cost
+        row = {"tasks": tasks, "clients": clients, "kafka_graph_seconds": round(seconds, 3),
+               "contracted_seconds": round(fast, 4), "cost": contracted.cost}
+        results["kafka_graph"].append(row)
+        print(row)
+    out = Path(__file__).parent / "results" / "kip925.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The reference goal (`--solver kip925`): only KIP-925's optimisation of the previous assignment.
+
+As Kafka's `optimizeActiveTasks` does, but on the problem's previous active assignment: every
+client keeps its number of stateful and of stateless actives (a client without tasks stays
+empty), and the actives are re-placed at least KIP-925 cost (stateful: the configured traffic and
+non-overlap costs, else 10 and 1; stateless: 1 and 0), by cycle canceling. The graph is
+`balance_subtopology` when the config asks for it, else `min_traffic` (also when the config says
+`none`: asking for this solver asks for the optimisation). Standbys are placed as Kafka's
+high-availability assignor places them, then improved by KIP-925's greedy standby optimiser.
+
+Tasks without a previous active client first go, in task order, to the client with the fewest
+actives per thread, so that the optimisation starts from a complete assignment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goals.kip925.optimize import optimize_active_tasks
+from optimizer.assignors.client_state import ClientState, client_states
+from optimizer.assignors.high_availability import (
+    HA_NON_OVERLAP_COST,
+    HA_TRAFFIC_COST,
+    StreamsAssignorResult,
+    balance_tasks_over_threads,
+)
+from optimizer.assignors.rack_aware import (
+    STATELESS_NON_OVERLAP_COST,
+    STATELESS_TRAFFIC_COST,
+    RackAwareTaskAssignor,
+)
+from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
+from optimizer.costs import StreamsIndex
+from optimizer.model.ids import TaskKey, parse_task_id
+from optimizer.model.streams import RackAwareStrategy, StreamsProblem
+
+
+def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
+    config = problem.config
+    clients = client_states(problem)
+    order = {c.id: i for i, c in enumerate(clients)}
+    notes = []
+    owner: dict[TaskKey, ClientState] = {}
+    for client in clients:
+        for task in client.previous_active:
+            owner[task] = client
+    tasks = sorted(parse_task_id(t.id) for t in problem.tasks)
+    missing = [t for t in tasks if t not in owner]
+    for task in missing:
+        owner[task] = min(clients, key=lambda c: (len(c.active) / c.capacity, order[c.id]))
+        owner[task].assign_active(task)
+    for task, client in owner.items():
+        if task not in client.active:
+            client.assign_active(task)
+    if missing:
+        notes.append(f"{len(missing)} tasks had no previous active client: placed on the least loaded first")
+
+    strategy = config.rack_aware_assignment_strategy
+    if strategy == RackAwareStrategy.NONE:
+        strategy = RackAwareStrategy.MIN_TRAFFIC
+    traffic = config.rack_aware_assignment_traffic_cost
+    traffic = HA_TRAFFIC_COST if traffic is None else traffic
+    non_overlap = config.rack_aware_assignment_non_overlap_cost
+    non_overlap = HA_NON_OVERLAP_COST if non_overlap is None else non_overlap
+
+    index = StreamsIndex.of(problem)
+    by_index = [clients[order[c.id]] for c in index.clients]
+    for stateful, costs in ((True, (traffic, non_overlap)), (False, (STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST))):
+        rows = np.flatnonzero(index.stateful == stateful)
+        if not len(rows):
+            continue
+        keys = [parse_task_id(index.tasks[r].id) for r in rows]
+        current = np.array([index.client_position[owner[k].id] for k in keys])
+        result = optimize_active_tasks(index, rows, current, *costs, strategy)
+        for key, position in zip(keys, result.assignment.tolist(), strict=True):
+            target = by_index[position]
+            if target is not owner[key]:
+                owner[key].unassign_active(key)
+                target.assign_active(key)
+        canceling = result.canceling
+        notes.append(
+            f"{'stateful' if stateful else 'stateless'} actives: cost {canceling.initial_cost} -> "
+            f"{canceling.cost}, {canceling.cycles} cycles canceled in {canceling.passes} Bellman-Ford passes"
+        )
+
+    if config.num_standby_replicas > 0:
+        stateful_keys = [parse_task_id(t.id) for t in index.tasks if t.stateful]
+        tags = config.rack_aware_assignment_tags
+        standby = ClientTagAwareStandbyTaskAssignor(tags) if tags else DefaultStandbyTaskAssignor()
+        standby.assign(clients, stateful_keys, config.num_standby_replicas)
+        balance_tasks_over_threads(
+            clients,
+            lambda c: c.standby,
+            ClientState.unassign_standby,
+            ClientState.assign_standby,
+            standby.is_allowed_task_movement,
+        )
+        rack_aware = RackAwareTaskAssignor(problem, strategy=strategy)
+        if rack_aware.can_enable():
+            rack_aware.optimize_standby_tasks(clients, traffic, non_overlap, standby.is_allowed_standby_move)
+    return StreamsAssignorResult(clients, {}, False, notes)

@@ -1,0 +1,640 @@
+"""Kafka's consumer partition assignors (classic protocol), as Kafka 3.8+ runs them.
+
+* `range`: per topic, consecutive ranges to the subscribers in member order; with KIP-881 rack
+  information, first partitions whose replicas share the member's rack (co-partitioned topics
+  keep partition p of every topic on one member), then the rest.
+* `roundrobin`: all partitions (topics by name, partitions ascending) dealt to the subscribers in
+  member order. No rack awareness.
+* `sticky` and `cooperative-sticky`: KAFKA-12464's constrained algorithm when every member
+  subscribes to the same topics, KIP-54's general algorithm (with KIP-341's fix) otherwise, both
+  rack-aware per KIP-881. Owned partitions contested by several members go to the highest
+  generation; a tie invalidates them. Cooperative rebalancing withholds every partition that
+  changes owner until its holder has revoked it, and asks for a follow-up rebalance.
+
+Kafka iterates the group's members in a Java HashMap by member id; which member keeps the one
+extra partition, and some tie-breaks, depend on that order, so it is reproduced.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from optimizer.assignors.java import java_hash_map_order, java_string_hash
+from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
+from optimizer.model.ids import parse_partition_id
+
+TP = tuple[str, int]
+
+
+@dataclass
+class ConsumerAssignorResult:
+    assignment: dict[str, list[TP]]
+    """Member id -> partitions, in the order Kafka lists them."""
+    followup_rebalance: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def kafka_consumer_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    strategy = problem.config.partition_assignment_strategy
+    if strategy == AssignmentStrategy.RANGE:
+        return range_assign(problem)
+    if strategy == AssignmentStrategy.ROUNDROBIN:
+        return roundrobin_assign(problem)
+    return sticky_assign(problem, cooperative=strategy == AssignmentStrategy.COOPERATIVE_STICKY)
+
+
+def _member_key(member_id: str) -> bytes:
+    return member_id.encode("utf-16-be")  # Java's String.compareTo order
+
+
+class _Group:
+    """What every assignor reads: partitions per subscribed topic, racks, member order."""
+
+    def __init__(self, problem: ConsumerProblem):
+        self.problem = problem
+        topics = problem.topic_by_name
+        subscribed = {t for m in problem.members for t in m.subscriptions}
+        self.partitions: dict[str, int] = {t: topics[t].partitions for t in subscribed if t in topics}
+        self.sorted_members = sorted((m.id for m in problem.members), key=_member_key)
+        self.subscriptions = {m.id: list(m.subscriptions) for m in problem.members}
+        self.member_rack = {m.id: m.rack for m in problem.members if m.rack}
+        self.replica_racks: dict[TP, frozenset[str]] = {}
+        for topic, count in self.partitions.items():
+            racks = topics[topic].replica_racks
+            for p in range(count):
+                self.replica_racks[topic, p] = frozenset(racks[p]) if racks is not None else frozenset()
+
+    def hash_order(self) -> list[str]:
+        """Members as Kafka's group leader iterates them: a HashMap keyed by member id."""
+        return java_hash_map_order(self.sorted_members, java_string_hash)
+
+
+def use_rack_aware_assignment(
+    consumer_racks: set[str], partition_racks: set[str], racks_per_partition: dict[TP, frozenset[str]]
+) -> bool:
+    """KIP-881: some member rack is known and shared by replicas, and racks differ by partition."""
+    if not consumer_racks or not consumer_racks & partition_racks:
+        return False
+    return any(racks != partition_racks for racks in racks_per_partition.values())
+
+
+def _result(members: Iterable[str], lists: dict[str, list[TP]], **kwargs) -> ConsumerAssignorResult:
+    return ConsumerAssignorResult({m: lists.get(m, []) for m in members}, **kwargs)
+
+
+# --------------------------------------------------------------------------- range
+
+
+@dataclass
+class _TopicRanges:
+    topic: str
+    consumers: list[tuple[str, str | None]]
+    unassigned: list[int]
+    per_consumer: int
+    remaining_extra: int
+    partition_racks: dict[int, frozenset[str]]
+    needs_rack_aware: bool
+    assigned: dict[str, int] = field(default_factory=dict)
+
+    def max_assignable(self, member: str) -> int:
+        extra = 1 if self.remaining_extra > 0 else 0
+        return max(0, self.per_consumer + extra - self.assigned.get(member, 0))
+
+    def on_assigned(self, member: str, parts: list[int]) -> None:
+        self.assigned[member] = self.assigned.get(member, 0) + len(parts)
+        if self.assigned[member] > self.per_consumer:
+            self.remaining_extra -= 1
+        taken = set(parts)
+        self.unassigned = [p for p in self.unassigned if p not in taken]
+
+    def racks_match(self, member: str, rack: str | None, partition: int) -> bool:
+        return rack is None or (partition in self.partition_racks and rack in self.partition_racks[partition])
+
+
+def range_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    group = _Group(problem)
+    result: dict[str, list[TP]] = {m: [] for m in group.sorted_members}
+    states = []
+    for topic in sorted(group.partitions):
+        subscribers = [m for m in group.sorted_members if topic in group.subscriptions[m]]
+        count = group.partitions[topic]
+        consumers = [(m, group.member_rack.get(m)) for m in subscribers]
+        racks = {p: group.replica_racks[topic, p] for p in range(count)} if any(r for _, r in consumers) else {}
+        all_racks = set().union(*racks.values()) if racks else set()
+        member_racks = {r for _, r in consumers if r}
+        n = len(subscribers)
+        states.append(
+            _TopicRanges(
+                topic,
+                consumers,
+                list(range(count)),
+                count // n if n else 0,
+                count % n if n else 0,
+                racks,
+                use_rack_aware_assignment(member_racks, all_racks, {(topic, p): r for p, r in racks.items()}),
+            )
+        )
+
+    def assign_ranges(state: _TopicRanges, may_assign: Callable[[str, str | None, int], bool]) -> None:
+        for member, rack in state.consumers:
+            if not state.unassigned:
+                return
+            parts = [p for p in state.unassigned if may_assign(member, rack, p)][: state.max_assignable(member)]
+            if parts:
+                result[member] += [(state.topic, p) for p in parts]
+                state.on_assigned(member, parts)
+
+    use_rack = any(s.needs_rack_aware for s in states)
+    if use_rack:
+        groups: dict[tuple, list[_TopicRanges]] = defaultdict(list)
+        for state in states:
+            groups[tuple(state.consumers), len(state.partition_racks)].append(state)
+        for co_partitioned in groups.values():
+            if len(co_partitioned) > 1:
+                _assign_co_partitioned(co_partitioned, result)
+            elif co_partitioned[0].needs_rack_aware:
+                state = co_partitioned[0]
+                assign_ranges(state, state.racks_match)
+    for state in states:
+        assign_ranges(state, lambda member, rack, p: True)
+    for member in result:
+        result[member].sort()
+    return _result(group.sorted_members, result)
+
+
+def _assign_co_partitioned(states: list[_TopicRanges], result: dict[str, list[TP]]) -> None:
+    remaining = list(states[0].consumers)
+    for p in range(len(states[0].partition_racks)):
+        chosen = next(
+            (
+                (member, rack)
+                for member, rack in remaining
+                if all(s.racks_match(member, rack, p) and s.max_assignable(member) > 0 for s in states)
+            ),
+            None,
+        )
+        if chosen is None:
+            continue
+        member = chosen[0]
+        for state in states:
+            result[member].append((state.topic, p))
+            state.on_assigned(member, [p])
+        if all(s.max_assignable(member) == 0 for s in states):
+            remaining.remove(chosen)
+            if not remaining:
+                return
+
+
+# --------------------------------------------------------------------------- round robin
+
+
+def roundrobin_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    group = _Group(problem)
+    members = group.sorted_members
+    result: dict[str, list[TP]] = {m: [] for m in members}
+    cursor = 0
+    for topic in sorted(group.partitions):
+        for p in range(group.partitions[topic]):
+            while topic not in group.subscriptions[members[cursor % len(members)]]:
+                cursor += 1
+            result[members[cursor % len(members)]].append((topic, p))
+            cursor += 1
+    return _result(members, result)
+
+
+# --------------------------------------------------------------------------- sticky
+
+
+def _topic_partition_hash(tp: TP) -> int:
+    """`TopicPartition.hashCode()`: 31 * (31 + partition) + topic.hashCode(), 32-bit."""
+    value = (31 * (31 + tp[1]) + java_string_hash(tp[0])) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+class _RackInfo:
+    def __init__(self, group: _Group, members: Sequence[str]):
+        consumers_by_rack: dict[str, list[str]] = defaultdict(list)
+        for member in members:
+            if member in group.member_rack:
+                consumers_by_rack[group.member_rack[member]].append(member)
+        self.member_rack: dict[str, str] = {}
+        self.partition_racks: dict[TP, frozenset[str]] = {}
+        self.consumers_per_partition: dict[TP, int] = {}
+        if consumers_by_rack:
+            local = {tp: racks for tp, racks in group.replica_racks.items()}
+            all_racks = set().union(*local.values()) if local else set()
+            self.consumers_per_partition = {
+                tp: sum(len(consumers_by_rack.get(rack, ())) for rack in racks) for tp, racks in local.items()
+            }
+            if use_rack_aware_assignment(set(consumers_by_rack), all_racks, local):
+                self.member_rack = {m: group.member_rack[m] for m in members if m in group.member_rack}
+                self.partition_racks = local
+
+    def mismatch(self, member: str, tp: TP) -> bool:
+        rack = self.member_rack.get(member)
+        return rack is not None and rack not in self.partition_racks.get(tp, frozenset())
+
+    def by_scarcity(self, partitions: list[TP]) -> list[TP]:
+        if not self.consumers_per_partition:
+            return partitions
+        return sorted(partitions, key=lambda tp: self.consumers_per_partition.get(tp, 0))
+
+    def next_rack_consumer(self, tp: TP, members: list[str], first: int) -> int:
+        racks = self.partition_racks.get(tp)
+        if not racks:
+            return -1
+        for step in range(len(members)):
+            index = (first + step) % len(members)
+            if self.member_rack.get(members[index]) in racks:
+                return index
+        return -1
+
+
+def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssignorResult:
+    group = _Group(problem)
+    members = group.hash_order()
+    raw_owned: dict[str, list[TP]] = {}
+    generation: dict[str, int] = {}
+    for member in problem.members:
+        owned = []
+        for partition in member.owned_partitions:
+            topic, p = parse_partition_id(partition)
+            if topic in group.partitions and p < group.partitions[topic]:
+                owned.append((topic, p))
+        raw_owned[member.id] = owned
+        generation[member.id] = member.generation
+
+    # Pre-pass (allSubscriptionsEqual): collect owned partitions, settle contested ones.
+    subscribed: set[str] = set()
+    all_equal = True
+    owned: dict[str, list[TP]] = {}
+    previous_owner: dict[TP, str] = {}
+    contested: set[TP] = set()
+    max_generation = -1
+    for member in members:
+        topics = set(group.subscriptions[member])
+        if not subscribed:
+            subscribed = topics
+        elif topics != subscribed:
+            all_equal = False
+        own = generation[member]
+        max_generation = max(max_generation, own)
+        owned[member] = []
+        for tp in raw_owned[member]:
+            other = previous_owner.get(tp)
+            if other is None:
+                owned[member].append(tp)
+                previous_owner[tp] = member
+            elif own == generation[other]:
+                contested.add(tp)
+                _discard(owned[other], tp)
+                previous_owner[tp] = member
+            elif own > generation[other]:
+                owned[member].append(tp)
+                _discard(owned[other], tp)
+                previous_owner[tp] = member
+
+    racks = _RackInfo(group, members)
+    if all_equal:
+        assignment, transferring = _constrained(group, members, owned, contested, racks)
+    else:
+        assignment = _General(group, members, owned, raw_owned, generation, max_generation, racks).build()
+        transferring = None
+    notes = ["constrained (equal subscriptions)" if all_equal else "general (subscriptions differ)"]
+    followup = False
+    if cooperative:
+        if transferring is None:  # general case: what changes owner, from the raw claims
+            added = {tp: m for m, parts in assignment.items() for tp in parts if tp not in set(raw_owned[m])}
+            revoked = {tp for m, parts in raw_owned.items() for tp in parts if tp not in set(assignment.get(m, ()))}
+            transferring = {tp: m for tp, m in added.items() if tp in revoked}
+        for tp, member in transferring.items():
+            _discard(assignment[member], tp)
+        followup = any(tp not in set(assignment[m]) for m, parts in raw_owned.items() for tp in parts)
+        if transferring:
+            notes.append(f"{len(transferring)} partitions withheld until their owners revoke them")
+    return _result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes)
+
+
+def _discard(items: list, item) -> None:
+    if item in items:
+        items.remove(item)
+
+
+def _constrained(
+    group: _Group,
+    members: list[str],
+    owned: dict[str, list[TP]],
+    contested: set[TP],
+    racks: _RackInfo,
+) -> tuple[dict[str, list[TP]], dict[TP, str]]:
+    """KAFKA-12464: quotas floor and ceil, exactly P mod N members at the ceiling."""
+    n_members = len(members)
+    total = sum(group.partitions.values())
+    min_quota = total // n_members
+    max_quota = math.ceil(total / n_members)
+    expected_over = total % n_members
+    current_over = 0
+    assignment: dict[str, list[TP]] = {m: [] for m in members}
+    assigned: set[TP] = set()
+    under: list[str] = []
+    exact_min: list[str] = []
+    maybe_revoked: dict[TP, str] = {}
+    transferring: dict[TP, str] = {}
+
+    for member in members:
+        keep = []
+        for tp in owned[member]:
+            if racks.mismatch(member, tp):
+                maybe_revoked[tp] = member
+            else:
+                keep.append(tp)
+        keep.sort(key=lambda tp: (tp[1], tp[0]))  # KAFKA-16277: by partition, then topic
+        keep = [tp for tp in keep if tp not in contested]
+        if len(keep) < min_quota:
+            take = keep
+            under.append(member)
+        elif len(keep) >= max_quota and current_over < expected_over:
+            current_over += 1
+            if current_over == expected_over:
+                exact_min.clear()
+            take = keep[:max_quota]
+        else:
+            take = keep[:min_quota]
+            if current_over < expected_over:
+                exact_min.append(member)
+        for tp in keep[len(take) :]:
+            maybe_revoked[tp] = member
+        assignment[member].extend(take)
+        assigned.update(take)
+
+    unassigned = [(t, p) for t in sorted(group.partitions) for p in range(group.partitions[t]) if (t, p) not in assigned]
+    under.sort(key=_member_key)
+    exact_min.sort(key=_member_key)
+    unassigned = racks.by_scarcity(unassigned)
+
+    def assign_new(tp: TP, member: str) -> int:
+        assignment[member].append(tp)
+        revoked_from = maybe_revoked.get(tp)
+        if (revoked_from is not None and revoked_from != member) or tp in contested:
+            transferring[tp] = member
+        return len(assignment[member])
+
+    if racks.member_rack:
+        left = []
+        next_index = 0
+        for tp in unassigned:
+            member = None
+            i = racks.next_rack_consumer(tp, under, next_index) if under else -1
+            if i >= 0:
+                member = under[i]
+                k = len(assignment[member]) + 1
+                if k >= min_quota:
+                    under.pop(i)
+                    if k < max_quota and current_over < expected_over:
+                        exact_min.append(member)
+                else:
+                    i += 1
+                next_index = 0 if not under else i % len(under)
+            elif exact_min:
+                j = racks.next_rack_consumer(tp, exact_min, 0)
+                if j >= 0:
+                    member = exact_min[j]
+                    if len(assignment[member]) + 1 == max_quota:
+                        exact_min.pop(j)
+                        current_over += 1
+                        if current_over == expected_over:
+                            exact_min.clear()
+            if member is None:
+                left.append(tp)
+            else:
+                assign_new(tp, member)
+        unassigned = left
+
+    cursor = 0
+    for tp in unassigned:
+        from_under = True
+        if cursor < len(under):
+            member = under[cursor]
+            cursor += 1
+        elif not under and not exact_min:
+            raise AssertionError("No more unfilled consumers to be assigned")
+        elif not under:
+            member = exact_min.pop(0)
+            from_under = False
+        else:
+            member, cursor = under[0], 1
+        k = assign_new(tp, member)
+        if k == min_quota and from_under:
+            cursor -= 1
+            under.pop(cursor)
+            exact_min.append(member)
+        elif k == max_quota:
+            current_over += 1
+    return assignment, transferring
+
+
+class _Movements:
+    """Kafka's PartitionMovements: undo an earlier opposite move of the same topic instead."""
+
+    def __init__(self) -> None:
+        self.moves: dict[TP, tuple[str, str]] = {}
+        self.by_topic: dict[str, dict[tuple[str, str], list[TP]]] = {}
+
+    def _add(self, tp: TP, pair: tuple[str, str]) -> None:
+        self.moves[tp] = pair
+        self.by_topic.setdefault(tp[0], {}).setdefault(pair, []).append(tp)
+
+    def _remove(self, tp: TP) -> tuple[str, str]:
+        pair = self.moves.pop(tp)
+        pairs = self.by_topic[tp[0]]
+        pairs[pair].remove(tp)
+        if not pairs[pair]:
+            del pairs[pair]
+        if not pairs:
+            del self.by_topic[tp[0]]
+        return pair
+
+    def record(self, tp: TP, old: str, new: str) -> None:
+        if tp in self.moves:
+            source, _ = self._remove(tp)
+            if source != new:
+                self._add(tp, (source, new))
+        else:
+            self._add(tp, (old, new))
+
+    def partition_to_move(self, tp: TP, old: str, new: str) -> TP:
+        pairs = self.by_topic.get(tp[0])
+        if not pairs:
+            return tp
+        if tp in self.moves:
+            old = self.moves[tp][0]
+        reverse = pairs.get((new, old))
+        if not reverse:
+            return tp
+        return java_hash_map_order(reverse, _topic_partition_hash)[0]
+
+
+class _General:
+    """KIP-54's general sticky algorithm (with KIP-341's fix and KIP-881 racks)."""
+
+    def __init__(self, group, members, owned, raw_owned, generation, max_generation, racks):
+        self.group = group
+        self.racks = racks
+        self.members = members
+        self.current: dict[str, list[TP]] = {m: list(owned[m]) for m in members}
+        self.topic_consumers: dict[str, list[str]] = {
+            t: [m for m in members if t in group.subscriptions[m]] for t in group.partitions
+        }
+        self.member_topics = {m: [t for t in group.subscriptions[m] if t in group.partitions] for m in members}
+        self.max_size = {m: sum(group.partitions[t] for t in self.member_topics[m]) for m in members}
+        self.owner: dict[TP, str] = {tp: m for m in members for tp in owned[m]}
+        topics = sorted(group.partitions, key=lambda t: (len(self.topic_consumers[t]), t))
+        self.all_partitions = [(t, p) for t in topics for p in range(group.partitions[t])]
+        self.previous: dict[TP, tuple[str, int]] = {}
+        for member in members:
+            if generation[member] < max_generation:
+                for tp in raw_owned[member]:
+                    known = self.previous.get(tp)
+                    if known is None or generation[member] > known[1]:
+                        self.previous[tp] = (member, generation[member])
+        self.movements = _Movements()
+        self.fixed: dict[str, list[TP]] = {}
+
+    def size(self, member: str) -> int:
+        return len(self.current[member])
+
+    def ordered(self) -> list[str]:
+        return sorted(self.current, key=lambda m: (len(self.current[m]), _member_key(m)))
+
+    def build(self) -> dict[str, list[TP]]:
+        revocation_required = False
+        for member in self.members:
+            kept = []
+            for tp in self.current[member]:
+                if tp[0] not in self.group.subscriptions[member] or self.racks.mismatch(member, tp):
+                    revocation_required = True
+                else:
+                    kept.append(tp)
+            self.current[member] = kept
+        held = {tp for parts in self.current.values() for tp in parts}
+        unassigned = [tp for tp in self.all_partitions if tp not in held]
+        initializing = self.size(self.ordered()[-1]) == 0
+
+        if self.racks.member_rack:
+            rest = self._maybe_assign(list(unassigned), rack_check=True)
+            self._maybe_assign(rest, rack_check=False)
+        else:
+            self._maybe_assign(unassigned, rack_check=False)
+
+        fixed_partitions = {tp for tp in self.all_partitions if len(self.topic_consumers[tp[0]]) < 2}
+        reassignable = [tp for tp in self.all_partitions if tp not in fixed_partitions]
+        unassigned = [tp for tp in unassigned if tp not in fixed_partitions]
+        for member in list(self.current):
+            if not self._can_participate(member):
+                self.fixed[member] = self.current.pop(member)
+
+        snapshot = {m: list(parts) for m, parts in self.current.items()}
+        owner_snapshot = dict(self.owner)
+        if not revocation_required:
+            self._perform_reassignments(unassigned)
+        performed = self._perform_reassignments(reassignable)
+        if not initializing and performed and self._score(self.current) >= self._score(snapshot):
+            self.current, self.owner = snapshot, owner_snapshot
+        self.current.update(self.fixed)
+        return self.current
+
+    def _can_participate(self, member: str) -> bool:
+        if self.size(member) < self.max_size[member]:
+            return True
+        return any(len(self.topic_consumers[tp[0]]) >= 2 for tp in self.current[member])
+
+    def _maybe_assign(self, partitions: list[TP], rack_check: bool) -> list[TP]:
+        left = []
+        for tp in partitions:
+            if not self.topic_consumers.get(tp[0]):
+                continue
+            target = next(
+                (
+                    m
+                    for m in self.ordered()
+                    if tp[0] in self.group.subscriptions[m] and not (rack_check and self.racks.mismatch(m, tp))
+                ),
+                None,
+            )
+            if target is None:
+                left.append(tp)
+                continue
+            self.current[target].append(tp)
+            self.owner[tp] = target
+        return left
+
+    @staticmethod
+    def _score(assignment: dict[str, list[TP]]) -> int:
+        sizes = sorted(len(parts) for parts in assignment.values())
+        return sum(size * (2 * i - len(sizes) + 1) for i, size in enumerate(sizes))
+
+    def _is_balanced(self) -> bool:
+        order = self.ordered()
+        if self.size(order[0]) >= self.size(order[-1]) - 1:
+            return True
+        for member in order:
+            if self.size(member) >= self.max_size[member]:
+                continue
+            mine = set(self.current[member])
+            for topic in self.member_topics[member]:
+                for p in range(self.group.partitions[topic]):
+                    tp = (topic, p)
+                    holder = self.owner.get(tp)
+                    if tp in mine or holder is None or holder not in self.current:
+                        continue
+                    if self.size(member) + 1 < self.size(holder):
+                        return False
+        return True
+
+    def _perform_reassignments(self, partitions: list[TP]) -> bool:
+        performed = False
+        while True:
+            modified = False
+            for tp in partitions:
+                if self._is_balanced():
+                    break
+                member = self.owner[tp]
+                previous = self.previous.get(tp)
+                if (
+                    previous is not None
+                    and previous[0] in self.current
+                    and self.size(member) > self.size(previous[0]) + 1
+                ):
+                    self._reassign(tp, previous[0])
+                    modified = True
+                    continue
+                rack = self.racks.member_rack.get(member)
+                partition_racks = self.racks.partition_racks.get(tp)
+                candidates = self.topic_consumers[tp[0]]
+                if rack and partition_racks and rack in partition_racks:
+                    local = [o for o in candidates if self.racks.member_rack.get(o) in partition_racks]
+                    if any(self.size(member) > self.size(o) + 1 for o in local):
+                        self._reassign_to_first(tp)
+                        modified = True
+                        continue
+                if any(self.size(member) > self.size(o) + 1 for o in candidates if o in self.current):
+                    self._reassign_to_first(tp)
+                    modified = True
+            if not modified:
+                return performed
+            performed = True
+
+    def _reassign_to_first(self, tp: TP) -> None:
+        target = next(m for m in self.ordered() if tp[0] in self.group.subscriptions[m])
+        self._reassign(tp, target)
+
+    def _reassign(self, tp: TP, new: str) -> None:
+        old = self.owner[tp]
+        moved = self.movements.partition_to_move(tp, old, new)
+        self.movements.record(moved, old, new)
+        self.current[old].remove(moved)
+        self.current[new].append(moved)
+        self.owner[moved] = new

@@ -1,0 +1,145 @@
+"""Kafka Streams' HighAvailabilityTaskAssignor (KIP-441, with KIP-925 and KIP-708), as Kafka runs it.
+
+1. Stateful actives round robin over the clients in Kafka's order, then balanced over threads;
+   KIP-925 optimises them (traffic and non-overlap costs from the config, else 10 and 1).
+2. Standbys: the client-tag assignor of KIP-708 when `rack.aware.assignment.tags` is set, else the
+   default one; balanced over threads; KIP-925's greedy standby optimiser.
+3. Task movements (KIP-441): actives and standbys whose balanced target is not caught up move to
+   caught-up clients, with warm-ups on the targets, `max.warmup.replicas` at a time.
+4. Stateless tasks to the client with the fewest actives per thread; KIP-925 with costs 1 and 0.
+A follow-up (probing) rebalance is needed when any task had to move.
+
+The round robin and the balancing ignore the previous assignment: stickiness comes only through
+lags, because a previous active reports Kafka's LATEST_OFFSET and is the most caught up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from optimizer.assignors.client_state import ClientState, client_states
+from optimizer.assignors.priority import ConstrainedPrioritySet
+from optimizer.assignors.rack_aware import (
+    STATELESS_NON_OVERLAP_COST,
+    STATELESS_TRAFFIC_COST,
+    RackAwareTaskAssignor,
+)
+from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
+from optimizer.assignors.task_movement import (
+    CaughtUp,
+    WarmupBudget,
+    assign_active_task_movements,
+    assign_standby_task_movements,
+)
+from optimizer.model.ids import TaskKey, parse_task_id
+from optimizer.model.streams import StreamsProblem
+
+HA_TRAFFIC_COST = 10
+HA_NON_OVERLAP_COST = 1
+
+
+@dataclass
+class StreamsAssignorResult:
+    """Kafka's ClientStates after assignment, which standbys are warm-ups, and notes."""
+
+    clients: list[ClientState]
+    warmups: dict[str, set[TaskKey]]
+    followup_rebalance: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
+    config = problem.config
+    clients = client_states(problem)
+    tasks = sorted(parse_task_id(t.id) for t in problem.tasks)
+    stateful = sorted(parse_task_id(t.id) for t in problem.tasks if t.stateful)
+    rack_aware = RackAwareTaskAssignor(problem)
+    traffic = _or(config.rack_aware_assignment_traffic_cost, HA_TRAFFIC_COST)
+    non_overlap = _or(config.rack_aware_assignment_non_overlap_cost, HA_NON_OVERLAP_COST)
+    rack_enabled = rack_aware.can_enable()
+
+    for position, task in enumerate(stateful):
+        clients[position % len(clients)].assign_active(task)
+    balance_tasks_over_threads(
+        clients, lambda c: c.active, ClientState.unassign_active, ClientState.assign_active, lambda s, d: True
+    )
+    if rack_enabled:
+        rack_aware.optimize_active_tasks(stateful, clients, traffic, non_overlap)
+
+    if config.num_standby_replicas > 0:
+        tags = config.rack_aware_assignment_tags
+        standby = ClientTagAwareStandbyTaskAssignor(tags) if tags else DefaultStandbyTaskAssignor()
+        standby.assign(clients, stateful, config.num_standby_replicas)
+        balance_tasks_over_threads(
+            clients,
+            lambda c: c.standby,
+            ClientState.unassign_standby,
+            ClientState.assign_standby,
+            standby.is_allowed_task_movement,
+        )
+        if rack_enabled:
+            rack_aware.optimize_standby_tasks(clients, traffic, non_overlap, standby.is_allowed_standby_move)
+
+    budget = WarmupBudget(config.max_warmup_replicas)
+    caught_up = CaughtUp(clients, stateful, config.acceptable_recovery_lag)
+    warmups: dict[str, set[TaskKey]] = {}
+    moved = assign_active_task_movements(clients, caught_up, budget, warmups)
+    moved += assign_standby_task_movements(clients, caught_up, budget, warmups)
+
+    stateful_set = set(stateful)
+    stateless = [t for t in tasks if t not in stateful_set]
+    assign_stateless_active_tasks(clients, stateless)
+    if rack_enabled:
+        rack_aware.optimize_active_tasks(stateless, clients, STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST)
+    return StreamsAssignorResult(clients, warmups, moved > 0, rack_aware.notes)
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def balance_tasks_over_threads(
+    clients: Sequence[ClientState],
+    tasks_of: Callable[[ClientState], set[TaskKey]],
+    unassign: Callable[[ClientState, TaskKey], None],
+    assign: Callable[[ClientState, TaskKey], None],
+    allowed: Callable[[ClientState, ClientState], bool],
+) -> None:
+    """Move tasks from more to less loaded clients (tasks per thread) until no move helps."""
+    keep_balancing = True
+    while keep_balancing:
+        keep_balancing = False
+        for source in clients:
+            for destination in clients:
+                if destination is source:
+                    continue
+                for task in sorted(tasks_of(source)):
+                    if not _should_move_a_task(source, destination):
+                        break
+                    if destination.holds(task) or not allowed(source, destination):
+                        continue
+                    unassign(source, task)
+                    assign(destination, task)
+                    keep_balancing = True
+
+
+def _should_move_a_task(source: ClientState, destination: ClientState) -> bool:
+    skew = source.assigned_load - destination.assigned_load
+    if skew <= 0:
+        return False
+    proposed = (source.assigned_count - 1) / source.capacity - (
+        destination.assigned_count + 1
+    ) / destination.capacity
+    return 0 <= proposed < skew
+
+
+def assign_stateless_active_tasks(clients: Sequence[ClientState], stateless: Sequence[TaskKey]) -> None:
+    """Each stateless task to the client with the fewest active tasks per thread."""
+    order = {c.id: i for i, c in enumerate(clients)}
+    queue = ConstrainedPrioritySet(lambda client, task: True, lambda c: c.active_load, order)
+    queue.offer_all(clients)
+    for task in stateless:
+        client = queue.poll(task)
+        client.assign_active(task)
+        queue.offer(client)

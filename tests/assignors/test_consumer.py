@@ -1,0 +1,219 @@
+"""Kafka's consumer assignors: the scenarios of RangeAssignorTest, RoundRobinAssignor's Javadoc,
+AbstractStickyAssignorTest and CooperativeStickyAssignorTest, with Kafka's expected results."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.assignors.consumer import kafka_consumer_assign
+from optimizer.model import problem_from_data
+
+
+def assign(topics: dict[str, int], members: dict[str, dict], strategy: str, racks=None):
+    data = {
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": strategy},
+        "topics": [{"name": t, "partitions": n} | ({"replica_racks": racks[t]} if racks else {}) for t, n in topics.items()],
+        "members": [{"id": m, **spec} for m, spec in members.items()],
+    }
+    result = kafka_consumer_assign(problem_from_data(data))
+    return {m: [f"{t}-{p}" for t, p in parts] for m, parts in result.assignment.items()}, result.followup_rebalance
+
+
+def owning(subscriptions, owned=(), generation=1):
+    return {"subscriptions": subscriptions, "owned_partitions": list(owned), "generation": generation}
+
+
+def as_sets(assignment):
+    return {m: set(parts) for m, parts in assignment.items()}
+
+
+BOTH = ["topic1", "topic2"]
+
+
+# Range and round robin -------------------------------------------------------------------------
+
+
+def test_range_two_consumers_two_topics():
+    result, _ = assign({"t1": 3, "t2": 3}, {"consumer1": {"subscriptions": ["t1", "t2"]}, "consumer2": {"subscriptions": ["t1", "t2"]}}, "range")
+    assert as_sets(result) == {"consumer1": {"t1-0", "t1-1", "t2-0", "t2-1"}, "consumer2": {"t1-2", "t2-2"}}
+
+
+def test_range_mixed_subscriptions():
+    members = {"consumer1": {"subscriptions": ["topic1"]}, "consumer2": {"subscriptions": BOTH}, "consumer3": {"subscriptions": ["topic1"]}}
+    result, _ = assign({"topic1": 3, "topic2": 2}, members, "range")
+    assert as_sets(result) == {"consumer1": {"topic1-0"}, "consumer2": {"topic1-1", "topic2-0", "topic2-1"}, "consumer3": {"topic1-2"}}
+
+
+def test_round_robin_javadoc_examples():
+    result, _ = assign({"t0": 3, "t1": 3}, {"C0": {"subscriptions": ["t0", "t1"]}, "C1": {"subscriptions": ["t0", "t1"]}}, "roundrobin")
+    assert result == {"C0": ["t0-0", "t0-2", "t1-1"], "C1": ["t0-1", "t1-0", "t1-2"]}
+    members = {"C0": {"subscriptions": ["t0"]}, "C1": {"subscriptions": ["t0", "t1"]}, "C2": {"subscriptions": ["t0", "t1", "t2"]}}
+    result, _ = assign({"t0": 1, "t1": 2, "t2": 3}, members, "roundrobin")
+    assert result == {"C0": ["t0-0"], "C1": ["t1-0"], "C2": ["t1-1", "t2-0", "t2-1", "t2-2"]}
+
+
+def broker_racks(topics: dict[str, int], replication: int, racks: list[str]) -> dict[str, list[list[str]]]:
+    """RangeAssignorTest's layout: partition i of a topic has replicas on brokers (i + j + start)."""
+    layout, start = {}, 0
+    for topic, count in topics.items():
+        layout[topic] = [[racks[(i + j + start) % len(racks)] for j in range(replication)] for i in range(count)]
+        start += count
+    return layout
+
+
+RACK_TOPICS = {"t1": 6, "t2": 7, "t3": 2}
+
+
+def rack_members(subscriptions):
+    return {f"consumer{i}": {"subscriptions": subscriptions[i], "rack": "abc"[i]} for i in range(3)}
+
+
+@pytest.mark.parametrize(
+    ("replication", "broker_rack_names", "expected"),
+    [
+        (1, ["a", "b", "c"], [["t1-0", "t1-3", "t2-0", "t2-3", "t2-6"], ["t1-1", "t1-4", "t2-1", "t2-4", "t3-0"], ["t1-2", "t1-5", "t2-2", "t2-5", "t3-1"]]),
+        (2, ["a", "b", "c"], [["t1-0", "t1-2", "t2-0", "t2-2", "t2-3", "t3-1"], ["t1-1", "t1-3", "t2-1", "t2-4", "t3-0"], ["t1-4", "t1-5", "t2-5", "t2-6"]]),
+        (3, ["a", "b"], [["t1-0", "t1-1", "t2-0", "t2-1", "t2-2", "t3-0"], ["t1-2", "t1-3", "t2-3", "t2-4", "t3-1"], ["t1-4", "t1-5", "t2-5", "t2-6"]]),
+    ],
+)
+def test_range_rack_aware_uniform_subscription(replication, broker_rack_names, expected):
+    racks = broker_racks(RACK_TOPICS, replication, broker_rack_names)
+    result, _ = assign(RACK_TOPICS, rack_members([["t1", "t2", "t3"]] * 3), "range", racks)
+    assert [sorted(result[f"consumer{i}"]) for i in range(3)] == [sorted(e) for e in expected]
+
+
+def test_range_keeps_co_partitioned_topics_together_on_racks():
+    topics = {"t1": 6, "t2": 6, "t3": 2, "t4": 2}
+    members = {
+        "consumer0": {"subscriptions": ["t1", "t2"], "rack": "a"},
+        "consumer1": {"subscriptions": ["t1", "t2"], "rack": "b"},
+        "consumer2": {"subscriptions": ["t3", "t4"], "rack": "b"},
+        "consumer3": {"subscriptions": ["t3", "t4"], "rack": "a"},
+    }
+    result, _ = assign(topics, members, "range", broker_racks(topics, 1, ["a", "b"]))
+    assert as_sets(result) == {
+        "consumer0": {"t1-0", "t1-2", "t1-4", "t2-0", "t2-2", "t2-4"},
+        "consumer1": {"t1-1", "t1-3", "t1-5", "t2-1", "t2-3", "t2-5"},
+        "consumer2": {"t3-1", "t4-1"},
+        "consumer3": {"t3-0", "t4-0"},
+    }
+
+
+# Sticky and cooperative sticky -----------------------------------------------------------------
+
+
+def test_sticky_fresh_assignment():
+    result, _ = assign({"topic1": 3, "topic2": 3}, {"consumer1": {"subscriptions": BOTH}, "consumer2": {"subscriptions": BOTH}}, "sticky")
+    assert result == {"consumer1": ["topic1-0", "topic1-2", "topic2-1"], "consumer2": ["topic1-1", "topic2-0", "topic2-2"]}
+
+
+def test_sticky_member_owning_min_quota_gets_max_quota():
+    members = {"consumer1": owning(BOTH, ["topic1-0", "topic2-1"]), "consumer2": owning(BOTH, ["topic1-1", "topic2-2"])}
+    result, _ = assign({"topic1": 2, "topic2": 3}, members, "sticky")
+    assert result == {"consumer1": ["topic1-0", "topic2-1", "topic2-0"], "consumer2": ["topic1-1", "topic2-2"]}
+
+
+def test_which_member_keeps_the_extra_partition_follows_kafkas_member_order():
+    members = {
+        "consumer1": owning(BOTH, ["topic1-0", "topic2-0"]),
+        "consumer2": owning(BOTH, ["topic1-1", "topic2-1"]),
+        "consumer3": owning(BOTH),
+    }
+    expected = {"consumer1": ["topic1-0"], "consumer2": ["topic1-1", "topic2-1"], "consumer3": ["topic2-0"]}
+    assert assign({"topic1": 2, "topic2": 2}, members, "sticky") == (expected, False)
+    # Cooperative: topic2-0 changes owner, so consumer3 waits for it until the next round.
+    first, followup = assign({"topic1": 2, "topic2": 2}, members, "cooperative-sticky")
+    assert first == {**expected, "consumer3": []} and followup
+
+
+def test_sticky_add_and_remove_two_consumers():
+    topics = {"topic1": 3, "topic2": 4}
+    step1, _ = assign(topics, {"consumer1": {"subscriptions": BOTH}, "consumer2": {"subscriptions": BOTH}}, "sticky")
+    assert step1 == {"consumer1": ["topic1-0", "topic1-2", "topic2-1", "topic2-3"], "consumer2": ["topic1-1", "topic2-0", "topic2-2"]}
+    members = {
+        "consumer1": owning(BOTH, step1["consumer1"]),
+        "consumer2": owning(BOTH, step1["consumer2"]),
+        "consumer3": owning(BOTH),
+        "consumer4": owning(BOTH),
+    }
+    step2, _ = assign(topics, members, "sticky")
+    assert step2 == {
+        "consumer1": ["topic1-0", "topic2-1"],
+        "consumer2": ["topic2-0", "topic1-1"],
+        "consumer3": ["topic1-2", "topic2-3"],
+        "consumer4": ["topic2-2"],
+    }
+    step3, _ = assign(topics, {"consumer3": owning(BOTH, step2["consumer3"], 2), "consumer4": owning(BOTH, step2["consumer4"], 2)}, "sticky")
+    assert step3 == {"consumer3": ["topic1-2", "topic2-3", "topic1-0", "topic2-1"], "consumer4": ["topic2-2", "topic1-1", "topic2-0"]}
+
+
+def test_sticky_general_algorithm_for_different_subscriptions():
+    members = {"consumer1": {"subscriptions": ["topic1"]}, "consumer2": {"subscriptions": BOTH}, "consumer3": {"subscriptions": ["topic1"]}}
+    result, _ = assign({"topic1": 3, "topic2": 2}, members, "sticky")
+    assert result == {"consumer1": ["topic1-0", "topic1-2"], "consumer2": ["topic2-0", "topic2-1"], "consumer3": ["topic1-1"]}
+
+
+def test_partition_claimed_twice_in_one_generation():
+    members = {
+        "consumer1": owning(["topic"], ["topic-0", "topic-1"]),
+        "consumer2": owning(["topic"], ["topic-0", "topic-2"]),
+        "consumer3": owning(["topic"]),
+    }
+    assert assign({"topic": 3}, members, "sticky")[0] == {"consumer1": ["topic-1"], "consumer2": ["topic-2"], "consumer3": ["topic-0"]}
+    assert assign({"topic": 3}, members, "cooperative-sticky") == ({"consumer1": ["topic-1"], "consumer2": ["topic-2"], "consumer3": []}, True)
+    assert assign({"topic": 4}, members, "cooperative-sticky")[0] == {"consumer1": ["topic-1", "topic-3"], "consumer2": ["topic-2"], "consumer3": []}
+
+
+def test_highest_generation_keeps_contested_partitions():
+    both = ["topic", "topic2"]
+    stale = {"c1": owning(both, ["topic-0", "topic-2", "topic2-1"], 10), "c2": owning(both, ["topic-0", "topic-2", "topic2-1"], 9)}
+    assert as_sets(assign({"topic": 3, "topic2": 3}, stale, "sticky")[0]) == {
+        "c1": {"topic-0", "topic-2", "topic2-1"},
+        "c2": {"topic-1", "topic2-0", "topic2-2"},
+    }
+    three = ["topic", "topic2", "topic3"]
+    members = {
+        "c1": owning(three, ["topic-0", "topic2-0", "topic3-0"], 10),
+        "c2": owning(three, ["topic-1", "topic2-1", "topic3-1"], 9),
+        "c3": owning(three, ["topic2-1", "topic3-0", "topic3-2"], 8),
+    }
+    result = as_sets(assign({"topic": 3, "topic2": 3, "topic3": 3}, members, "sticky")[0])
+    assert result == {f"c{i + 1}": {f"{t}-{i}" for t in three} for i in range(3)}
+
+
+def test_new_member_takes_only_free_partitions():
+    four = ["topic", "topic1", "topic2", "topic3"]
+    members = {
+        "c1": owning(four, generation=-1),
+        "c2": owning(four, ["topic-0", "topic2-0", "topic1-0"], 9),
+        "c3": owning(four, ["topic3-2", "topic2-2", "topic1-1"], 8),
+        "c4": owning(four, ["topic3-1", "topic-1", "topic-2"], 7),
+    }
+    result, _ = assign(dict.fromkeys(four, 3), members, "sticky")
+    assert set(result["c1"]) == {"topic1-2", "topic2-1", "topic3-0"}
+    assert max(map(len, result.values())) - min(map(len, result.values())) <= 1
+
+
+@pytest.mark.parametrize(
+    ("replication", "expected"),
+    [
+        (1, [{"t1-3", "t2-0", "t2-2", "t2-3", "t2-6"}, {"t1-4", "t2-1", "t2-4", "t2-5", "t3-0"}, {"t1-0", "t1-1", "t1-2", "t1-5", "t3-1"}]),
+        (2, [{"t1-3", "t2-0", "t2-2", "t2-5", "t2-6"}, {"t1-0", "t2-1", "t2-3", "t2-4", "t3-0"}, {"t1-1", "t1-2", "t1-4", "t1-5", "t3-1"}]),
+    ],
+)
+def test_sticky_rack_aware_with_different_subscriptions(replication, expected):
+    racks = broker_racks(RACK_TOPICS, replication, ["a", "b", "c"])
+    members = rack_members([["t1", "t2", "t3"], ["t1", "t2", "t3"], ["t1", "t3"]])
+    result, _ = assign(RACK_TOPICS, members, "sticky", racks)
+    assert [set(result[f"consumer{i}"]) for i in range(3)] == expected
+
+
+def test_sticky_rack_aware_uniform_subscription():
+    racks = broker_racks(RACK_TOPICS, 1, ["a", "b", "c"])
+    result, _ = assign(RACK_TOPICS, rack_members([["t1", "t2", "t3"]] * 3), "sticky", racks)
+    assert [set(result[f"consumer{i}"]) for i in range(3)] == [
+        {"t1-0", "t1-3", "t2-0", "t2-3", "t2-6"},
+        {"t1-1", "t1-4", "t2-1", "t2-4", "t3-0"},
+        {"t1-2", "t1-5", "t2-2", "t2-5", "t3-1"},
+    ]

@@ -1,0 +1,64 @@
+"""The reference goal (`--solver kip925`) reaches the exact optimum of KIP-925's problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from optimizer.generate import random_streams_problem
+from optimizer.model.normalize import normalize
+from optimizer.solve import solve
+
+
+def independent_optimum(problem) -> int:
+    """KIP-925's cost at its optimum, each client keeping its stateful and stateless counts:
+    an assignment problem on client slots, with costs computed here from the problem alone."""
+    problem = normalize(problem).problem
+    clients = [c.id for c in problem.clients]
+    owner = problem.previous_active_client
+    traffic = problem.config.rack_aware_assignment_traffic_cost or 10
+    non_overlap = problem.config.rack_aware_assignment_non_overlap_cost or 1
+    total = 0
+    for stateful in (True, False):
+        tasks = [t for t in problem.tasks if t.stateful == stateful]
+        if not tasks:
+            continue
+        costs = (traffic, non_overlap) if stateful else (1, 0)
+        cost = np.array(
+            [
+                [
+                    costs[0] * sum(1 for p in t.source_partitions if problem.client_by_id[c].rack not in p.replica_racks)
+                    + costs[1] * (owner.get(t.id) != c)
+                    for c in clients
+                ]
+                for t in tasks
+            ]
+        )
+        slots = [clients.index(owner[t.id]) for t in tasks]
+        rows, cols = linear_sum_assignment(cost[:, slots])
+        total += int(cost[rows, np.array(slots)[cols]].sum())
+    return total
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_kip925_reaches_the_independent_optimum(seed):
+    problem = random_streams_problem(
+        seed, tasks=20 + 12 * seed, clients=2 + seed % 9, churn=0.0, standby_replicas=seed % 2, threads=(1, 3)
+    )
+    assert len(problem.tasks) <= 320
+    solution = solve(problem, solver="kip925")
+    assert solution.metrics["kip925_cost"] == independent_optimum(problem)
+    # Every client keeps its number of actives.
+    before = {c.id: len(c.previous_active) for c in problem.clients}
+    assert {c: len(h.active) for c, h in solution.assignment.items()} == before
+
+
+def test_kip925_never_worse_than_the_previous_assignment():
+    from optimizer import evaluate
+    from optimizer.model import ClientAssignment
+
+    for seed in range(10):
+        problem = random_streams_problem(seed, tasks=60, clients=6, churn=0.0, standby_replicas=0)
+        previous = {c.id: ClientAssignment(active=c.previous_active) for c in problem.clients}
+        assert solve(problem, solver="kip925").metrics["kip925_cost"] <= evaluate(problem, previous).metrics.kip925_cost

@@ -1,0 +1,141 @@
+"""Property tests over random problems: validity, balance, KIP-441 convergence, determinism."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optimizer.generate import random_consumer_problem, random_streams_problem
+from optimizer.model import problem_from_data, problem_to_data
+from optimizer.rebalance import next_rebalance
+from optimizer.solve import solve
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+streams_problems = st.builds(
+    lambda seed, tasks, clients, standbys, strategy, tagged, assignor, threads: random_streams_problem(
+        seed,
+        tasks=tasks,
+        clients=clients,
+        standby_replicas=standbys,
+        strategy=strategy,
+        tags=("zone",) if tagged else (),
+        threads=(1, threads),
+    ).model_copy(update={}),
+    seed=st.integers(0, 10**6),
+    tasks=st.integers(1, 40),
+    clients=st.integers(1, 7),
+    standbys=st.integers(0, 2),
+    strategy=st.sampled_from(["none", "min_traffic", "balance_subtopology"]),
+    tagged=st.booleans(),
+    assignor=st.just("high_availability"),
+    threads=st.integers(1, 4),
+)
+
+
+def with_assignor(problem, assignor: str):
+    data = problem_to_data(problem)
+    data.setdefault("config", {})["task.assignor.class"] = assignor
+    return problem_from_data(data)
+
+
+def shuffled(problem, seed: int):
+    """The same problem with every list in another order."""
+    rng = random.Random(seed)
+    data = problem_to_data(problem)
+    for key in ("clients", "tasks", "members", "topics"):
+        if key in data:
+            rng.shuffle(data[key])
+    for entry in (*data.get("clients", ()), *data.get("members", ())):
+        for key in ("previous_active", "previous_standby", "owned_partitions", "subscriptions"):
+            if key in entry:
+                rng.shuffle(entry[key])
+    return problem_from_data(data)
+
+
+@SETTINGS
+@given(streams_problems, st.sampled_from(["high_availability", "sticky"]))
+def test_streams_results_are_valid_and_deterministic(problem, assignor):
+    problem = with_assignor(problem, assignor)
+    solution = solve(problem)  # solve re-checks validity with the evaluator
+    assert solve(shuffled(problem, 1)).assignment == solution.assignment
+    reference = solve(problem, solver="kip925")
+    assert solve(shuffled(problem, 2), solver="kip925").assignment == reference.assignment
+
+
+@SETTINGS
+@given(streams_problems)
+def test_high_availability_converges_to_a_balanced_fixed_point(problem):
+    """KIP-441: feeding back each result with its warm-ups caught up, the assignment stops
+    changing within a bounded number of rounds, and the balanced result is then never changed."""
+    stateful = sum(t.stateful for t in problem.tasks)
+    bound = 3 + math.ceil(stateful * (1 + problem.config.num_standby_replicas) / problem.config.max_warmup_replicas)
+    solution = solve(problem)
+    rounds = 0
+    while solution.followup_rebalance:
+        problem = next_rebalance(problem, solution)
+        solution = solve(problem)
+        rounds += 1
+        assert rounds <= bound, "no convergence"
+    assert solve(next_rebalance(problem, solution)).assignment == solution.assignment
+    # No warm-ups pending: actives are balanced per thread (KIP-441) ...
+    assert solution.metrics["warmup_tasks"] == 0
+    assert solution.metrics["active_load_skew"] <= 1
+    # ... and no standby could move to a less loaded client without a copy of it.
+    threads = {c.id: c.threads for c in problem.clients}
+    tags = problem.config.rack_aware_assignment_tags
+    # Kafka balances standbys before it places stateless tasks: the load is stateful copies.
+    load = {c: (len(h.active) - _stateless(problem, h.active) + len(h.standby)) for c, h in solution.assignment.items()}
+    if not tags:  # with tags, balancing only moves standbys between clients of equal tags
+        for source, held in solution.assignment.items():
+            for destination, other in solution.assignment.items():
+                movable = [t for t in held.standby if t not in other.active and t not in other.standby]
+                if source == destination or not movable:
+                    continue
+                after = (load[source] - 1) / threads[source] - (load[destination] + 1) / threads[destination]
+                assert after < 0, (source, destination, load)
+
+
+def _stateless(problem, tasks) -> int:
+    return sum(1 for t in tasks if not problem.task_by_id[t].stateful)
+
+
+consumer_problems = st.builds(
+    lambda seed, members, topics, equal, strategy, racks: random_consumer_problem(
+        seed, members=members, topics=topics, equal_subscriptions=equal, strategy=strategy, racks=racks
+    ),
+    seed=st.integers(0, 10**6),
+    members=st.integers(1, 8),
+    topics=st.integers(1, 5),
+    equal=st.booleans(),
+    strategy=st.sampled_from(["range", "roundrobin", "sticky", "cooperative-sticky"]),
+    racks=st.sampled_from([0, 2, 3]),
+)
+
+
+@SETTINGS
+@given(consumer_problems)
+def test_consumer_results_are_valid_and_deterministic(problem):
+    solution = solve(problem)
+    assert solve(shuffled(problem, 3)).assignment == solution.assignment
+
+
+@SETTINGS
+@given(consumer_problems.filter(lambda p: p.config.partition_assignment_strategy in ("roundrobin", "sticky", "cooperative-sticky")))
+def test_equal_subscriptions_differ_by_at_most_one_partition(problem):
+    topics = [t.name for t in problem.topics]
+    data = problem_to_data(problem)
+    for member in data["members"]:
+        member["subscriptions"] = topics
+    problem = problem_from_data(data)
+    solution = solve(problem)
+    for _ in range(4):  # cooperative rebalancing hands withheld partitions over one round later
+        if not solution.followup_rebalance:
+            break
+        problem = next_rebalance(problem, solution)
+        solution = solve(problem)
+    assert not solution.followup_rebalance
+    assert solution.metrics["size_skew"] <= 1
