@@ -29,11 +29,23 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-from optimizer.rebalance import next_rebalance  # noqa: E402 - needs __version__ set first
+from optimizer.compare import Comparison, compare  # noqa: E402 - needs __version__ set first
+from optimizer.rebalance import next_rebalance  # noqa: E402
+from optimizer.sequence import Tolerance  # noqa: E402
 from optimizer.solve import solve  # noqa: E402
+from plugins.hookspecs import hookimpl  # noqa: E402
+from goals.base import Goal, GoalError  # noqa: E402
+from optimizer.formulation import LinExpr  # noqa: E402
 
 __all__ = [
     "ClientAssignment",
+    "Comparison",
+    "Goal",
+    "GoalError",
+    "LinExpr",
+    "Tolerance",
+    "compare",
+    "hookimpl",
     "ConsumerProblem",
     "Evaluation",
     "InvalidInputError",

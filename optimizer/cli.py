@@ -30,7 +30,10 @@ from optimizer.model.problem import (
     save_solution,
     solution_to_data,
 )
+from goals.base import GoalError
+from optimizer.compare import compare
 from optimizer.solve import SOLVERS, solve
+from plugins.manager import PluginError, plugins
 
 
 class ExitCode(IntEnum):
@@ -214,47 +217,142 @@ def _print_evaluation(
     out.print(table)
 
 
+def _tolerances(values: tuple[str, ...]) -> dict[str, str]:
+    tolerances = {}
+    for value in values:
+        name, _, amount = value.partition("=")
+        if not amount:
+            raise click.BadParameter(f"{value!r}: expected GOAL=N or GOAL=P%", param_hint="--tolerance")
+        tolerances[name.strip()] = amount.strip()
+    return tolerances
+
+
+def _goal_list(value: str | None) -> list[str] | None:
+    return None if value is None else [g for g in (part.strip() for part in value.split(",")) if g]
+
+
 @cli.command("solve")
 @click.argument("problem_path", metavar="PROBLEM", type=_FILE)
 @click.option(
     "--solver",
     type=click.Choice(SOLVERS),
-    default="kafka",
+    default="exact",
     show_default=True,
-    help="kafka: what Kafka's own assignor computes; kip925: KIP-925's optimisation of the "
-    "previous assignment (the reference goal, Streams only).",
+    help="exact: goals in priority order, each proven optimal (fastest back-end per stage); "
+    "cpsat, milp, flow: force a back-end; kafka: what Kafka's own assignor computes; kip925: "
+    "KIP-925's optimisation of the previous assignment (Streams).",
 )
+@click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (see `kafka-assign goals`); GOAL=ARG passes an argument, like movement_budget=10.")
+@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the whole goal sequence.")
+@click.option("--tolerance", "tolerances", multiple=True, metavar="GOAL=N|P%", help="Let later goals raise GOAL by N, or by P percent, above its optimum.")
+@click.option("--no-warmups", is_flag=True, help="Return the exact target without KIP-441 warm-up planning.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the solution file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON.")
-def solve_command(problem_path: Path, solver: str, output: Path | None, as_json: bool) -> None:
+def solve_command(
+    problem_path: Path,
+    solver: str,
+    goal_names: str | None,
+    time_limit: float | None,
+    tolerances: tuple[str, ...],
+    no_warmups: bool,
+    output: Path | None,
+    as_json: bool,
+) -> None:
     """Assign a problem's tasks or partitions and print the assignment.
 
     Every result passes the evaluator before it is printed. Warnings about the problem (things
-    Kafka tolerates) are printed and recorded in the solution.
+    Kafka tolerates) are printed and recorded in the solution. Exits 3 when the exact solver
+    found nothing within the time limit (Kafka's assignment is then returned, marked so).
     """
+    problem = _load_or_exit(problem_path)
     try:
-        problem = load_problem(problem_path)
-    except InvalidInputError as error:
-        _print_invalid(error)
-        sys.exit(ExitCode.INVALID_INPUT)
-    try:
-        solution = solve(problem, solver=solver)
-    except SolverUnavailableError as error:
+        solution = solve(
+            problem,
+            solver=solver,
+            goals=_goal_list(goal_names),
+            time_limit=time_limit,
+            tolerances=_tolerances(tolerances),
+            warmups=not no_warmups,
+        )
+    except (SolverUnavailableError, PluginError) as error:
         err.print(f"[red]✗[/red] {escape(str(error))}")
         sys.exit(ExitCode.USAGE)
     except SolverError as error:
         err.print(f"[red]✗[/red] {escape(str(error))}")
         sys.exit(ExitCode.NO_SOLUTION)
     if output is not None:
-        try:
-            save_solution(solution, output)
-        except OSError as error:
-            err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
-            sys.exit(ExitCode.USAGE)
+        _write_or_exit(solution, output)
     if as_json:
         click.echo(json.dumps(solution_to_data(solution), indent=2))
+    else:
+        _print_solution(problem, solution)
+    if solution.solver.options.get("fallback"):
+        sys.exit(ExitCode.NO_SOLUTION)
+
+
+def _load_or_exit(path: Path) -> Problem:
+    try:
+        return load_problem(path)
+    except InvalidInputError as error:
+        _print_invalid(error)
+        sys.exit(ExitCode.INVALID_INPUT)
+
+
+def _write_or_exit(solution, output: Path) -> None:
+    try:
+        save_solution(solution, output)
+    except OSError as error:
+        err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
+        sys.exit(ExitCode.USAGE)
+
+
+@cli.command("compare")
+@click.argument("problem_path", metavar="PROBLEM", type=_FILE)
+@click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: the kind's default sequence).")
+@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the exact goal sequence.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, as_json: bool) -> None:
+    """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
+    how many tasks or partitions the two place differently."""
+    problem = _load_or_exit(problem_path)
+    try:
+        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=time_limit)
+    except (SolverUnavailableError, PluginError, GoalError) as error:
+        err.print(f"[red]✗[/red] {escape(str(error))}")
+        sys.exit(ExitCode.USAGE)
+    if as_json:
+        click.echo(json.dumps(comparison.to_dict(), indent=2))
+    else:
+        out.print(comparison.table())
+
+
+@cli.command("goals")
+@click.option("--json", "as_json", is_flag=True, help="Print the goals as JSON.")
+def goals_command(as_json: bool) -> None:
+    """List the goals available (built-in and from plugins) and the plugins loaded."""
+    loaded = plugins()
+    rows = []
+    for name in loaded.goals.names():
+        goal = loaded.goals.get(name)
+        rows.append(
+            {
+                "name": name,
+                "plugin": loaded.goals.owners[name],
+                "kinds": list(goal.kinds),
+                "hard": goal.hard,
+                "summary": goal.summary,
+            }
+        )
+    if as_json:
+        click.echo(json.dumps({"plugins": [vars(p) for p in loaded.loaded], "goals": rows}, indent=2))
         return
-    _print_solution(problem, solution)
+    table = Table(title="Goals", title_justify="left")
+    for column in ("goal", "plugin", "kinds", "hard", "what it counts (lower is better)"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(escape(row["name"]), escape(row["plugin"]), ", ".join(row["kinds"]), "yes" if row["hard"] else "", escape(row["summary"]))
+    out.print(table)
+    out.print("plugins: " + ", ".join(escape(f"{p.name} {p.version}") for p in loaded.loaded))
 
 
 def _print_solution(problem: Problem, solution) -> None:
@@ -275,6 +373,9 @@ def _print_solution(problem: Problem, solution) -> None:
     out.print(table)
     if solution.followup_rebalance:
         out.print("follow-up rebalance needed: " + ("warm-ups or task movements remain" if streams else "partitions are withheld until their owners revoke them"))
+    for goal in solution.goals:
+        bound = "" if goal.bound is None else f", bound {goal.bound:g}"
+        out.print(f"goal {escape(goal.name)}: {goal.value:g} ({goal.status}{bound}, {goal.seconds:.3f} s)")
     evaluation = evaluate(problem, solution)
     out.print(f"figures: {escape(_figures(evaluation))}")
     for note in solution.solver.options.get("notes", ()):

@@ -1,15 +1,24 @@
-"""`solve(problem, solver=...)`: run a solver, check its result independently, return a Solution.
+"""`solve(problem, solver=..., goals=...)`: run a solver, check its result, return a Solution.
 
-Solvers: `kafka` (the Kafka-faithful assignor the problem's config selects) and `kip925` (the
-KIP-925 reference goal, Streams only). Every solution passes the evaluator before it is returned;
-one that does not is a bug and raises SolverError naming the violations.
+Solvers:
+* `exact` (default): the lexicographic goal engine, choosing the fastest exact back-end (one
+  min-cost flow when every goal has a flow encoding and the problem allows it, else MILP);
+  `cpsat`, `milp` and `flow` force a back-end.
+* `kafka`: the Kafka-faithful assignor the problem's config selects.
+* `kip925`: the KIP-925 reference goal (Streams only).
+
+Every solution passes the evaluator before it is returned (else SolverError, a bug), records the
+plugins loaded, the warnings about the problem and, for exact solvers, each goal's value, status,
+bound, gap and seconds. For Streams, the exact target is followed by KIP-441 warm-up planning
+unless `warmups=False`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from goals.base import Goal, GoalError
 from optimizer import __version__
 from optimizer.assignors.consumer import kafka_consumer_assign
 from optimizer.assignors.high_availability import StreamsAssignorResult, high_availability_assign
@@ -20,44 +29,91 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import TaskKey
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
-from optimizer.model.solution import ClientAssignment, Solution, SolverInfo
+from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem, TaskAssignor
+from optimizer.sequence import BACKENDS, SequenceError, Tolerance, run_sequence
+from plugins.manager import PluginError, plugins
 
-SOLVERS = ("kafka", "kip925")
-"""Solver names `solve` accepts (exact back-ends arrive with the goal engine)."""
+SOLVERS = ("exact", "cpsat", "milp", "flow", "kafka", "kip925")
+"""Solver names `solve` accepts."""
+
+DEFAULT_GOALS = {
+    "streams": ("balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"),
+    "consumer": ("balance", "stickiness", "cross_rack_traffic"),
+}
 
 
-def solve(problem: Problem, solver: str = "kafka") -> Solution:
+def resolve_goals(specs: Sequence[str | Goal] | None, kind: str) -> list[Goal]:
+    """Goal objects from names like `balance` or `movement_budget=10` (default: per kind)."""
+    registry = plugins().goals
+    goals: list[Goal] = []
+    for spec in specs if specs is not None else DEFAULT_GOALS[kind]:
+        if isinstance(spec, Goal):
+            goals.append(spec)
+            continue
+        name, _, argument = spec.strip().partition("=")
+        try:
+            goals.append(registry.get(name.strip())(argument.strip() if argument else None))
+        except PluginError as error:
+            raise GoalError(str(error)) from None
+    names = [g.name for g in goals]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise GoalError(f"goal {repeated[0]!r} is listed twice")
+    for goal in goals:
+        if kind not in goal.kinds:
+            raise GoalError(f"goal {goal.name!r} does not apply to {kind} problems (only {', '.join(goal.kinds)})")
+    return goals
+
+
+def solve(
+    problem: Problem,
+    solver: str = "exact",
+    goals: Sequence[str | Goal] | None = None,
+    time_limit: float | None = None,
+    tolerances: dict[str, Tolerance | str] | None = None,
+    warmups: bool = True,
+) -> Solution:
     """Assign `problem` with `solver`; the result is re-checked by the evaluator."""
     if solver not in SOLVERS:
         raise SolverUnavailableError(f"unknown solver {solver!r}: expected one of {', '.join(SOLVERS)}")
     normalized = normalize(problem)
     started = time.perf_counter()
-    if isinstance(normalized.problem, ConsumerProblem):
-        if solver == "kip925":
-            raise SolverUnavailableError("the kip925 reference goal applies to Kafka Streams problems only")
-        result = kafka_consumer_assign(normalized.problem)
-        assignment = {
-            member: ClientAssignment(active=tuple(f"{t}-{p}" for t, p in sorted(parts)))
-            for member, parts in sorted(result.assignment.items())
-        }
-        options = {"assignor": str(normalized.problem.config.partition_assignment_strategy)}
-        followup, notes = result.followup_rebalance, result.notes
+    loaded = plugins()
+    plugin_info = tuple(PluginInfo(name=p.name, version=p.version) for p in loaded.loaded)
+    goal_results: tuple[GoalResult, ...] = ()
+    options: dict = {}
+    if solver in ("kafka", "kip925"):
+        assignment, followup, notes, options = _heuristic(normalized.problem, solver, problem)
+        if goals is not None:
+            goal_results = tuple(
+                GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, assignment)), status=GoalStatus.HEURISTIC)
+                for g in resolve_goals(goals, problem.kind)
+            )
     else:
-        run, options = _streams_solver(normalized.problem, solver)
-        result = run(normalized.problem)
-        assignment = _streams_assignment(result)
-        followup, notes = result.followup_rebalance, result.notes
+        try:
+            goal_objects = resolve_goals(goals, problem.kind)
+            parsed = {name: (t if isinstance(t, Tolerance) else Tolerance.parse(t)) for name, t in (tolerances or {}).items()}
+        except GoalError as error:
+            raise SolverUnavailableError(str(error)) from None
+        unknown = sorted(set(parsed) - {g.name for g in goal_objects})
+        if unknown:
+            raise SolverUnavailableError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
+        assignment, followup, notes, goal_results, options = _exact(
+            normalized.problem, problem, solver, goal_objects, time_limit, parsed, warmups
+        )
     seconds = time.perf_counter() - started
     solution = Solution(
         problem=problem.name,
         kind=problem.kind,
         assignment=assignment,
         followup_rebalance=followup,
+        goals=goal_results,
         solver=SolverInfo(
             name=solver,
             version=__version__,
             options={**options, "seconds": round(seconds, 6), "notes": notes},
+            plugins=plugin_info,
         ),
     )
     evaluation = evaluate(problem, solution)
@@ -65,6 +121,79 @@ def solve(problem: Problem, solver: str = "kafka") -> Solution:
         details = "; ".join(f"{v.code.value}: {v.message}" for v in evaluation.violations[:10])
         raise SolverError(f"solver {solver!r} produced an invalid assignment (a bug): {details}")
     return record_evaluation(solution, evaluation, problem)
+
+
+def _heuristic(problem, solver: str, raw):
+    if isinstance(problem, ConsumerProblem):
+        if solver == "kip925":
+            raise SolverUnavailableError("the kip925 reference goal applies to Kafka Streams problems only")
+        # Kafka's sticky assignors settle contested and stale claims themselves (KAFKA-12464):
+        # they get the members' claims as reported; partitions that no longer exist are dropped.
+        result = kafka_consumer_assign(raw)
+        assignment = {
+            member: ClientAssignment(active=tuple(f"{t}-{p}" for t, p in sorted(parts)))
+            for member, parts in sorted(result.assignment.items())
+        }
+        options = {"assignor": str(problem.config.partition_assignment_strategy)}
+        return assignment, result.followup_rebalance, list(result.notes), options
+    run, options = _streams_solver(problem, solver)
+    result = run(problem)
+    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options
+
+
+def _exact(problem, raw, solver, goals, time_limit, tolerances, warmups):
+    backend = solver
+    options = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
+    if tolerances:
+        options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
+
+    def hint() -> dict:
+        assignment, *_ = _heuristic(problem, "kafka", raw)
+        return {c: held.model_copy(update={"warmup": ()}) for c, held in assignment.items()}
+
+    try:
+        result = run_sequence(problem, goals, backend, time_limit, tolerances, hint)
+    except SequenceError as error:
+        raise SolverUnavailableError(str(error)) from None
+    notes = list(result.notes)
+    target = result.assignment
+    last_stage = {stage.goal.name: stage for stage in result.stages}
+    conflicted = {s.goal.name for s in result.stages if s.status == "infeasible"}
+    if target is None:
+        notes.append("no assignment within the time limit: the Kafka heuristic's assignment is returned")
+        target = hint()
+        options["fallback"] = "kafka"
+    results = []
+    for goal in goals:
+        stage = last_stage.get(goal.name)
+        value = float(goal.evaluate(problem, target))
+        if "fallback" in options:
+            status, bound, gap, seconds = GoalStatus.HEURISTIC, None, None, 0.0
+        elif stage is None:
+            status, bound, gap, seconds = GoalStatus.TIME_LIMIT, None, None, 0.0
+        else:
+            status = GoalStatus.INFEASIBLE if goal.name in conflicted else GoalStatus(str(stage.status))
+            bound, gap, seconds = stage.bound, stage.gap, round(stage.seconds, 6)
+        results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds))
+    followup = False
+    assignment = target
+    if isinstance(problem, StreamsProblem) and warmups:
+        assignment, followup, count = plan_warmups(problem, target)
+        if followup:
+            notes.append(f"{count} warm-ups planned; goal values are those of the target assignment")
+    elif problem.kind == "consumer" and problem.config.partition_assignment_strategy == "cooperative-sticky":
+        from optimizer.warmup import withhold_transfers
+
+        assignment, followup, count = withhold_transfers(raw, target)
+        if count:
+            notes.append(f"{count} partitions withheld until their holders revoke them (cooperative); goal values are those of the target")
+    return assignment, followup, notes, tuple(results), options
+
+
+def plan_warmups(problem, target):
+    from optimizer.warmup import plan_warmups as plan
+
+    return plan(problem, target)
 
 
 def _streams_solver(
@@ -93,3 +222,6 @@ def _streams_assignment(result: StreamsAssignorResult) -> dict[str, ClientAssign
             warmup=tuple(map(_task, sorted(warmups))),
         )
     return assignment
+
+
+assert set(BACKENDS) <= set(SOLVERS)

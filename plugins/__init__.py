@@ -1,2 +1,7 @@
 """Plugin machinery: pluggy hook specifications (hookspecs.py) and the plugin manager that loads the
-entry-point group `kafka_assignment_optimizer`. See DESIGN.md section 3, "Goal plugins"."""
+entry-point group `kafka_assignment_optimizer` (manager.py). User code imports `hookimpl` from
+`optimizer`."""
+
+from plugins.hookspecs import hookimpl, hookspec
+
+__all__ = ["hookimpl", "hookspec"]

@@ -22,7 +22,7 @@ def run(*args):
 @pytest.mark.parametrize("path", example_problems(), ids=lambda p: p.name)
 def test_solve_every_example_with_kafka(path, tmp_path):
     out = tmp_path / "s.json"
-    result = run("solve", path, "-o", out)
+    result = run("solve", path, "--solver", "kafka", "-o", out)
     assert result.exit_code == 0, result.output
     solution = load_solution(out)
     assert solution.solver.name == "kafka" and solution.metrics

@@ -45,13 +45,12 @@ def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
         for task in client.previous_active:
             owner[task] = client
     tasks = sorted(parse_task_id(t.id) for t in problem.tasks)
+    for task, client in owner.items():
+        client.assign_active(task)
     missing = [t for t in tasks if t not in owner]
     for task in missing:
         owner[task] = min(clients, key=lambda c: (len(c.active) / c.capacity, order[c.id]))
         owner[task].assign_active(task)
-    for task, client in owner.items():
-        if task not in client.active:
-            client.assign_active(task)
     if missing:
         notes.append(f"{len(missing)} tasks had no previous active client: placed on the least loaded first")
 

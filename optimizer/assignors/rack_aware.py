@@ -29,6 +29,9 @@ from optimizer.model.ids import TaskKey, parse_task_id
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
 STANDBY_OPTIMIZER_MAX_ITERATION = 4
+# Two-client standby swaps with more movable tasks than this are solved in closed form (the
+# same minimum cost; ties kept where they are) instead of by the faithful graph.
+FAITHFUL_PAIR_TASKS = 24
 STATELESS_TRAFFIC_COST = 1
 STATELESS_NON_OVERLAP_COST = 0
 
@@ -147,11 +150,12 @@ class RackAwareTaskAssignor:
         edges = n_tasks * n_clients + n_subtopologies * n_clients + n_tasks + n_clients
         if not fast_enough(nodes, edges):
             self.notes.append(f"balance_subtopology {n_tasks}x{n_clients}: contracted cycle canceling")
+            present = [g for g, group in enumerate(valid) if group]
             group_of = np.empty(n_tasks, dtype=np.int64)
-            for g, group in enumerate(valid):
-                for t in group:
-                    group_of[position[t]] = g
-            cap_array = np.array(caps, dtype=np.int64).reshape(n_subtopologies, n_clients)
+            for new, g in enumerate(present):
+                for t in valid[g]:
+                    group_of[position[t]] = new
+            cap_array = np.array([caps[g] for g in present], dtype=np.int64).reshape(len(present), n_clients)
             start = within_caps(np.array([owner[t] for t in tasks]), group_of, cap_array)
             return cancel_negative_cycles(cost, start, group_of, cap_array).assignment.tolist()
         graph = Graph()
@@ -210,6 +214,8 @@ class RackAwareTaskAssignor:
                         )
 
     def _swap_standbys(self, tasks, pair, traffic, non_overlap) -> bool:
+        if len(tasks) > FAITHFUL_PAIR_TASKS:
+            return self._swap_standbys_sorted(tasks, pair, traffic, non_overlap)
         graph = Graph()
         n_tasks = len(tasks)
         sink = n_tasks + 2
@@ -232,5 +238,29 @@ class RackAwareTaskAssignor:
             if j != owner[task]:
                 pair[owner[task]].unassign_standby(task)
                 pair[j].assign_standby(task)
+                moved = True
+        return moved
+
+    def _swap_standbys_sorted(self, tasks, pair, traffic, non_overlap) -> bool:
+        """The two-client flow in closed form: the first client keeps its number of these
+        standbys, and takes those with the smallest cost difference (ties stay where they are)."""
+        first, second = pair
+        count = sum(1 for t in tasks if t in first.standby)
+
+        def difference(task: TaskKey) -> tuple:
+            on_first = self.cost(task, first, task in first.standby, traffic, non_overlap, True)
+            on_second = self.cost(task, second, task in second.standby, traffic, non_overlap, True)
+            return (on_first - on_second, task not in first.standby, task)
+
+        chosen = set(sorted(tasks, key=difference)[:count])
+        moved = False
+        for task in tasks:
+            if task in chosen and task in second.standby:
+                second.unassign_standby(task)
+                first.assign_standby(task)
+                moved = True
+            elif task not in chosen and task in first.standby:
+                first.unassign_standby(task)
+                second.assign_standby(task)
                 moved = True
         return moved

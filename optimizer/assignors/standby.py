@@ -101,8 +101,10 @@ class ClientTagAwareStandbyTaskAssignor:
         shortfalls = []
         if pending:
             queue.offer_all(clients)
-            waiting = [t for t in pending_order if t in pending]
-            for task in java_hash_map_order(waiting, lambda t: java_task_id_hash(*t)):
+            # Kafka's map held every stateful task before the placed ones were removed, and a
+            # HashMap does not shrink: its iteration order is that of the full map.
+            in_map_order = java_hash_map_order(pending_order, lambda t: java_task_id_hash(*t))
+            for task in [t for t in in_map_order if t in pending]:
                 remaining = _fill_least_loaded(queue, task, pending[task])
                 if remaining:
                     shortfalls.append(_shortfall(task, remaining, replicas))

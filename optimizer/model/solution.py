@@ -46,6 +46,8 @@ class GoalResult(FrozenModel):
     """Whether `value` is proven optimal, only feasible, from a heuristic, or missing."""
     bound: float | None = None
     """Best proven lower bound, when the solver reports one."""
+    gap: float | None = None
+    """(value - bound) / max(1, |value|): 0 when proven optimal."""
     seconds: float = Field(0.0, ge=0)
     """Wall time spent on this goal."""
 

@@ -217,3 +217,33 @@ def test_sticky_rack_aware_uniform_subscription():
         {"t1-1", "t1-4", "t2-1", "t2-4", "t3-0"},
         {"t1-2", "t1-5", "t2-2", "t2-5", "t3-1"},
     ]
+
+
+# Through solve(), as users run them: the assignor sees the members' claims as reported --------
+
+
+def test_contested_claims_through_solve():
+    from optimizer.solve import solve
+
+    data = {
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": "cooperative-sticky"},
+        "topics": [{"name": "topic", "partitions": 3}],
+        "members": [
+            {"id": "consumer1", "subscriptions": ["topic"], "owned_partitions": ["topic-0", "topic-1"], "generation": 1},
+            {"id": "consumer2", "subscriptions": ["topic"], "owned_partitions": ["topic-0", "topic-2"], "generation": 1},
+            {"id": "consumer3", "subscriptions": ["topic"], "generation": 1},
+        ],
+    }
+    solution = solve(problem_from_data(data), solver="kafka")
+    assert {m: list(h.active) for m, h in solution.assignment.items()} == {
+        "consumer1": ["topic-1"], "consumer2": ["topic-2"], "consumer3": [],
+    }  # fmt: skip
+    assert solution.followup_rebalance
+    data["config"]["partition.assignment.strategy"] = "sticky"
+    eager = solve(problem_from_data(data), solver="kafka")
+    assert list(eager.assignment["consumer3"].active) == ["topic-0"]
+    # The exact solver withholds what changes hands under cooperative rebalancing too.
+    data["config"]["partition.assignment.strategy"] = "cooperative-sticky"
+    exact = solve(problem_from_data(data))
+    assert exact.followup_rebalance and exact.metrics["withheld_partitions"] >= 1

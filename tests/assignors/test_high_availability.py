@@ -140,3 +140,28 @@ def test_tag_aware_standbys_on_different_clusters_and_zones():
     assert standbys[1, 0] in ({"C2", "C4"}, {"C2", "C1"})
     assert sum(len(c.standby) for c in clients) == 4
     assert len(by_id["C2"].standby) == len(by_id["C5"].standby) == 1
+
+
+def test_tag_fallback_walks_kafkas_full_hash_map():
+    """Standbys no client can take under the tags are placed in the order of Kafka's HashMap of
+    every stateful task (the map keeps its capacity as placed tasks are removed)."""
+    from optimizer.model import problem_from_data
+    from optimizer.solve import solve
+
+    tasks = [
+        {"id": f"0_{p}", "stateful": True, "source_partitions": [{"topic": "in", "partition": p}],
+         "changelog_partitions": [{"topic": "cl", "partition": p}], "changelog_end_offset": 0}
+        for p in range(19)
+    ]  # fmt: skip
+    problem = problem_from_data({
+        "kind": "streams",
+        "config": {"num.standby.replicas": 1, "rack.aware.assignment.tags": ["zone", "cluster"]},
+        "clients": [
+            {"id": "A", "tags": {"zone": "z1", "cluster": "c1"}},
+            {"id": "B", "tags": {"zone": "z1", "cluster": "c2"}},
+            {"id": "C", "tags": {"zone": "z2", "cluster": "c1"}},
+        ],
+        "tasks": tasks,
+    })  # fmt: skip
+    standby = {c: set(h.standby) for c, h in solve(problem, solver="kafka").assignment.items()}
+    assert {"0_3", "0_9", "0_15"} <= standby["C"] and {"0_6", "0_12", "0_18"} <= standby["B"]

@@ -17,8 +17,10 @@ def independent_optimum(problem) -> int:
     problem = normalize(problem).problem
     clients = [c.id for c in problem.clients]
     owner = problem.previous_active_client
-    traffic = problem.config.rack_aware_assignment_traffic_cost or 10
-    non_overlap = problem.config.rack_aware_assignment_non_overlap_cost or 1
+    traffic = problem.config.rack_aware_assignment_traffic_cost
+    non_overlap = problem.config.rack_aware_assignment_non_overlap_cost
+    traffic = 10 if traffic is None else traffic
+    non_overlap = 1 if non_overlap is None else non_overlap
     total = 0
     for stateful in (True, False):
         tasks = [t for t in problem.tasks if t.stateful == stateful]
@@ -62,3 +64,38 @@ def test_kip925_never_worse_than_the_previous_assignment():
         problem = random_streams_problem(seed, tasks=60, clients=6, churn=0.0, standby_replicas=0)
         previous = {c.id: ClientAssignment(active=c.previous_active) for c in problem.clients}
         assert solve(problem, solver="kip925").metrics["kip925_cost"] <= evaluate(problem, previous).metrics.kip925_cost
+
+
+def test_tasks_without_previous_owner_go_to_the_least_loaded_client():
+    from optimizer.model import problem_from_data
+
+    problem = problem_from_data({
+        "kind": "streams",
+        "clients": [{"id": "A", "previous_active": ["0_0", "0_1", "0_2", "0_3"]}, {"id": "B"}],
+        "tasks": [{"id": f"0_{p}", "stateful": True, "source_partitions": [{"topic": "t", "partition": p}]} for p in range(5)],
+    })  # fmt: skip
+    solution = solve(problem, solver="kip925")
+    assert list(solution.assignment["B"].active) == ["0_4"]
+
+
+def test_kip925_balance_subtopology_reaches_the_linear_programme_optimum():
+    import numpy as np
+
+    from goals.kip925.optimize import subtopology_caps
+    from tests.assignors.test_cycle_canceling import capped_optimum
+
+    for seed in range(6):
+        problem = random_streams_problem(seed, tasks=40, clients=4, churn=0.0, standby_replicas=0,
+                                         strategy="balance_subtopology", stateful_fraction=1.0, subtopologies=3)  # fmt: skip
+        problem = normalize(problem).problem
+        clients = [c.id for c in problem.clients]
+        owner = problem.previous_active_client
+        tasks = sorted(problem.tasks, key=lambda t: (t.subtopology, t.partition))
+        cost = np.array([
+            [10 * sum(1 for p in t.source_partitions if problem.client_by_id[c].rack not in p.replica_racks) + (owner[t.id] != c)
+             for c in clients] for t in tasks
+        ])  # fmt: skip
+        current = np.array([clients.index(owner[t.id]) for t in tasks])
+        groups = np.unique([t.subtopology for t in tasks], return_inverse=True)[1]
+        caps = subtopology_caps(groups, np.bincount(current, minlength=len(clients)))
+        assert solve(problem, solver="kip925").metrics["kip925_cost"] == capped_optimum(cost, current, groups, caps)

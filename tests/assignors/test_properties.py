@@ -8,32 +8,38 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from functools import partial
+
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model import problem_from_data, problem_to_data
 from optimizer.rebalance import next_rebalance
-from optimizer.solve import solve
+from optimizer.solve import solve as solve_with
+
+solve = partial(solve_with, solver="kafka")  # these are properties of Kafka's own assignors
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-streams_problems = st.builds(
-    lambda seed, tasks, clients, standbys, strategy, tagged, assignor, threads: random_streams_problem(
-        seed,
-        tasks=tasks,
-        clients=clients,
-        standby_replicas=standbys,
-        strategy=strategy,
-        tags=("zone",) if tagged else (),
-        threads=(1, threads),
-    ).model_copy(update={}),
-    seed=st.integers(0, 10**6),
-    tasks=st.integers(1, 40),
-    clients=st.integers(1, 7),
-    standbys=st.integers(0, 2),
-    strategy=st.sampled_from(["none", "min_traffic", "balance_subtopology"]),
-    tagged=st.booleans(),
-    assignor=st.just("high_availability"),
-    threads=st.integers(1, 4),
-)
+def streams_problems(max_tasks: int = 40, max_clients: int = 7):
+    return st.builds(
+        lambda seed, tasks, clients, standbys, strategy, tagged, threads, stateful: random_streams_problem(
+            seed,
+            tasks=tasks,
+            clients=clients,
+            standby_replicas=standbys,
+            strategy=strategy,
+            tags=("zone",) if tagged else (),
+            threads=(1, threads),
+            stateful_fraction=stateful,
+        ),
+        seed=st.integers(0, 10**6),
+        tasks=st.integers(1, max_tasks),
+        clients=st.integers(1, max_clients),
+        standbys=st.integers(0, 2),
+        strategy=st.sampled_from(["none", "min_traffic", "balance_subtopology"]),
+        tagged=st.booleans(),
+        threads=st.integers(1, 4),
+        stateful=st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+    )
 
 
 def with_assignor(problem, assignor: str):
@@ -57,17 +63,28 @@ def shuffled(problem, seed: int):
 
 
 @SETTINGS
-@given(streams_problems, st.sampled_from(["high_availability", "sticky"]))
+@given(streams_problems(), st.sampled_from(["high_availability", "sticky"]))
 def test_streams_results_are_valid_and_deterministic(problem, assignor):
     problem = with_assignor(problem, assignor)
     solution = solve(problem)  # solve re-checks validity with the evaluator
     assert solve(shuffled(problem, 1)).assignment == solution.assignment
-    reference = solve(problem, solver="kip925")
-    assert solve(shuffled(problem, 2), solver="kip925").assignment == reference.assignment
+    reference = solve_with(problem, solver="kip925")
+    assert solve_with(shuffled(problem, 2), solver="kip925").assignment == reference.assignment
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams_problems(max_tasks=400, max_clients=12), st.sampled_from(["high_availability", "sticky"]))
+def test_larger_streams_problems_use_the_contracted_solvers(problem, assignor):
+    """Past the faithful graph's size, rack-aware optimisation and standby swaps take the fast
+    paths; the results stay valid and deterministic."""
+    problem = with_assignor(problem, assignor)
+    solution = solve(problem)
+    assert solve(shuffled(problem, 4)).assignment == solution.assignment
+    solve_with(problem, solver="kip925")
 
 
 @SETTINGS
-@given(streams_problems)
+@given(streams_problems())
 def test_high_availability_converges_to_a_balanced_fixed_point(problem):
     """KIP-441: feeding back each result with its warm-ups caught up, the assignment stops
     changing within a bounded number of rounds, and the balanced result is then never changed."""

@@ -127,3 +127,28 @@ def test_rack_awareness_needs_every_client_rack():
     none = problem.model_copy(update={"config": problem.config.model_copy(update={"rack_aware_assignment_strategy": "none"})})
     assert not RackAwareTaskAssignor(none).can_enable()
     assert uid(1) < uid(2)
+
+
+def test_balance_subtopology_beyond_the_faithful_graph():
+    """A subtopology without tasks in the optimised set must not break the fast path."""
+    from optimizer.model import problem_from_data
+    from optimizer.solve import solve
+
+    racks = ["r0", "r1", "r2"]
+    tasks = [
+        {"id": f"0_{p}", "stateful": True,
+         "source_partitions": [{"topic": "in", "partition": p, "replica_racks": [racks[p % 3]]}],
+         "changelog_partitions": [{"topic": "cl", "partition": p, "replica_racks": [racks[(p + 1) % 3]]}]}
+        for p in range(150)
+    ] + [{"id": "1_0", "source_partitions": [{"topic": "other", "partition": 0, "replica_racks": ["r0"]}]}]  # fmt: skip
+    data = {
+        "kind": "streams",
+        "config": {"rack.aware.assignment.strategy": "balance_subtopology"},
+        "clients": [{"id": f"c{i}", "rack": racks[i % 3]} for i in range(10)],
+        "tasks": tasks,
+    }
+    for assignor in ("high_availability", "sticky"):
+        data["config"]["task.assignor.class"] = assignor
+        solution = solve(problem_from_data(data), solver="kafka")  # valid (checked by solve)
+        assert solution.metrics["subtopology_cap_excess"] == 0
+        assert any("contracted" in note for note in solution.solver.options["notes"])

@@ -1,0 +1,49 @@
+"""`caught_up`: active stateful tasks on a most-caught-up client (KIP-441 ranks).
+
+A client's rank on a task is 0 within acceptable.recovery.lag (or when it ran the task), else its
+lag; the most caught up are those of least rank. The value is the number of stateful actives on a
+client that is not among the most caught up for the task.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goals.base import Goal
+from goals.common import caught_up_ranks, index_of, streams_placement
+from optimizer.formulation import LinExpr
+
+
+def behind(problem, index) -> np.ndarray:
+    """tasks x clients: 1 where the client is not among the most caught up on the task."""
+    ranks = caught_up_ranks(problem, index)
+    return (ranks > ranks.min(axis=1, keepdims=True)).astype(np.int64)
+
+
+class CaughtUp(Goal):
+    name = "caught_up"
+    summary = "stateful actives on a client that is not among the most caught up (KIP-441 ranks)"
+    kinds = ("streams",)
+
+    def evaluate(self, problem, assignment) -> int:
+        index = index_of(problem)
+        placement = streams_placement(index, assignment)
+        cost = behind(problem, index)
+        assigned = np.flatnonzero(placement.active >= 0)
+        return int(cost[assigned, placement.active[assigned]].sum())
+
+    def encode(self, formulation) -> LinExpr:
+        return LinExpr.of(formulation.x, behind(formulation.problem, formulation.index))
+
+    def flow(self, terms) -> bool:
+        cost = behind(terms.problem, terms.index)
+        rows = np.flatnonzero(cost.any(axis=1))
+        base = np.zeros(len(terms.index.tasks), dtype=np.int64)
+        base[rows] = 1
+        terms.rack_cost(np.repeat(base[:, None], terms.rack_columns, axis=1))
+        ahead_rows, ahead_clients = np.nonzero(cost[rows] == 0)
+        terms.pair_cost(rows[ahead_rows], ahead_clients, -1)
+        return True
+
+    def upper_bound(self, formulation) -> int:
+        return formulation.n_tasks

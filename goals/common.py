@@ -1,0 +1,127 @@
+"""What several goals need: assignments as index arrays, caught-up ranks, balance levels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from optimizer.costs import StreamsIndex
+from optimizer.model.streams import StreamsProblem
+
+
+@dataclass(frozen=True)
+class StreamsPlacement:
+    """An assignment as arrays over the problem's canonical task and client order."""
+
+    active: np.ndarray
+    """Client position of each task's active (-1: none)."""
+    standby: np.ndarray
+    """tasks x clients, True where the client holds a standby (warm-ups not included)."""
+
+
+def streams_placement(index: StreamsIndex, assignment) -> StreamsPlacement:
+    active = np.full(len(index.tasks), -1, dtype=np.int64)
+    standby = np.zeros((len(index.tasks), len(index.clients)), dtype=bool)
+    tasks, clients = index.task_position, index.client_position
+    for client_id, held in assignment.items():
+        k = clients.get(client_id)
+        if k is None:
+            continue
+        for task in held.active:
+            if task in tasks:
+                active[tasks[task]] = k
+        for task in held.standby:
+            if task in tasks:
+                standby[tasks[task], k] = True
+    return StreamsPlacement(active, standby)
+
+
+def active_counts(index: StreamsIndex, placement: StreamsPlacement, rows=None) -> np.ndarray:
+    owners = placement.active if rows is None else placement.active[rows]
+    return np.bincount(owners[owners >= 0], minlength=len(index.clients))
+
+
+_INDEXES: list[tuple[StreamsProblem, StreamsIndex]] = []
+
+
+def index_of(problem: StreamsProblem) -> StreamsIndex:
+    """The problem's index, built once per problem object (a few recent ones are kept)."""
+    for known, index in _INDEXES:
+        if known is problem:
+            return index
+    index = StreamsIndex.of(problem)
+    _INDEXES.insert(0, (problem, index))
+    del _INDEXES[8:]
+    return index
+
+
+def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
+    """tasks x clients: KIP-441's rank of each client on each stateful task (lower is more caught
+    up; 0 within acceptable.recovery.lag or running it); 0 everywhere for stateless tasks.
+
+    Lags as Kafka reads them: reported lag; a previous active without one is running (caught
+    up); a previous standby without one is caught up; otherwise the changelog end offset (the
+    largest long when unknown); tasks without changelog: every client alike.
+    """
+    acceptable = problem.config.acceptable_recovery_lag
+    largest = 2**63 - 1
+    everyone = acceptable >= largest
+
+    def rank(lag: int) -> int:
+        return 0 if everyone or lag <= acceptable else lag
+
+    ranks = np.zeros((len(index.tasks), len(index.clients)), dtype=np.int64)
+    logged = np.array([t.stateful and bool(t.changelog_partitions) for t in index.tasks])
+    for row in np.flatnonzero(logged).tolist():
+        end = index.tasks[row].changelog_end_offset
+        ranks[row, :] = rank(largest if end is None else end)
+    for k, client in enumerate(index.clients):
+        for task in (*client.previous_active, *client.previous_standby):
+            row = index.task_position.get(task)
+            if row is not None and logged[row]:
+                ranks[row, k] = 0
+        for task, lag in client.lags.items():
+            row = index.task_position.get(task)
+            if row is not None and logged[row]:
+                ranks[row, k] = rank(lag)
+    return ranks
+
+
+# --------------------------------------------------------------------------- balance levels
+
+
+def saturated_clients(threads: np.ndarray, copies: int, per_client_cap: int) -> np.ndarray:
+    """Clients that even a perfectly even spread (per thread) would fill to `per_client_cap`.
+
+    Water filling: the level L with sum(min(cap, threads * L)) = copies; a client whose share
+    threads * L exceeds the cap holds every task (Streams puts one copy of a task per client).
+    """
+    saturated = np.zeros(len(threads), dtype=bool)
+    if copies == 0:
+        return saturated
+    while True:
+        free = ~saturated
+        if not free.any():
+            return saturated
+        level = Fraction(copies - per_client_cap * int(saturated.sum()), int(threads[free].sum()))
+        over = free & np.array([t * level > per_client_cap for t in threads.tolist()])
+        if not over.any():
+            return saturated
+        saturated |= over
+
+
+def balance_slack(counts: np.ndarray, threads: np.ndarray) -> int:
+    """Smallest whole e such that some level L has L*c - e <= n <= (L+1)*c + e for every client.
+
+    Per pair (i, j) that needs e*(c_i + c_j) >= n_i*c_j - n_j*c_i - c_i*c_j; exact integers.
+    """
+    if len(counts) < 2:
+        return 0
+    n = counts.astype(np.int64)
+    c = threads.astype(np.int64)
+    numerator = n[:, None] * c[None, :] - n[None, :] * c[:, None] - c[:, None] * c[None, :]
+    denominator = c[:, None] + c[None, :]
+    needed = -((-numerator) // denominator)  # ceil
+    return int(max(0, needed.max()))

@@ -1,0 +1,82 @@
+"""`cross_rack_traffic`: partitions read from another rack (KIP-925's traffic, KIP-881).
+
+Streams: for each active, its source partitions with no replica in the client's rack; for each
+standby, its changelog partitions likewise. Consumers: assigned partitions with no replica in the
+member's rack. Unknown racks never count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goals.base import Goal
+from goals.common import index_of, streams_placement
+from optimizer.formulation import LinExpr
+
+
+def consumer_cross(formulation) -> np.ndarray:
+    """Per (partition, member) variable: 1 when the partition has racks and the member's rack is
+    known and not among them."""
+    problem = formulation.problem
+    topics = problem.topic_by_name
+    racks = {m.id: m.rack for m in problem.members}
+    cross = np.zeros(len(formulation.x), dtype=np.int64)
+    for pair, (p, m) in enumerate(zip(formulation.pair_partition.tolist(), formulation.pair_member.tolist(), strict=True)):
+        topic, number = formulation.partitions[p].rsplit("-", 1)
+        replicas = topics[topic].replica_racks
+        rack = racks[formulation.members[m]]
+        if replicas is not None and replicas[int(number)] and rack is not None:
+            cross[pair] = rack not in replicas[int(number)]
+    return cross
+
+
+class CrossRackTraffic(Goal):
+    name = "cross_rack_traffic"
+    summary = "partitions read across racks: actives' sources, standbys' changelogs (KIP-925, KIP-881)"
+
+    def evaluate(self, problem, assignment) -> int:
+        if problem.kind == "consumer":
+            topics = problem.topic_by_name
+            total = 0
+            for member in problem.members:
+                held = assignment.get(member.id)
+                if held is None or member.rack is None:
+                    continue
+                for partition in held.active:
+                    topic, number = partition.rsplit("-", 1)
+                    racks = topics[topic].replica_racks if topic in topics else None
+                    if racks is not None and int(number) < len(racks) and racks[int(number)]:
+                        total += member.rack not in racks[int(number)]
+            return total
+        index = index_of(problem)
+        placement = streams_placement(index, assignment)
+        source = index.by_client(index.source_cross_by_rack)
+        changelog = index.by_client(index.changelog_cross_by_rack)
+        assigned = np.flatnonzero(placement.active >= 0)
+        total = int(source[assigned, placement.active[assigned]].sum())
+        return total + int((changelog * placement.standby).sum())
+
+    def encode(self, formulation) -> LinExpr:
+        if formulation.kind == "consumer":
+            return LinExpr.of(formulation.x, consumer_cross(formulation))
+        index = formulation.index
+        expr = LinExpr.of(formulation.x, index.by_client(index.source_cross_by_rack))
+        if len(formulation.y):
+            changelog = index.by_client(index.changelog_cross_by_rack)[formulation.stateful_rows]
+            expr += LinExpr.of(formulation.y, changelog)
+        return expr
+
+    def flow(self, terms) -> bool:
+        if terms.kind == "consumer":
+            terms.rack_cost(terms.partition_cross_by_rack())
+        else:
+            terms.rack_cost(terms.with_rackless(terms.index.source_cross_by_rack))
+        return True
+
+    def upper_bound(self, formulation) -> int:
+        if formulation.kind == "consumer":
+            return len(formulation.partitions)
+        index = formulation.index
+        return int(index.source_cross_by_rack.max(axis=1, initial=0).sum()) + int(
+            index.changelog_cross_by_rack.max(axis=1, initial=0).sum()
+        ) * formulation.standbys

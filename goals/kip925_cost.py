@@ -1,0 +1,64 @@
+"""`kip925_cost`: KIP-925's weighted cost of the actives, for one-to-one comparison with the
+reference goal (`--solver kip925`).
+
+For a stateful task on client k: traffic_cost x its source partitions with no replica in k's rack
++ non_overlap_cost if k is not its previous active client (config, else Kafka's HA defaults 10 and
+1); stateless tasks with Kafka's fixed 1 and 0. Equal to the evaluator's `kip925_cost`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goals.base import Goal
+from goals.common import index_of, streams_placement
+from optimizer.formulation import LinExpr
+
+HA_TRAFFIC, HA_NON_OVERLAP = 10, 1
+
+
+def weights(problem, index) -> tuple[np.ndarray, np.ndarray]:
+    traffic = problem.config.rack_aware_assignment_traffic_cost
+    non_overlap = problem.config.rack_aware_assignment_non_overlap_cost
+    traffic = HA_TRAFFIC if traffic is None else traffic
+    non_overlap = HA_NON_OVERLAP if non_overlap is None else non_overlap
+    stateful = index.stateful
+    return np.where(stateful, traffic, 1).astype(np.int64), np.where(stateful, non_overlap, 0).astype(np.int64)
+
+
+def cost_matrix(problem, index) -> np.ndarray:
+    traffic, non_overlap = weights(problem, index)
+    cost = traffic[:, None] * index.by_client(index.source_cross_by_rack) + non_overlap[:, None]
+    previous = index.previous_active()
+    rows = np.flatnonzero(previous >= 0)
+    cost[rows, previous[rows]] -= non_overlap[rows]
+    return cost
+
+
+class Kip925Cost(Goal):
+    name = "kip925_cost"
+    summary = "KIP-925's traffic_cost x cross-rack partitions + non_overlap_cost x moved (actives)"
+    kinds = ("streams",)
+
+    def evaluate(self, problem, assignment) -> int:
+        index = index_of(problem)
+        placement = streams_placement(index, assignment)
+        cost = cost_matrix(problem, index)
+        assigned = np.flatnonzero(placement.active >= 0)
+        return int(cost[assigned, placement.active[assigned]].sum())
+
+    def encode(self, formulation) -> LinExpr:
+        return LinExpr.of(formulation.x, cost_matrix(formulation.problem, formulation.index))
+
+    def flow(self, terms) -> bool:
+        index = terms.index
+        traffic, non_overlap = weights(terms.problem, index)
+        racks = terms.with_rackless(index.source_cross_by_rack) * traffic[:, None] + non_overlap[:, None]
+        terms.rack_cost(racks)
+        previous = index.previous_active()
+        rows = np.flatnonzero((previous >= 0) & (non_overlap > 0))
+        terms.pair_cost(rows, previous[rows], -non_overlap[rows])
+        return True
+
+    def upper_bound(self, formulation) -> int:
+        return int(cost_matrix(formulation.problem, formulation.index).max(axis=1, initial=0).sum())

@@ -1,0 +1,81 @@
+"""`standby_rack_diversity`: the copies of a stateful task on different racks, or on different
+values of every `rack.aware.assignment.tags` key when tags are configured (KIP-708; KIP-925's
+"default to tags").
+
+For each stateful task and each dimension (rack, or each tag key), the copies (active and
+standbys) sharing a value beyond the first are conflicts; the value is their number. Clients
+without a rack never conflict on racks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goals.base import Goal
+from goals.common import index_of, streams_placement
+from optimizer.formulation import LinExpr
+
+
+def diversity_groups(index, problem) -> list[np.ndarray]:
+    """Client positions sharing a value, per dimension, for values held by two or more clients."""
+    keys = problem.config.rack_aware_assignment_tags
+    dimensions = [[c.tags.get(key) for c in index.clients] for key in keys] if keys else [
+        [c.rack for c in index.clients]
+    ]
+    groups = []
+    for values in dimensions:
+        by_value: dict[str, list[int]] = {}
+        for k, value in enumerate(values):
+            if value is not None:
+                by_value.setdefault(value, []).append(k)
+        groups += [np.array(ks, dtype=np.int64) for _, ks in sorted(by_value.items()) if len(ks) > 1]
+    return groups
+
+
+class StandbyRackDiversity(Goal):
+    name = "standby_rack_diversity"
+    summary = "copies of a task sharing a rack (or a tag value, per rack.aware.assignment.tags)"
+    kinds = ("streams",)
+
+    def evaluate(self, problem, assignment) -> int:
+        index = index_of(problem)
+        placement = streams_placement(index, assignment)
+        rows = np.flatnonzero(index.stateful)
+        copies = placement.standby[rows].astype(np.int64)
+        owners = placement.active[rows]
+        has = owners >= 0
+        copies[np.flatnonzero(has), owners[has]] += 1
+        total = 0
+        for members in diversity_groups(index, problem):
+            total += int(np.maximum(copies[:, members].sum(axis=1) - 1, 0).sum())
+        return total
+
+    def encode(self, formulation) -> LinExpr:
+        if not formulation.standbys:
+            return LinExpr.zero()
+        groups = diversity_groups(formulation.index, formulation.problem)
+        if not groups:
+            return LinExpr.zero()
+        active, standby = formulation.x[formulation.stateful_rows], formulation.y
+        n_tasks = len(formulation.stateful_rows)
+        model = formulation.model
+        conflicts = model.add_vars(n_tasks * len(groups), 0, 1 + formulation.standbys)
+        rows, cols, coefs = [], [], []
+        r = 0
+        for members in groups:
+            for i in range(n_tasks):
+                variables = np.concatenate([active[i, members], standby[i, members]])
+                rows += [r] * (len(variables) + 1)
+                cols += [*variables.tolist(), int(conflicts[r])]
+                coefs += [1] * len(variables) + [-1]
+                r += 1
+        model.add_rows(rows, cols, coefs, np.full(r, -(10**15)), np.ones(r, dtype=np.int64))
+        return LinExpr.of(conflicts, 1)
+
+    def flow(self, terms) -> bool:
+        # The flow back-end only takes problems without standbys, where there is nothing to spread.
+        problem = terms.problem
+        return not (problem.effective_standby_replicas and any(t.stateful for t in problem.tasks))
+
+    def upper_bound(self, formulation) -> int:
+        return len(formulation.stateful_rows) * (1 + formulation.standbys) * 2

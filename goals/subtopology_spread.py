@@ -1,0 +1,64 @@
+"""`subtopology_spread`: the tasks of each subtopology spread over clients (KIP-441, KIP-925).
+
+Client k may hold cap = ceil(S * c_k / C) active tasks of a subtopology of S tasks, c_k being its
+threads and C all threads (KIP-925's balance_subtopology caps, with the client's share of the
+threads as its share of the tasks). The value is the number of actives beyond the caps, summed
+over subtopologies and clients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from goals.base import Goal
+from goals.common import index_of, streams_placement
+from optimizer.formulation import LinExpr
+
+
+def subtopology_caps(index) -> tuple[np.ndarray, np.ndarray]:
+    """(group of each task, caps subtopologies x clients)."""
+    subtopologies, groups = np.unique(index.subtopology, return_inverse=True)
+    sizes = np.bincount(groups, minlength=len(subtopologies))
+    threads = index.threads
+    caps = -((-np.outer(sizes, threads)) // max(int(threads.sum()), 1))
+    return groups, caps
+
+
+class SubtopologySpread(Goal):
+    name = "subtopology_spread"
+    summary = "actives of a subtopology beyond ceil(S x threads / all threads) per client (KIP-925 caps)"
+    kinds = ("streams",)
+
+    def evaluate(self, problem, assignment) -> int:
+        index = index_of(problem)
+        placement = streams_placement(index, assignment)
+        groups, caps = subtopology_caps(index)
+        held = np.zeros_like(caps)
+        assigned = placement.active >= 0
+        np.add.at(held, (groups[assigned], placement.active[assigned]), 1)
+        return int(np.maximum(held - caps, 0).sum())
+
+    def encode(self, formulation) -> LinExpr:
+        groups, caps = subtopology_caps(formulation.index)
+        sizes = np.bincount(groups, minlength=caps.shape[0])
+        over = np.argwhere(sizes[:, None] > caps)  # (group, client) pairs that could exceed
+        if not len(over):
+            return LinExpr.zero()
+        model = formulation.model
+        excess = model.add_vars(len(over), 0, int(sizes.max()))
+        rows, cols, coefs = [], [], []
+        for r, (g, k) in enumerate(over.tolist()):
+            members = formulation.x[groups == g, k]
+            rows += [r] * (len(members) + 1)
+            cols += [*members.tolist(), int(excess[r])]
+            coefs += [1] * len(members) + [-1]
+        model.add_rows(rows, cols, coefs, np.full(len(over), -(10**15)), caps[over[:, 0], over[:, 1]])
+        return LinExpr.of(excess, 1)
+
+    def flow(self, terms) -> bool:
+        groups, caps = subtopology_caps(terms.index)
+        terms.soft_caps(groups, caps)
+        return True
+
+    def upper_bound(self, formulation) -> int:
+        return formulation.n_tasks

@@ -1,0 +1,64 @@
+"""CP-SAT (OR-Tools): integer objective, hint from the previous stage, fixed seed."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from optimizer.backends import StageResult, StageStatus
+from optimizer.formulation import BIG, LinearModel, LinExpr
+
+
+class CpSatSession:
+    def __init__(self, model: LinearModel, workers: int = 1, seed: int = 20261122):
+        self.model = cp_model.CpModel()
+        lower, upper = model.bounds()
+        self.vars = [self.model.new_int_var(int(lo), int(hi), "") for lo, hi in zip(lower.tolist(), upper.tolist(), strict=True)]
+        matrix, row_lo, row_hi = model.matrix()
+        indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+        for r in range(matrix.shape[0]):
+            start, end = indptr[r], indptr[r + 1]
+            terms = cp_model.LinearExpr.weighted_sum(
+                [self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist()
+            )
+            self.model.add_linear_constraint(terms, max(int(row_lo[r]), -BIG * 16), min(int(row_hi[r]), BIG * 16))
+        self.workers = workers
+        self.seed = seed
+
+    def _expr(self, expr: LinExpr):
+        expr = expr.compact()
+        return cp_model.LinearExpr.weighted_sum([self.vars[i] for i in expr.index.tolist()], expr.coef.tolist()) + expr.constant
+
+    def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
+        self.model.add_linear_constraint(self._expr(expr), max(lo, -BIG * 16), min(hi, BIG * 16))
+
+    def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
+        started = time.perf_counter()
+        self.model.minimize(self._expr(objective))
+        self.model.clear_hints()
+        if hint is not None:
+            for var, value in zip(self.vars, hint.tolist(), strict=False):
+                self.model.add_hint(var, int(value))
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = self.workers
+        solver.parameters.random_seed = self.seed
+        if time_limit is not None:
+            solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+        status = solver.solve(self.model)
+        seconds = time.perf_counter() - started
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            solution = np.array([solver.value(v) for v in self.vars], dtype=np.int64)
+            objective_value = int(round(solver.objective_value))
+            bound = float(solver.best_objective_bound)
+            if status == cp_model.OPTIMAL:
+                kind = StageStatus.OPTIMAL
+            else:
+                kind = StageStatus.TIME_LIMIT if time_limit is not None and seconds >= 0.95 * time_limit else StageStatus.FEASIBLE
+            return StageResult(kind, solution, objective_value, bound, seconds)
+        if status == cp_model.INFEASIBLE:
+            return StageResult(StageStatus.INFEASIBLE, None, None, None, seconds)
+        if status == cp_model.MODEL_INVALID:
+            raise RuntimeError(f"CP-SAT rejected the model: {self.model.validate()}")
+        return StageResult(StageStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)

@@ -1,0 +1,297 @@
+"""The back-end-neutral model: problem -> integer linear formulation -> back-end -> assignment.
+
+In the style of cvxpy: a problem becomes a `Formulation` (decision variables in numpy index
+arrays, the assignment's own constraints), goals add their objective expressions and auxiliary
+variables and rows to it, a back-end (CP-SAT, MILP) solves it, and `decode` turns the solution
+vector back into an assignment (the inverse data is the variable index arrays).
+
+Streams: `x[t, k]` = 1 when task t is active on client k; `y[i, k]` = 1 when stateful task
+`stateful_rows[i]` has a standby on k. Every task has one active, every stateful task exactly
+`min(num.standby.replicas, clients - 1)` standbys, and no client holds two copies of a task.
+Consumers: one variable per (partition, subscribed member); every partition of a subscribed topic
+goes to exactly one subscriber. Everything is integer with integer coefficients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from optimizer.costs import StreamsIndex
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import parse_partition_id
+from optimizer.model.solution import ClientAssignment
+from optimizer.model.streams import StreamsProblem
+
+# Bound used for auxiliary variables that have no natural one (CP-SAT needs finite domains).
+BIG = 2**40
+
+
+@dataclass
+class LinExpr:
+    """sum(coef[i] * var[index[i]]) + constant, integer coefficients."""
+
+    index: np.ndarray
+    coef: np.ndarray
+    constant: int = 0
+
+    @classmethod
+    def zero(cls) -> LinExpr:
+        return cls(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), 0)
+
+    @classmethod
+    def of(cls, index, coef, constant: int = 0) -> LinExpr:
+        index = np.asarray(index, dtype=np.int64)
+        coef = np.broadcast_to(np.asarray(coef, dtype=np.int64), index.shape).ravel()
+        index = index.ravel()
+        keep = coef != 0
+        return cls(index[keep], coef[keep], int(constant))
+
+    def __add__(self, other: LinExpr) -> LinExpr:
+        return LinExpr(
+            np.concatenate([self.index, other.index]),
+            np.concatenate([self.coef, other.coef]),
+            self.constant + other.constant,
+        )
+
+    def scaled(self, factor: int) -> LinExpr:
+        return LinExpr(self.index, self.coef * factor, self.constant * factor)
+
+    def value(self, solution: np.ndarray) -> int:
+        return int(np.dot(self.coef, solution[self.index])) + self.constant
+
+    def compact(self) -> LinExpr:
+        """Merge repeated variables."""
+        if not len(self.index):
+            return self
+        unique, inverse = np.unique(self.index, return_inverse=True)
+        coef = np.zeros(len(unique), dtype=np.int64)
+        np.add.at(coef, inverse, self.coef)
+        return LinExpr.of(unique, coef, self.constant)
+
+
+@dataclass
+class LinearModel:
+    """Integer variables with bounds and ranged linear rows, kept as numpy chunks."""
+
+    lower: list[np.ndarray] = field(default_factory=list)
+    upper: list[np.ndarray] = field(default_factory=list)
+    n_vars: int = 0
+    row_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    row_lo: list[np.ndarray] = field(default_factory=list)
+    row_hi: list[np.ndarray] = field(default_factory=list)
+    n_rows: int = 0
+
+    def add_vars(self, count: int, lower=0, upper=1) -> np.ndarray:
+        start = self.n_vars
+        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.int64), (count,)).copy())
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.int64), (count,)).copy())
+        self.n_vars += count
+        return np.arange(start, start + count, dtype=np.int64)
+
+    def add_rows(self, rows, cols, coefs, lo, hi) -> np.ndarray:
+        """Rows `lo[r] <= sum coefs * x[cols] <= hi[r]`; `rows` number them from 0 in this call."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
+        count = len(lo)
+        hi = np.broadcast_to(np.asarray(hi, dtype=np.int64), (count,)).copy()
+        cols = np.asarray(cols, dtype=np.int64)
+        coefs = np.broadcast_to(np.asarray(coefs, dtype=np.int64), cols.shape).copy()
+        start = self.n_rows
+        self.row_chunks.append((rows + start, cols, coefs))
+        self.row_lo.append(lo)
+        self.row_hi.append(hi)
+        self.n_rows += count
+        return np.arange(start, start + count)
+
+    def add_expr_row(self, expr: LinExpr, lo: int, hi: int) -> int:
+        """One row `lo <= expr <= hi` (the expression's constant moved to the bounds)."""
+        expr = expr.compact()
+        return int(
+            self.add_rows(
+                np.zeros(len(expr.index), dtype=np.int64),
+                expr.index,
+                expr.coef,
+                [max(lo - expr.constant, -BIG)],
+                [min(hi - expr.constant, BIG)],
+            )[0]
+        )
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.lower:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        return np.concatenate(self.lower), np.concatenate(self.upper)
+
+    def matrix(self) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+        if self.row_chunks:
+            rows = np.concatenate([c[0] for c in self.row_chunks])
+            cols = np.concatenate([c[1] for c in self.row_chunks])
+            vals = np.concatenate([c[2] for c in self.row_chunks])
+            lo, hi = np.concatenate(self.row_lo), np.concatenate(self.row_hi)
+        else:
+            rows = cols = vals = np.empty(0, dtype=np.int64)
+            lo = hi = np.empty(0, dtype=np.int64)
+        matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(self.n_rows, self.n_vars))
+        matrix.sum_duplicates()
+        return matrix, lo, hi
+
+
+class Formulation:
+    """The problem's decision variables and assignment constraints; goals extend it."""
+
+    kind: str
+    problem: StreamsProblem | ConsumerProblem
+    model: LinearModel
+
+    def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
+        raise NotImplementedError
+
+    def encode(self, assignment) -> np.ndarray | None:
+        """The variable values of an assignment (for hints), or None if it does not fit."""
+        raise NotImplementedError
+
+
+class StreamsFormulation(Formulation):
+    kind = "streams"
+
+    def __init__(self, problem: StreamsProblem):
+        self.problem = problem
+        self.index = StreamsIndex.of(problem)
+        self.model = LinearModel()
+        self.n_tasks, self.n_clients = len(self.index.tasks), len(self.index.clients)
+        self.stateful_rows = np.flatnonzero(self.index.stateful)
+        self.standbys = problem.effective_standby_replicas if len(self.stateful_rows) else 0
+        model = self.model
+        t, c = self.n_tasks, self.n_clients
+        self.x = model.add_vars(t * c).reshape(t, c)
+        model.add_rows(np.repeat(np.arange(t), c), self.x.ravel(), 1, np.ones(t), np.ones(t))
+        n_stateful = len(self.stateful_rows) if self.standbys else 0
+        self.y = model.add_vars(n_stateful * c).reshape(n_stateful, c)
+        if n_stateful:
+            model.add_rows(
+                np.repeat(np.arange(n_stateful), c), self.y.ravel(), 1,
+                np.full(n_stateful, self.standbys), np.full(n_stateful, self.standbys),
+            )  # fmt: skip
+            pairs = n_stateful * c
+            model.add_rows(
+                np.repeat(np.arange(pairs), 2),
+                np.stack([self.x[self.stateful_rows].ravel(), self.y.ravel()], axis=1).ravel(),
+                1, np.zeros(pairs), np.ones(pairs),
+            )  # fmt: skip
+
+    @property
+    def clients(self) -> list[str]:
+        return [c.id for c in self.index.clients]
+
+    def copies(self) -> tuple[np.ndarray, np.ndarray]:
+        """For stateful tasks: (rows, variable matrix of active or standby per client), as
+        a list of variable matrices to add: x[stateful_rows] and y."""
+        return self.x[self.stateful_rows], self.y
+
+    def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
+        values = np.rint(solution).astype(np.int64)
+        active_at = values[self.x].argmax(axis=1)
+        standbys: dict[int, list[str]] = {k: [] for k in range(self.n_clients)}
+        if len(self.y):
+            rows, cols = np.nonzero(values[self.y])
+            for i, k in zip(rows.tolist(), cols.tolist(), strict=True):
+                standbys[k].append(self.index.tasks[self.stateful_rows[i]].id)
+        actives: dict[int, list[str]] = {k: [] for k in range(self.n_clients)}
+        for row, k in enumerate(active_at.tolist()):
+            actives[k].append(self.index.tasks[row].id)
+        return {
+            client.id: ClientAssignment(active=tuple(actives[k]), standby=tuple(standbys[k]))
+            for k, client in sorted(enumerate(self.index.clients), key=lambda item: item[1].id)
+        }
+
+    def encode(self, assignment) -> np.ndarray | None:
+        values = np.zeros(self.model.n_vars, dtype=np.int64)
+        position = self.index.task_position
+        stateful_position = {row: i for i, row in enumerate(self.stateful_rows.tolist())}
+        for client_id, held in assignment.items():
+            k = self.index.client_position.get(client_id)
+            if k is None:
+                return None
+            for task in held.active:
+                values[self.x[position[task], k]] = 1
+            for task in held.standby:
+                i = stateful_position.get(position[task])
+                if i is None or not len(self.y):
+                    return None
+                values[self.y[i, k]] = 1
+        return values
+
+
+class ConsumerFormulation(Formulation):
+    kind = "consumer"
+
+    def __init__(self, problem: ConsumerProblem):
+        self.problem = problem
+        self.model = LinearModel()
+        topics = problem.topic_by_name
+        self.members = sorted(m.id for m in problem.members)
+        member_position = {m: i for i, m in enumerate(self.members)}
+        subscribers: dict[str, list[int]] = {}
+        for member in problem.members:
+            for topic in member.subscriptions:
+                if topic in topics:
+                    subscribers.setdefault(topic, []).append(member_position[member.id])
+        self.partitions: list[str] = []
+        pair_partition, pair_member = [], []
+        for topic in sorted(subscribers):
+            who = sorted(subscribers[topic])
+            for p in range(topics[topic].partitions):
+                row = len(self.partitions)
+                self.partitions.append(f"{topic}-{p}")
+                pair_partition += [row] * len(who)
+                pair_member += who
+        self.pair_partition = np.array(pair_partition, dtype=np.int64)
+        self.pair_member = np.array(pair_member, dtype=np.int64)
+        self.partition_position = {p: i for i, p in enumerate(self.partitions)}
+        self.member_position = member_position
+        self.x = self.model.add_vars(len(self.pair_partition))
+        n = len(self.partitions)
+        self.model.add_rows(self.pair_partition, self.x, 1, np.ones(n), np.ones(n))
+
+    def member_sizes(self) -> list[LinExpr]:
+        return [LinExpr.of(self.x[self.pair_member == m], 1) for m in range(len(self.members))]
+
+    def pair_of(self) -> dict[tuple[int, int], int]:
+        return {
+            (int(p), int(m)): int(v)
+            for p, m, v in zip(self.pair_partition, self.pair_member, self.x, strict=True)
+        }
+
+    def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
+        values = np.rint(solution[self.x]).astype(np.int64)
+        chosen = np.flatnonzero(values)
+        held: dict[int, list[str]] = {m: [] for m in range(len(self.members))}
+        for pair in chosen.tolist():
+            held[int(self.pair_member[pair])].append(self.partitions[int(self.pair_partition[pair])])
+        return {member: ClientAssignment(active=tuple(sorted(held[i], key=_partition_key))) for i, member in enumerate(self.members)}
+
+    def encode(self, assignment) -> np.ndarray | None:
+        values = np.zeros(self.model.n_vars, dtype=np.int64)
+        pairs = self.pair_of()
+        for member, held in assignment.items():
+            m = self.member_position.get(member)
+            if m is None:
+                return None
+            for partition in held.active:
+                var = pairs.get((self.partition_position.get(partition, -1), m))
+                if var is None:
+                    return None
+                values[var] = 1
+        return values
+
+
+def _partition_key(partition: str) -> tuple[str, int]:
+    return tuple(parse_partition_id(partition))
+
+
+def formulate(problem) -> Formulation:
+    if isinstance(problem, StreamsProblem):
+        return StreamsFormulation(problem)
+    return ConsumerFormulation(problem)

@@ -1,0 +1,203 @@
+"""The lexicographic goal engine: goals in priority order, each solved to proven optimality and
+frozen before the next.
+
+* Hard goals with a bound (`hard_bound`, e.g. `balance` for Streams: 0) are constraints in every
+  stage. Hard goals without one (consumer `balance`) are minimised first and frozen exactly.
+* Soft goals are then minimised one after another; each is frozen at its optimum, within its
+  tolerance (absolute, or relative to the optimum), before the next.
+* Every stage records its status (optimal, feasible, time_limit, infeasible), objective, proven
+  bound, gap and seconds. One time limit covers the whole sequence.
+* If the hard goals cannot hold together, the goals in conflict are named and they become soft
+  (their excess minimised first); if even that finds nothing in time, the result is the Kafka
+  heuristic's assignment, and the statuses say so.
+* A sequence of goals that all have flow encodings (and no tolerance) is solved at once by
+  the min-cost-flow back-end with lexicographic weights, when the problem allows it.
+
+Active and standby tasks are decided together: they are variables of one model.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from goals.base import Goal, GoalError
+from optimizer.backends import StageResult, StageStatus
+from optimizer.formulation import LinExpr, formulate
+
+BACKENDS = ("exact", "cpsat", "milp", "flow")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a later stage may let a frozen goal rise above its optimum."""
+
+    absolute: int = 0
+    relative: float = 0.0
+
+    def limit(self, optimum: int) -> int:
+        return optimum + max(self.absolute, math.floor(abs(optimum) * self.relative))
+
+    @classmethod
+    def parse(cls, text: str) -> Tolerance:
+        text = text.strip()
+        try:
+            if text.endswith("%"):
+                return cls(relative=float(text[:-1]) / 100)
+            return cls(absolute=int(text))
+        except ValueError:
+            raise GoalError(f"tolerance {text!r}: expected a whole number or a percentage like 2%") from None
+
+
+@dataclass
+class Stage:
+    goal: Goal
+    status: StageStatus
+    objective: int | None = None
+    bound: float | None = None
+    seconds: float = 0.0
+    backend: str = ""
+
+    @property
+    def gap(self) -> float | None:
+        if self.objective is None or self.bound is None:
+            return None
+        return max(0.0, (self.objective - self.bound) / max(1.0, abs(self.objective)))
+
+
+@dataclass
+class SequenceResult:
+    assignment: dict | None
+    stages: list[Stage]
+    notes: list[str] = field(default_factory=list)
+    fallback: bool = False
+
+
+class SequenceError(Exception):
+    """The goals cannot be solved as asked (no back-end can express them)."""
+
+
+def run_sequence(
+    problem,
+    goals: list[Goal],
+    backend: str = "exact",
+    time_limit: float | None = None,
+    tolerances: dict[str, Tolerance] | None = None,
+    hint: Callable[[], dict] | None = None,
+) -> SequenceResult:
+    """Solve `goals` (priority order) on the normalised `problem`; `hint()` gives a full
+    assignment to start from (called only by back-ends that use one)."""
+    if backend not in BACKENDS:
+        raise SequenceError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
+    tolerances = tolerances or {}
+    started = time.perf_counter()
+    for goal in goals:
+        if not goal.applies_to(problem):
+            raise SequenceError(f"goal {goal.name!r} does not apply to {problem.kind} problems")
+
+    if backend in ("exact", "flow"):
+        from optimizer.backends import flow
+
+        reason = flow.unsupported(problem, goals, tolerances)
+        if reason is None:
+            return flow.solve_sequence(problem, goals, time_limit)
+        if backend == "flow":
+            raise SequenceError(f"the flow back-end cannot solve this: {reason}")
+        note = f"min-cost flow not used: {reason}"
+    else:
+        note = None
+
+    result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started)
+    if note:
+        result.notes.insert(0, note)
+    return result
+
+
+def _session(backend: str, model):
+    if backend == "cpsat":
+        from optimizer.backends.cpsat import CpSatSession
+
+        return CpSatSession(model)
+    from optimizer.backends.milp import MilpSession
+
+    return MilpSession(model)
+
+
+def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started) -> SequenceResult:
+    formulation = formulate(problem)
+    try:
+        expressions = {id(goal): goal.encode(formulation) for goal in goals}
+    except NotImplementedError as error:
+        raise SequenceError(f"a goal has no linear encoding: {error}") from None
+    constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
+    frozen_first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
+    soft = [g for g in goals if not g.hard]
+    engine = "milp" if backend == "exact" else backend
+    notes = [f"back-end: {engine}"]
+
+    def remaining() -> float | None:
+        if time_limit is None:
+            return None
+        return max(0.0, time_limit - (time.perf_counter() - started))
+
+    session = _session(engine, formulation.model)
+    for goal in constrained:
+        session.add_row(expressions[id(goal)], -(2**40), goal.hard_bound(problem))
+    current = formulation.encode(hint()) if hint is not None else None
+    stages: list[Stage] = []
+    fallback = False
+
+    order = frozen_first + soft
+    if constrained:
+        # The hard constraints alone: is there an assignment at all?
+        first = session.minimize(LinExpr.zero(), remaining(), current)
+        if first.status == StageStatus.INFEASIBLE:
+            conflict = _conflicting(problem, constrained, expressions, engine)
+            notes.append(
+                "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
+                + "; they are minimised as soft goals instead"
+            )
+            for goal in constrained:
+                stages.append(Stage(goal, StageStatus.INFEASIBLE, backend=engine))
+            session = _session(engine, formulation.model)
+            order = constrained + order
+            fallback = True
+        elif first.has_solution:
+            current = first.solution
+            for goal in constrained:
+                value = expressions[id(goal)].value(first.solution)
+                stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
+        else:
+            stages += [Stage(goal, StageStatus.TIME_LIMIT, backend=engine) for goal in constrained]
+            return SequenceResult(None, stages, notes + ["no assignment found within the time limit"], True)
+
+    for goal in order:
+        expression = expressions[id(goal)]
+        result: StageResult = session.minimize(expression, remaining(), current)
+        stage = Stage(goal, result.status, result.objective, result.bound, result.seconds, engine)
+        stages.append(stage)
+        if not result.has_solution:
+            notes.append(f"stage {goal.name!r} found no solution ({result.status})")
+            break
+        current = result.solution
+        tolerance = tolerances.get(goal.name, Tolerance())
+        session.add_row(expression, -(2**40), tolerance.limit(result.objective))
+    assignment = formulation.decode(current) if current is not None else None
+    return SequenceResult(assignment, stages, notes, fallback)
+
+
+def _conflicting(problem, constrained: list[Goal], expressions, engine: str) -> list[Goal]:
+    """A small set of hard goals that cannot hold together: drop goals while the rest conflict."""
+    formulation = formulate(problem)
+    exprs = {id(g): g.encode(formulation) for g in constrained}
+    kept = list(constrained)
+    for goal in list(constrained):
+        trial = [g for g in kept if g is not goal]
+        session = _session(engine, formulation.model)
+        for other in trial:
+            session.add_row(exprs[id(other)], -(2**40), other.hard_bound(problem))
+        if session.minimize(LinExpr.zero(), 10.0, None).status == StageStatus.INFEASIBLE:
+            kept = trial
+    return kept
