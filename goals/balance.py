@@ -51,7 +51,7 @@ class Balance(Goal):
         if n_stateful:
             owners = placement.active[stateful]
             copies = np.bincount(owners[owners >= 0], minlength=len(index.clients))
-            copies = copies + placement.standby[stateful].sum(axis=0)
+            copies = copies + placement.standby_counts(len(index.clients), np.flatnonzero(stateful))
             saturated = saturated_clients(threads, int(copies.sum()), n_stateful)
             stateful_slack = balance_slack(copies[~saturated], threads[~saturated])
             if saturated.any():
@@ -181,6 +181,11 @@ def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[
         lower = np.maximum(0, -((-threads * a) // b))
         upper = np.maximum(0, (threads * (a + b)) // b)
         if (lower <= upper).all() and lower.sum() <= total <= upper.sum():
+            # A box whose lower (upper) bounds already sum to the total admits only them.
+            if lower.sum() == total:
+                upper = lower
+            elif upper.sum() == total:
+                lower = upper
             boxes.setdefault((lower.tobytes(), upper.tobytes()), (lower, upper))
     found = list(boxes.values())
     kept = [

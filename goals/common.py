@@ -17,13 +17,20 @@ class StreamsPlacement:
 
     active: np.ndarray
     """Client position of each task's active (-1: none)."""
-    standby: np.ndarray
-    """tasks x clients, True where the client holds a standby (warm-ups not included)."""
+    standby_rows: np.ndarray
+    """Task position of each standby copy (warm-ups not included)."""
+    standby_clients: np.ndarray
+    """Client position of each standby copy."""
+
+    def standby_counts(self, n_clients: int, rows: np.ndarray | None = None) -> np.ndarray:
+        clients = self.standby_clients if rows is None else self.standby_clients[np.isin(self.standby_rows, rows)]
+        return np.bincount(clients, minlength=n_clients)
 
 
 def streams_placement(index: StreamsIndex, assignment) -> StreamsPlacement:
     active = np.full(len(index.tasks), -1, dtype=np.int64)
-    standby = np.zeros((len(index.tasks), len(index.clients)), dtype=bool)
+    standby_rows: list[int] = []
+    standby_clients: list[int] = []
     tasks, clients = index.task_position, index.client_position
     for client_id, held in assignment.items():
         k = clients.get(client_id)
@@ -34,8 +41,9 @@ def streams_placement(index: StreamsIndex, assignment) -> StreamsPlacement:
                 active[tasks[task]] = k
         for task in held.standby:
             if task in tasks:
-                standby[tasks[task], k] = True
-    return StreamsPlacement(active, standby)
+                standby_rows.append(tasks[task])
+                standby_clients.append(k)
+    return StreamsPlacement(active, np.array(standby_rows, dtype=np.int64), np.array(standby_clients, dtype=np.int64))
 
 
 def active_counts(index: StreamsIndex, placement: StreamsPlacement, rows=None) -> np.ndarray:

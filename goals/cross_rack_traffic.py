@@ -14,6 +14,18 @@ from goals.common import index_of, streams_placement
 from optimizer.formulation import LinExpr
 
 
+def _at(index, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:
+    """by_rack[row, rack of client] for each (row, client) (0 for clients without rack); with
+    `paired` the clients are given per row, else `clients` is indexed by row."""
+    chosen = clients if paired else clients[rows]
+    racks = index.client_rack[chosen]
+    known = racks >= 0
+    values = np.zeros(len(rows), dtype=np.int64)
+    if by_rack.shape[1]:
+        values[known] = by_rack[rows[known], racks[known]]
+    return values
+
+
 def consumer_cross(formulation) -> np.ndarray:
     """Per (partition, member) variable: 1 when the partition has racks and the member's rack is
     known and not among them."""
@@ -50,11 +62,10 @@ class CrossRackTraffic(Goal):
             return total
         index = index_of(problem)
         placement = streams_placement(index, assignment)
-        source = index.by_client(index.source_cross_by_rack)
-        changelog = index.by_client(index.changelog_cross_by_rack)
-        assigned = np.flatnonzero(placement.active >= 0)
-        total = int(source[assigned, placement.active[assigned]].sum())
-        return total + int((changelog * placement.standby).sum())
+        return int(
+            _at(index, index.source_cross_by_rack, np.flatnonzero(placement.active >= 0), placement.active).sum()
+            + _at(index, index.changelog_cross_by_rack, placement.standby_rows, placement.standby_clients, paired=True).sum()
+        )
 
     def encode(self, formulation) -> LinExpr:
         if formulation.kind == "consumer":

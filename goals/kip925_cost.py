@@ -41,11 +41,15 @@ class Kip925Cost(Goal):
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
+        from goals.cross_rack_traffic import _at
+
         index = index_of(problem)
         placement = streams_placement(index, assignment)
-        cost = cost_matrix(problem, index)
+        traffic, non_overlap = weights(problem, index)
         assigned = np.flatnonzero(placement.active >= 0)
-        return int(cost[assigned, placement.active[assigned]].sum())
+        crossing = _at(index, index.source_cross_by_rack, assigned, placement.active)
+        moved = placement.active[assigned] != index.previous_active()[assigned]
+        return int((traffic[assigned] * crossing + non_overlap[assigned] * moved).sum())
 
     def encode(self, formulation) -> LinExpr:
         return LinExpr.of(formulation.x, cost_matrix(formulation.problem, formulation.index))
@@ -61,4 +65,5 @@ class Kip925Cost(Goal):
         return True
 
     def upper_bound(self, formulation) -> int:
-        return int(cost_matrix(formulation.problem, formulation.index).max(axis=1, initial=0).sum())
+        traffic, non_overlap = weights(formulation.problem, formulation.index)
+        return int((traffic * formulation.index.source_cross_by_rack.max(axis=1, initial=0) + non_overlap).sum())

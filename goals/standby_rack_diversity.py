@@ -40,14 +40,16 @@ class StandbyRackDiversity(Goal):
     def evaluate(self, problem, assignment) -> int:
         index = index_of(problem)
         placement = streams_placement(index, assignment)
-        rows = np.flatnonzero(index.stateful)
-        copies = placement.standby[rows].astype(np.int64)
-        owners = placement.active[rows]
-        has = owners >= 0
-        copies[np.flatnonzero(has), owners[has]] += 1
+        stateful = index.stateful
+        owners = np.flatnonzero((placement.active >= 0) & stateful)
+        standby = stateful[placement.standby_rows]
+        rows = np.concatenate([owners, placement.standby_rows[standby]])
+        clients = np.concatenate([placement.active[owners], placement.standby_clients[standby]])
         total = 0
         for members in diversity_groups(index, problem):
-            total += int(np.maximum(copies[:, members].sum(axis=1) - 1, 0).sum())
+            inside = np.isin(clients, members)
+            per_task = np.bincount(rows[inside], minlength=len(index.tasks))
+            total += int(np.maximum(per_task - 1, 0).sum())
         return total
 
     def encode(self, formulation) -> LinExpr:

@@ -55,7 +55,8 @@ class Stickiness(Goal):
         previous = index.previous_active()
         had = previous >= 0
         moved = int((placement.active[had] != previous[had]).sum())
-        return moved + int((placement.standby & ~previous_holders(index)).sum())
+        held = previous_holders(index)
+        return moved + int((~held[placement.standby_rows, placement.standby_clients]).sum())
 
     def encode(self, formulation) -> LinExpr:
         if formulation.kind == "consumer":

@@ -34,7 +34,7 @@ class StreamsIndex:
 
     @classmethod
     def of(cls, problem: StreamsProblem) -> StreamsIndex:
-        tasks = tuple(sorted(problem.tasks, key=lambda t: (t.subtopology, t.partition)))
+        tasks = tuple(sorted(problem.tasks, key=lambda t: tuple(map(int, t.id.split("_")))))
         clients = tuple(sorted(problem.clients, key=lambda c: c.id))
         racks = {c.rack for c in clients if c.rack is not None}
         for task in tasks:
@@ -112,6 +112,10 @@ class StreamsIndex:
 
     def previous_active(self) -> np.ndarray:
         """Index of each task's previous active client, -1 when it had none."""
+        return self._previous_active.copy()
+
+    @cached_property
+    def _previous_active(self) -> np.ndarray:
         owner = np.full(len(self.tasks), -1, dtype=np.int64)
         for task_id, client_id in self.problem.previous_active_client.items():
             owner[self.task_position[task_id]] = self.client_position[client_id]

@@ -222,3 +222,122 @@ class _ContractedResidual:
             touched.update(((g, j), (g, k)))
         for g, j in touched:
             self._refresh(g, j)
+
+
+def cancel_negative_cycles_full(
+    cost: np.ndarray,
+    assignment: np.ndarray,
+    groups: np.ndarray | None = None,
+    caps: np.ndarray | None = None,
+) -> CycleCancelingResult:
+    """The same minimisation by cycle canceling on KIP-925's own residual graph.
+
+    Nodes: every task, every (group, client) pair (the clients themselves when uncapped) and,
+    with caps, every client; arcs: task -> pair where the task is not (cost c[t, k]), pair -> task
+    where it is (cost -c[t, k]), pair -> client while the cap has room, client -> pair while the
+    pair carries flow. Bellman-Ford passes relax a whole layer of arcs at a time in numpy (the
+    task -> pair layer is a tasks x clients minimum), stop as soon as a pass relaxes nothing, and
+    look for a cycle in the predecessor graph after every pass. This is the reference goal's
+    algorithm; `cancel_negative_cycles` finds the same cycles on a graph without task nodes.
+    """
+    cost = np.asarray(cost, dtype=np.int64)
+    n_tasks, n_clients = cost.shape
+    assignment = np.array(assignment, dtype=np.int64, copy=True)
+    capped = caps is not None
+    if groups is None:
+        groups = np.zeros(n_tasks, dtype=np.int64)
+    groups = np.asarray(groups, dtype=np.int64)
+    n_groups = int(groups.max()) + 1 if n_tasks else 1
+    caps = np.asarray(caps, dtype=np.int64) if capped else None
+    flow = np.zeros((n_groups, n_clients), dtype=np.int64)
+    np.add.at(flow, (groups, assignment), 1)
+    if capped and (flow > caps).any():
+        raise ValueError("the starting assignment exceeds the subtopology caps")
+    rows = np.arange(n_tasks)
+    initial_cost = int(cost[rows, assignment].sum())
+    n_pair = n_groups * n_clients
+    pair_base, client_base = n_tasks, n_tasks + n_pair
+    n_nodes = client_base + (n_clients if capped else 0)
+    cycles = passes = 0
+    if n_tasks and n_clients > 1:
+        while True:
+            dist = np.zeros(n_nodes)
+            pred = np.full(n_nodes, -1, dtype=np.int64)
+            found = None
+            for _ in range(n_nodes + 1):
+                passes += 1
+                task_dist = dist[:n_tasks]
+                pair_dist = dist[pair_base:client_base].reshape(n_groups, n_clients)
+                candidate = np.full(n_nodes, np.inf)
+                source = np.full(n_nodes, -1, dtype=np.int64)
+                # pair (g, a(t)) -> task t
+                own_pair = groups * n_clients + assignment
+                candidate[:n_tasks] = pair_dist.ravel()[own_pair] - cost[rows, assignment]
+                source[:n_tasks] = pair_base + own_pair
+                # task t -> pair (g(t), k) for k != a(t): a tasks x clients minimum per group
+                via = task_dist[:, None] + cost
+                via[rows, assignment] = np.inf
+                best_pair = np.full((n_groups, n_clients), np.inf)
+                best_task = np.full((n_groups, n_clients), -1, dtype=np.int64)
+                for g in range(n_groups):
+                    members = np.flatnonzero(groups == g)
+                    if not len(members):
+                        continue
+                    pick = np.argmin(via[members], axis=0)
+                    best_pair[g] = via[members][pick, np.arange(n_clients)]
+                    best_task[g] = members[pick]
+                candidate[pair_base:client_base] = best_pair.ravel()
+                source[pair_base:client_base] = best_task.ravel()
+                if capped:
+                    client_dist = dist[client_base:]
+                    from_client = np.where(flow > 0, client_dist[None, :], np.inf)
+                    take = from_client < best_pair
+                    candidate[pair_base:client_base] = np.where(take, from_client, best_pair).ravel()
+                    source[pair_base:client_base] = np.where(take, client_base + np.arange(n_clients)[None, :], best_task).ravel()
+                    into = np.where(flow < caps, pair_dist, np.inf)
+                    pick = np.argmin(into, axis=0)
+                    candidate[client_base:] = into[pick, np.arange(n_clients)]
+                    source[client_base:] = pair_base + pick * n_clients + np.arange(n_clients)
+                improved = candidate < dist
+                if not improved.any():
+                    break
+                dist = np.where(improved, candidate, dist)
+                pred = np.where(improved, source, pred)
+                found = _full_cycle(pred, dist, cost, assignment, groups, n_tasks, pair_base, client_base, n_clients)
+                if found is not None:
+                    break
+            if found is None:
+                break
+            for task, target in found:
+                flow[groups[task], assignment[task]] -= 1
+                flow[groups[task], target] += 1
+                assignment[task] = target
+            cycles += 1
+    return CycleCancelingResult(assignment, int(cost[rows, assignment].sum()), initial_cost, cycles, passes)
+
+
+def _full_cycle(pred, dist, cost, assignment, groups, n_tasks, pair_base, client_base, n_clients):
+    """The task moves of a negative cycle in the predecessor graph, if there is one."""
+    n = len(pred)
+    jump = np.append(np.where(pred >= 0, pred, n), n)
+    steps = 1
+    while steps <= n:
+        jump = jump[jump]
+        steps *= 2
+    for start in np.unique(jump[:n][jump[:n] < n]).tolist():
+        cycle = [start]
+        node = int(pred[start])
+        while node != start:
+            cycle.append(node)
+            node = int(pred[node])
+        cycle.reverse()  # flow order: pred[v] -> v
+        moves, weight = [], 0
+        for i, node in enumerate(cycle):
+            nxt = cycle[(i + 1) % len(cycle)]
+            if node < n_tasks and pair_base <= nxt < client_base:
+                target = (nxt - pair_base) % n_clients
+                moves.append((node, target))
+                weight += cost[node, target] - cost[node, assignment[node]]
+        if weight < 0:
+            return moves
+    return None

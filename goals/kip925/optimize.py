@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.graph.python import max_flow
 
-from goals.kip925.cycle_canceling import CycleCancelingResult, cancel_negative_cycles
+from goals.kip925.cycle_canceling import CycleCancelingResult, cancel_negative_cycles_full
 from optimizer.costs import StreamsIndex, active_cost_matrix
 from optimizer.model.streams import RackAwareStrategy
 
@@ -47,13 +47,13 @@ def optimize_active_tasks(
     """Re-place the tasks `rows` (positions in `index.tasks`), now on clients `current`."""
     cost = active_cost_matrix(index, rows, traffic_cost, non_overlap_cost, current)
     if strategy != RackAwareStrategy.BALANCE_SUBTOPOLOGY:
-        result = cancel_negative_cycles(cost, current)
+        result = cancel_negative_cycles_full(cost, current)
         return ActiveOptimization(result.assignment, result)
     _, groups = np.unique(index.subtopology[rows], return_inverse=True)
     counts = np.bincount(current, minlength=len(index.clients))
     caps = subtopology_caps(groups, counts)
     start = within_caps(current, groups, caps)
-    result = cancel_negative_cycles(cost, start, groups, caps)
+    result = cancel_negative_cycles_full(cost, start, groups, caps)
     return ActiveOptimization(result.assignment, result)
 
 

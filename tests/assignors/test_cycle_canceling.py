@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment, linprog
 
-from goals.kip925.cycle_canceling import cancel_negative_cycles
+from goals.kip925.cycle_canceling import cancel_negative_cycles, cancel_negative_cycles_full
 from goals.kip925.graph import Graph
 from goals.kip925.optimize import subtopology_caps
 
@@ -97,3 +97,21 @@ def test_contracted_canceling_and_kafkas_graph_agree_on_the_optimum(seed):
 def test_kip925_caps_of_the_worked_example():
     # Three clients with 1, 2, 3 tasks; two subtopologies of three tasks: caps 1, 1 and 2.
     assert subtopology_caps(np.array([0, 0, 0, 1, 1, 1]), np.array([1, 2, 3])).tolist() == [[1, 1, 2], [1, 1, 2]]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_full_residual_graph_and_contracted_graph_agree(seed):
+    """The reference goal cancels cycles on KIP-925's own graph; the contracted graph (used by
+    the kafka solver on large graphs) must reach the same optimum."""
+    rng = np.random.default_rng(3000 + seed)
+    n_tasks, n_clients = int(rng.integers(1, 60)), int(rng.integers(1, 8))
+    cost = rng.integers(0, 4, size=(n_tasks, n_clients)) * 10 + rng.integers(0, 2, size=(n_tasks, n_clients))
+    start = rng.integers(0, n_clients, size=n_tasks)
+    full = cancel_negative_cycles_full(cost, start)
+    assert full.cost == cancel_negative_cycles(cost, start).cost == slots_optimum(cost, start)
+    assert np.array_equal(np.bincount(full.assignment, minlength=n_clients), np.bincount(start, minlength=n_clients))
+    groups = np.unique(rng.integers(0, 3, size=n_tasks), return_inverse=True)[1]
+    flow = np.zeros((groups.max() + 1, n_clients), dtype=int)
+    np.add.at(flow, (groups, start), 1)
+    caps = flow + rng.integers(0, 2, size=flow.shape)
+    assert cancel_negative_cycles_full(cost, start, groups, caps).cost == cancel_negative_cycles(cost, start, groups, caps).cost
