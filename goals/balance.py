@@ -129,6 +129,22 @@ def _level_rows(formulation, variables, threads, saturated, cap) -> LinExpr:
         highs.append(c * scale)
         row += 1
     model.add_rows(rows, cols, coefs, lows, highs)
+    members_of = [np.concatenate([block[:, k] for block in blocks]) for k in range(n_clients)]
+
+    def fix(solution: np.ndarray) -> None:
+        counts = np.array([solution[m].sum() for m in members_of], dtype=np.int64)
+        free_counts, free_threads = counts[~saturated], threads[~saturated]
+        needed = balance_slack(free_counts, free_threads) if len(free_counts) else 0
+        if saturated.any():
+            needed = max(needed, int((cap - counts[saturated]).max()))
+        needed = min(max(needed, 0), bound)
+        solution[slack] = needed
+        if len(free_counts):
+            # the lowest level on the grid: c*l >= D*(n - e) - c*D for every free client
+            low = -((-(scale * (free_counts - needed) - free_threads * scale)) // free_threads)
+            solution[level] = int(np.clip(low.max(), -scale * (bound + 1), scale * (bound + 1)))
+
+    formulation.repairs.append(fix)
     return LinExpr.of([slack], [1])
 
 
@@ -151,7 +167,16 @@ def _encode_square_sizes(formulation) -> LinExpr:
             [0],
         )
         objective += LinExpr.of(segments, 2 * np.arange(1, len(pairs) + 1) - 1)
+        formulation.repairs.append(_fill_segments(pairs, segments))
     return objective
+
+
+def _fill_segments(pairs: np.ndarray, segments: np.ndarray):
+    def fix(solution: np.ndarray) -> None:
+        size = int(solution[pairs].sum())
+        solution[segments] = np.arange(len(segments)) < size
+
+    return fix
 
 
 # --------------------------------------------------------------------------- boxes for the flow

@@ -10,7 +10,9 @@ provides:
   (`optimizer.backends.flow`), returning False where it cannot;
 * `hard_bound(problem) -> int | None`: when hard, the value it must not exceed (None: the goal is
   optimised first and frozen at its optimum);
-* `upper_bound(formulation) -> int`: a bound on its value (used to weigh goals in one flow).
+* `upper_bound(formulation) -> int`: a bound on its value (used to weigh goals in one flow);
+  `lower_bound() -> int`: a value no assignment goes below (0 by default), which lets the engine
+  prove a stage optimal without a solve when its start already reaches it.
 
 A goal is built from an optional argument string (`movement_budget=10` gives "10").
 """
@@ -59,3 +61,7 @@ class Goal:
 
     def upper_bound(self, formulation: Formulation) -> int:
         raise NotImplementedError
+
+    def lower_bound(self) -> int:
+        """A value no assignment goes below (0 for goals that count something)."""
+        return 0

@@ -57,6 +57,11 @@ class MovementBudget(Goal):
         excess = formulation.model.add_vars(1, 0, 10**9)[0]
         # excess >= moves - budget
         formulation.model.add_expr_row(moves + LinExpr.of([excess], [-1]), -(10**15), self.budget)
+
+        def fix(solution: np.ndarray) -> None:
+            solution[excess] = max(0, moves.value(solution) - self.budget)
+
+        formulation.repairs.append(fix)
         return LinExpr.of([excess], [1])
 
     def upper_bound(self, formulation) -> int:

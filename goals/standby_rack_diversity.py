@@ -13,7 +13,7 @@ import numpy as np
 
 from goals.base import Goal
 from goals.common import index_of, streams_placement
-from optimizer.formulation import LinExpr
+from optimizer.formulation import LinExpr, excess_repair
 
 
 def diversity_groups(index, problem) -> list[np.ndarray]:
@@ -63,15 +63,18 @@ class StandbyRackDiversity(Goal):
         model = formulation.model
         conflicts = model.add_vars(n_tasks * len(groups), 0, 1 + formulation.standbys)
         rows, cols, coefs = [], [], []
+        members_of = []
         r = 0
         for members in groups:
             for i in range(n_tasks):
                 variables = np.concatenate([active[i, members], standby[i, members]])
+                members_of.append(variables)
                 rows += [r] * (len(variables) + 1)
                 cols += [*variables.tolist(), int(conflicts[r])]
                 coefs += [1] * len(variables) + [-1]
                 r += 1
         model.add_rows(rows, cols, coefs, np.full(r, -(10**15)), np.ones(r, dtype=np.int64))
+        formulation.repairs.append(excess_repair(conflicts, members_of, np.ones(r, dtype=np.int64)))
         return LinExpr.of(conflicts, 1)
 
     def flow(self, terms) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 
 from goals.base import Goal
 from goals.common import index_of, streams_placement
-from optimizer.formulation import LinExpr
+from optimizer.formulation import LinExpr, excess_repair
 
 
 def subtopology_caps(index) -> tuple[np.ndarray, np.ndarray]:
@@ -47,12 +47,16 @@ class SubtopologySpread(Goal):
         model = formulation.model
         excess = model.add_vars(len(over), 0, int(sizes.max()))
         rows, cols, coefs = [], [], []
+        members_of = []
         for r, (g, k) in enumerate(over.tolist()):
             members = formulation.x[groups == g, k]
+            members_of.append(members)
             rows += [r] * (len(members) + 1)
             cols += [*members.tolist(), int(excess[r])]
             coefs += [1] * len(members) + [-1]
-        model.add_rows(rows, cols, coefs, np.full(len(over), -(10**15)), caps[over[:, 0], over[:, 1]])
+        limits = caps[over[:, 0], over[:, 1]]
+        model.add_rows(rows, cols, coefs, np.full(len(over), -(10**15)), limits)
+        formulation.repairs.append(excess_repair(excess, members_of, limits))
         return LinExpr.of(excess, 1)
 
     def flow(self, terms) -> bool:

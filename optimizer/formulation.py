@@ -139,11 +139,23 @@ class LinearModel:
 
 
 class Formulation:
-    """The problem's decision variables and assignment constraints; goals extend it."""
+    """The problem's decision variables and assignment constraints; goals extend it.
+
+    `repairs` holds, per goal, a function that sets the goal's auxiliary variables to their least
+    feasible values given the assignment variables: a previous stage leaves them anywhere in their
+    bounds, and a start whose objective is the goal's true value helps every back-end.
+    """
 
     kind: str
     problem: StreamsProblem | ConsumerProblem
     model: LinearModel
+    repairs: list
+
+    def repair(self, solution: np.ndarray) -> np.ndarray:
+        solution = solution.copy()
+        for fix in self.repairs:
+            fix(solution)
+        return solution
 
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         raise NotImplementedError
@@ -160,6 +172,7 @@ class StreamsFormulation(Formulation):
         self.problem = problem
         self.index = StreamsIndex.of(problem)
         self.model = LinearModel()
+        self.repairs = []
         self.n_tasks, self.n_clients = len(self.index.tasks), len(self.index.clients)
         self.stateful_rows = np.flatnonzero(self.index.stateful)
         self.standbys = problem.effective_standby_replicas if len(self.stateful_rows) else 0
@@ -184,11 +197,6 @@ class StreamsFormulation(Formulation):
     @property
     def clients(self) -> list[str]:
         return [c.id for c in self.index.clients]
-
-    def copies(self) -> tuple[np.ndarray, np.ndarray]:
-        """For stateful tasks: (rows, variable matrix of active or standby per client), as
-        a list of variable matrices to add: x[stateful_rows] and y."""
-        return self.x[self.stateful_rows], self.y
 
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         values = np.rint(solution).astype(np.int64)
@@ -230,6 +238,7 @@ class ConsumerFormulation(Formulation):
     def __init__(self, problem: ConsumerProblem):
         self.problem = problem
         self.model = LinearModel()
+        self.repairs = []
         topics = problem.topic_by_name
         self.members = sorted(m.id for m in problem.members)
         member_position = {m: i for i, m in enumerate(self.members)}
@@ -295,3 +304,18 @@ def formulate(problem) -> Formulation:
     if isinstance(problem, StreamsProblem):
         return StreamsFormulation(problem)
     return ConsumerFormulation(problem)
+
+
+def excess_repair(variables: np.ndarray, members: list[np.ndarray], limits: np.ndarray):
+    """A repair for variables defined as v_r >= sum(members_r) - limit_r, v_r >= 0."""
+    flat = np.concatenate(members) if members else np.empty(0, dtype=np.int64)
+    starts = np.cumsum([0] + [len(m) for m in members[:-1]]) if members else np.empty(0, dtype=np.int64)
+    limits = np.asarray(limits, dtype=np.int64)
+
+    def fix(solution: np.ndarray) -> None:
+        if not len(variables):
+            return
+        sums = np.add.reduceat(solution[flat], starts) if len(flat) else np.zeros(len(variables))
+        solution[variables] = np.maximum(sums - limits, 0)
+
+    return fix

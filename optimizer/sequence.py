@@ -152,6 +152,8 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started) 
     order = frozen_first + soft
     if constrained:
         # The hard constraints alone: is there an assignment at all?
+        if current is not None:
+            current = formulation.repair(current)
         first = session.minimize(LinExpr.zero(), remaining(), current)
         if first.status == StageStatus.INFEASIBLE:
             conflict = _conflicting(problem, constrained, expressions, engine)
@@ -175,6 +177,15 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started) 
 
     for goal in order:
         expression = expressions[id(goal)]
+        if current is not None:
+            current = formulation.repair(current)
+            if expression.value(current) <= goal.lower_bound():
+                # The start already reaches the goal's lower bound: proven optimal, no solve.
+                value = expression.value(current)
+                stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
+                tolerance = tolerances.get(goal.name, Tolerance())
+                session.add_row(expression, -(2**40), tolerance.limit(value))
+                continue
         result: StageResult = session.minimize(expression, remaining(), current)
         stage = Stage(goal, result.status, result.objective, result.bound, result.seconds, engine)
         stages.append(stage)
