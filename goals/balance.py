@@ -30,6 +30,7 @@ from optimizer.formulation import LinExpr
 class Balance(Goal):
     name = "balance"
     summary = "KIP-441 load per thread within 1 (Streams); sizes as equal as subscriptions allow (consumers)"
+    compressible = True
     hard = True
 
     def hard_bound(self, problem) -> int | None:
@@ -64,18 +65,16 @@ class Balance(Goal):
     def encode(self, formulation) -> LinExpr:
         if formulation.kind == "consumer":
             return _encode_square_sizes(formulation)
-        index = formulation.index
-        threads = index.threads
+        threads = formulation.index.threads
         n_tasks = formulation.n_tasks
-        total = LinExpr.zero()
-        total += _level_rows(formulation, formulation.x, threads, np.zeros(len(threads), dtype=bool), n_tasks)
-        rows = formulation.stateful_rows
-        if len(rows):
-            copies = formulation.x[rows]
-            groups = [copies] if not len(formulation.y) else [copies, formulation.y]
-            count = len(rows) * (1 + formulation.standbys)
-            saturated = saturated_clients(threads, count, len(rows))
-            total += _level_rows(formulation, groups, threads, saturated, len(rows))
+        free = np.zeros(len(threads), dtype=bool)
+        total = _level_rows(formulation, formulation.client_members("active"), threads, free, n_tasks, n_tasks)
+        n_stateful = len(formulation.stateful_rows)
+        if n_stateful:
+            copies = n_stateful * (1 + formulation.standbys)
+            saturated = saturated_clients(threads, copies, n_stateful)
+            members = formulation.client_members("stateful")
+            total += _level_rows(formulation, members, threads, saturated, n_stateful, copies)
         return total
 
     def flow(self, terms) -> bool:
@@ -88,23 +87,23 @@ class Balance(Goal):
         return 2 * formulation.n_tasks * (1 + formulation.standbys)
 
 
-def _level_rows(formulation, variables, threads, saturated, cap) -> LinExpr:
+def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> LinExpr:
     """Rows c*l - D*e <= D*n <= c*l + c*D + D*e for unsaturated clients (l = D*L, D = lcm of
     threads: the extreme levels are multiples of 1/c, so this grid loses nothing), and
-    n + e >= cap for saturated ones. Returns e."""
+    n + e >= cap for saturated ones, n being the sum of the client's `members_of` variables.
+    Returns e."""
     model = formulation.model
-    blocks = variables if isinstance(variables, list) else [variables]
     n_clients = len(threads)
     free = np.flatnonzero(~saturated)
     scale = math.lcm(*threads[free].tolist()) if len(free) else 1
-    bound = cap * (1 + len(blocks))
+    bound = copies + cap
     level = model.add_vars(1, -scale * (bound + 1), scale * (bound + 1))[0]
     slack = model.add_vars(1, 0, bound)[0]
     rows, cols, coefs = [], [], []
     lows, highs = [], []
     row = 0
     for k in range(n_clients):
-        members = np.concatenate([block[:, k] for block in blocks])
+        members = members_of[k]
         if saturated[k]:
             rows += [row] * (len(members) + 1)
             cols += [*members.tolist(), slack]
@@ -129,7 +128,6 @@ def _level_rows(formulation, variables, threads, saturated, cap) -> LinExpr:
         highs.append(c * scale)
         row += 1
     model.add_rows(rows, cols, coefs, lows, highs)
-    members_of = [np.concatenate([block[:, k] for block in blocks]) for k in range(n_clients)]
 
     def fix(solution: np.ndarray) -> None:
         counts = np.array([solution[m].sum() for m in members_of], dtype=np.int64)

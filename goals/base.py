@@ -6,6 +6,7 @@ provides:
   without any solver (the problem is the normalised one, see `optimizer.normalize`);
 * `encode(formulation) -> LinExpr`: the same value as a linear expression over the formulation's
   variables (adding auxiliary variables and rows as needed), so that it runs on CP-SAT and MILP;
+  a Streams goal written with the formulation's methods alone may say `compressible = True`;
 * optionally `flow(terms) -> bool`: the same value as arc costs of the min-cost-flow network
   (`optimizer.backends.flow`), returning False where it cannot;
 * `hard_bound(problem) -> int | None`: when hard, the value it must not exceed (None: the goal is
@@ -35,6 +36,10 @@ class Goal:
     summary: ClassVar[str] = ""
     kinds: ClassVar[tuple[str, ...]] = ("streams", "consumer")
     hard: ClassVar[bool] = False
+    compressible: ClassVar[bool] = False
+    """True when `encode` uses only the Streams formulation's methods (`active_cost`,
+    `standby_cost`, `client_members`, `group_members`, `copies_in`), never its variables: the
+    engine may then solve it on the compressed formulation (optimizer.compressed)."""
 
     def __init__(self, argument: str | None = None):
         if argument is not None:

@@ -23,6 +23,7 @@ def behind(problem, index) -> np.ndarray:
 class CaughtUp(Goal):
     name = "caught_up"
     summary = "stateful actives on a client that is not among the most caught up (KIP-441 ranks)"
+    compressible = True
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
@@ -33,7 +34,7 @@ class CaughtUp(Goal):
         return int(cost[assigned, placement.active[assigned]].sum())
 
     def encode(self, formulation) -> LinExpr:
-        return LinExpr.of(formulation.x, behind(formulation.problem, formulation.index))
+        return formulation.active_cost(behind(formulation.problem, formulation.index))
 
     def flow(self, terms) -> bool:
         cost = behind(terms.problem, terms.index)

@@ -45,6 +45,7 @@ def consumer_cross(formulation) -> np.ndarray:
 class CrossRackTraffic(Goal):
     name = "cross_rack_traffic"
     summary = "partitions read across racks: actives' sources, standbys' changelogs (KIP-925, KIP-881)"
+    compressible = True
 
     def evaluate(self, problem, assignment) -> int:
         if problem.kind == "consumer":
@@ -71,10 +72,10 @@ class CrossRackTraffic(Goal):
         if formulation.kind == "consumer":
             return LinExpr.of(formulation.x, consumer_cross(formulation))
         index = formulation.index
-        expr = LinExpr.of(formulation.x, index.by_client(index.source_cross_by_rack))
-        if len(formulation.y):
+        expr = formulation.active_cost(index.by_client(index.source_cross_by_rack))
+        if formulation.standbys:
             changelog = index.by_client(index.changelog_cross_by_rack)[formulation.stateful_rows]
-            expr += LinExpr.of(formulation.y, changelog)
+            expr += formulation.standby_cost(changelog)
         return expr
 
     def flow(self, terms) -> bool:

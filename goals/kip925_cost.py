@@ -38,6 +38,7 @@ def cost_matrix(problem, index) -> np.ndarray:
 class Kip925Cost(Goal):
     name = "kip925_cost"
     summary = "KIP-925's traffic_cost x cross-rack partitions + non_overlap_cost x moved (actives)"
+    compressible = True
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
@@ -52,7 +53,7 @@ class Kip925Cost(Goal):
         return int((traffic[assigned] * crossing + non_overlap[assigned] * moved).sum())
 
     def encode(self, formulation) -> LinExpr:
-        return LinExpr.of(formulation.x, cost_matrix(formulation.problem, formulation.index))
+        return formulation.active_cost(cost_matrix(formulation.problem, formulation.index))
 
     def flow(self, terms) -> bool:
         index = terms.index

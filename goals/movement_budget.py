@@ -10,13 +10,14 @@ import numpy as np
 
 from goals.base import Goal, GoalError
 from goals.common import index_of, streams_placement
-from goals.stickiness import owners
+from goals.stickiness import kept_discount, owners
 from optimizer.formulation import LinExpr
 
 
 class MovementBudget(Goal):
     name = "movement_budget"
     summary = "at most N tasks (or owned partitions) moved: movement_budget=N"
+    compressible = True
     hard = True
 
     def __init__(self, argument: str | None = None):
@@ -51,9 +52,9 @@ class MovementBudget(Goal):
             total = sum(len(m.owned_partitions) for m in formulation.problem.members)
             moves = LinExpr.of(kept, -1, total)
         else:
-            previous = formulation.index.previous_active()
-            rows = np.flatnonzero(previous >= 0)
-            moves = LinExpr.of(formulation.x[rows, previous[rows]], -1, len(rows))
+            index = formulation.index
+            moves = formulation.active_cost(kept_discount(index))
+            moves.constant = int((index.previous_active() >= 0).sum())
         excess = formulation.model.add_vars(1, 0, 10**9)[0]
         # excess >= moves - budget
         formulation.model.add_expr_row(moves + LinExpr.of([excess], [-1]), -(10**15), self.budget)

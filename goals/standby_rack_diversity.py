@@ -35,6 +35,7 @@ def diversity_groups(index, problem) -> list[np.ndarray]:
 class StandbyRackDiversity(Goal):
     name = "standby_rack_diversity"
     summary = "copies of a task sharing a rack (or a tag value, per rack.aware.assignment.tags)"
+    compressible = True
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
@@ -58,7 +59,6 @@ class StandbyRackDiversity(Goal):
         groups = diversity_groups(formulation.index, formulation.problem)
         if not groups:
             return LinExpr.zero()
-        active, standby = formulation.x[formulation.stateful_rows], formulation.y
         n_tasks = len(formulation.stateful_rows)
         model = formulation.model
         conflicts = model.add_vars(n_tasks * len(groups), 0, 1 + formulation.standbys)
@@ -66,8 +66,7 @@ class StandbyRackDiversity(Goal):
         members_of = []
         r = 0
         for members in groups:
-            for i in range(n_tasks):
-                variables = np.concatenate([active[i, members], standby[i, members]])
+            for variables in formulation.copies_in(members):
                 members_of.append(variables)
                 rows += [r] * (len(variables) + 1)
                 cols += [*variables.tolist(), int(conflicts[r])]

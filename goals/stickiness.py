@@ -14,15 +14,14 @@ from goals.common import index_of, streams_placement
 from optimizer.formulation import LinExpr
 
 
-def previous_holders(index) -> np.ndarray:
-    """tasks x clients: True where the client held any copy of the task before."""
-    held = np.zeros((len(index.tasks), len(index.clients)), dtype=bool)
-    for k, client in enumerate(index.clients):
-        for task in (*client.previous_active, *client.previous_standby):
-            row = index.task_position.get(task)
-            if row is not None:
-                held[row, k] = True
-    return held
+def kept_discount(index) -> np.ndarray:
+    """tasks x clients: -1 on each task's previous active client, 0 elsewhere (the number of
+    moves is the number of tasks that had a previous client plus this)."""
+    previous = index.previous_active()
+    rows = np.flatnonzero(previous >= 0)
+    cost = np.zeros((len(index.tasks), len(index.clients)), dtype=np.int64)
+    cost[rows, previous[rows]] = -1
+    return cost
 
 
 def owners(formulation) -> list[tuple[int, int]]:
@@ -40,6 +39,7 @@ def owners(formulation) -> list[tuple[int, int]]:
 class Stickiness(Goal):
     name = "stickiness"
     summary = "actives moved off their previous client + standbys where no copy was before; owned partitions moved"
+    compressible = True
 
     def evaluate(self, problem, assignment) -> int:
         if problem.kind == "consumer":
@@ -55,7 +55,7 @@ class Stickiness(Goal):
         previous = index.previous_active()
         had = previous >= 0
         moved = int((placement.active[had] != previous[had]).sum())
-        held = previous_holders(index)
+        held = index.previous_holders
         return moved + int((~held[placement.standby_rows, placement.standby_clients]).sum())
 
     def encode(self, formulation) -> LinExpr:
@@ -65,12 +65,11 @@ class Stickiness(Goal):
             owned = sum(len(m.owned_partitions) for m in formulation.problem.members)
             return LinExpr.of(chosen, -1, owned)
         index = formulation.index
-        previous = index.previous_active()
-        rows = np.flatnonzero(previous >= 0)
-        expr = LinExpr.of(formulation.x[rows, previous[rows]], -1, len(rows))
-        if len(formulation.y):
-            fresh = ~previous_holders(index)[formulation.stateful_rows]
-            expr += LinExpr.of(formulation.y, fresh.astype(np.int64))
+        expr = formulation.active_cost(kept_discount(index))
+        expr.constant = int((index.previous_active() >= 0).sum())
+        if formulation.standbys:
+            fresh = ~index.previous_holders[formulation.stateful_rows]
+            expr += formulation.standby_cost(fresh.astype(np.int64))
         return expr
 
     def flow(self, terms) -> bool:

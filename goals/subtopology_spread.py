@@ -27,6 +27,7 @@ def subtopology_caps(index) -> tuple[np.ndarray, np.ndarray]:
 class SubtopologySpread(Goal):
     name = "subtopology_spread"
     summary = "actives of a subtopology beyond ceil(S x threads / all threads) per client (KIP-925 caps)"
+    compressible = True
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
@@ -47,10 +48,8 @@ class SubtopologySpread(Goal):
         model = formulation.model
         excess = model.add_vars(len(over), 0, int(sizes.max()))
         rows, cols, coefs = [], [], []
-        members_of = []
-        for r, (g, k) in enumerate(over.tolist()):
-            members = formulation.x[groups == g, k]
-            members_of.append(members)
+        members_of = formulation.group_members(groups, over)
+        for r, members in enumerate(members_of):
             rows += [r] * (len(members) + 1)
             cols += [*members.tolist(), int(excess[r])]
             coefs += [1] * len(members) + [-1]

@@ -110,6 +110,29 @@ class StreamsIndex:
             result[:, has_rack] = by_rack[:, self.client_rack[has_rack]]
         return result
 
+    @cached_property
+    def previous_holders(self) -> np.ndarray:
+        """tasks x clients: True where the client held any copy of the task before."""
+        held = np.zeros((len(self.tasks), len(self.clients)), dtype=bool)
+        for k, client in enumerate(self.clients):
+            for task in (*client.previous_active, *client.previous_standby):
+                row = self.task_position.get(task)
+                if row is not None:
+                    held[row, k] = True
+        return held
+
+    @cached_property
+    def state_holders(self) -> np.ndarray:
+        """tasks x clients: previous holders and clients reporting a lag for the task: the only
+        clients whose caught-up rank on the task can differ from the others'."""
+        held = self.previous_holders.copy()
+        for k, client in enumerate(self.clients):
+            for task in client.lags:
+                row = self.task_position.get(task)
+                if row is not None:
+                    held[row, k] = True
+        return held
+
     def previous_active(self) -> np.ndarray:
         """Index of each task's previous active client, -1 when it had none."""
         return self._previous_active.copy()

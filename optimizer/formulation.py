@@ -198,6 +198,38 @@ class StreamsFormulation(Formulation):
     def clients(self) -> list[str]:
         return [c.id for c in self.index.clients]
 
+    # ------------------------------------------------------------------ what goals encode with
+
+    def active_cost(self, cost: np.ndarray) -> LinExpr:
+        """sum of cost[t, k] over tasks t active on client k (cost: tasks x clients)."""
+        return LinExpr.of(self.x, cost)
+
+    def standby_cost(self, cost: np.ndarray) -> LinExpr:
+        """sum of cost[i, k] over standbys of stateful task `stateful_rows[i]` on client k."""
+        return LinExpr.of(self.y, cost) if len(self.y) else LinExpr.zero()
+
+    def client_members(self, which: str) -> list[np.ndarray]:
+        """Per client, variables whose sum is its number of actives (`which="active"`) or of
+        stateful copies, actives and standbys (`"stateful"`)."""
+        if which == "active":
+            return [self.x[:, k] for k in range(self.n_clients)]
+        copies = self.x[self.stateful_rows]
+        return [np.concatenate([copies[:, k], self.y[:, k] if len(self.y) else []]).astype(np.int64) for k in range(self.n_clients)]
+
+    def group_members(self, groups: np.ndarray, pairs: np.ndarray) -> list[np.ndarray]:
+        """For each (group, client) of `pairs`, variables whose sum is the number of actives of
+        that group (`groups`: one per task) on that client."""
+        rows_of = {int(g): np.flatnonzero(groups == g) for g in np.unique(pairs[:, 0])} if len(pairs) else {}
+        return [self.x[rows_of[int(g)], int(k)] for g, k in pairs]
+
+    def copies_in(self, clients: np.ndarray) -> list[np.ndarray]:
+        """For each stateful task (`stateful_rows` order), variables whose sum is its number of
+        copies (active and standbys) on `clients`."""
+        active = self.x[self.stateful_rows][:, clients]
+        if not len(self.y):
+            return list(active)
+        return list(np.concatenate([active, self.y[:, clients]], axis=1))
+
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         values = np.rint(solution).astype(np.int64)
         active_at = values[self.x].argmax(axis=1)

@@ -103,7 +103,6 @@ def random_streams_problem(
                     by_id[holder].setdefault("previous_standby", []).append(task["id"])
         if lags:
             acceptable = 10_000
-            stateful_ids = {t["id"] for t in task_docs if t["stateful"]}
             for doc in stayed:
                 # A running active reports no lag (Kafka's LATEST_OFFSET); a standby may lag.
                 lag_of = {}

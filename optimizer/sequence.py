@@ -86,9 +86,12 @@ def run_sequence(
     time_limit: float | None = None,
     tolerances: dict[str, Tolerance] | None = None,
     hint: Callable[[], dict] | None = None,
+    compress: bool | None = None,
 ) -> SequenceResult:
     """Solve `goals` (priority order) on the normalised `problem`; `hint()` gives a full
-    assignment to start from (called only by back-ends that use one)."""
+    assignment to start from (called only by back-ends that use one). Streams problems go to the
+    compressed formulation when it is much smaller and every goal supports it (`compress`: True
+    forces it, False never)."""
     if backend not in BACKENDS:
         raise SequenceError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
     tolerances = tolerances or {}
@@ -109,10 +112,54 @@ def run_sequence(
     else:
         note = None
 
-    result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started)
+    result, reason, start = None, None, None
+    if problem.kind == "streams" and compress is not False:
+        result, reason, start = _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, compress is True)
+    if result is None:
+        if start is not None:
+            hint = lambda: start  # noqa: E731 - the compressed model's assignment is the best start
+        result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulate(problem))
+    if reason:
+        result.notes.insert(0, f"compressed model not used: {reason}")
     if note:
         result.notes.insert(0, note)
     return result
+
+
+def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force):
+    """The sequence on the compressed formulation (optimizer.compressed). Returns (result, None,
+    None) when its assignment reaches every stage's value, else (None, why not, the assignment
+    to start the full model from, if any)."""
+    from optimizer import compressed
+
+    if tolerances:
+        return None, "goals have tolerances", None
+    full_only = [g.name for g in goals if not g.compressible]
+    if full_only:
+        return None, f"goal {full_only[0]!r} is written for the full model", None
+    small, full = compressed.sizes(problem)
+    if not force and 2 * small > full:
+        return None, None, None  # not worth it: nothing to report
+    # First without the rows that keep counts spreadable (they slow the solver down, and are
+    # rarely needed); if the counts cannot be spread, once more with them.
+    for room in (False, True):
+        try:
+            formulation = compressed.CompressedStreamsFormulation(problem, room=room)
+            result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False)
+        except compressed.NotCompressible as error:
+            return None, str(error), None
+        except compressed.DecodeError as error:
+            reason = str(error)
+            continue
+        if result.assignment is None or result.fallback:
+            return None, "; ".join(result.notes[1:]) or "no assignment", None
+        for stage in result.stages:
+            if stage.objective is not None and stage.goal.evaluate(problem, result.assignment) > stage.objective:
+                return None, f"its assignment misses the optimum of {stage.goal.name!r} (a bug)", result.assignment
+        rounds = " (second round, with spreading rows)" if room else ""
+        result.notes.append(f"compressed model: {small} variables instead of {full}{rounds}")
+        return result, None, None
+    return None, reason, None
 
 
 def _session(backend: str, model):
@@ -125,8 +172,7 @@ def _session(backend: str, model):
     return MilpSession(model)
 
 
-def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started) -> SequenceResult:
-    formulation = formulate(problem)
+def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True) -> SequenceResult:
     try:
         expressions = {id(goal): goal.encode(formulation) for goal in goals}
     except NotImplementedError as error:
@@ -155,6 +201,8 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started) 
         if current is not None:
             current = formulation.repair(current)
         first = session.minimize(LinExpr.zero(), remaining(), current)
+        if first.status == StageStatus.INFEASIBLE and not resolve_conflicts:
+            return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
         if first.status == StageStatus.INFEASIBLE:
             conflict = _conflicting(problem, constrained, expressions, engine)
             notes.append(
