@@ -262,7 +262,8 @@ def solve_command(
 
     Every result passes the evaluator before it is printed. Warnings about the problem (things
     Kafka tolerates) are printed and recorded in the solution. Exits 3 when the exact solver
-    found nothing within the time limit (Kafka's assignment is then returned, marked so).
+    found nothing within the time limit (Kafka's assignment is then returned, marked so), or when
+    hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
     problem = _load_or_exit(problem_path)
     try:
@@ -330,7 +331,11 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
 @click.option("--json", "as_json", is_flag=True, help="Print the goals as JSON.")
 def goals_command(as_json: bool) -> None:
     """List the goals available (built-in and from plugins) and the plugins loaded."""
-    loaded = plugins()
+    try:
+        loaded = plugins()
+    except PluginError as error:
+        err.print(f"[red]✗[/red] {escape(str(error))}")
+        sys.exit(ExitCode.USAGE)
     rows = []
     for name in loaded.goals.names():
         goal = loaded.goals.get(name)

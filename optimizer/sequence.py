@@ -132,14 +132,14 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     to start the full model from, if any)."""
     from optimizer import compressed
 
+    small, full = compressed.sizes(problem)
+    if not force and 2 * small > full:
+        return None, None, None  # not worth it: nothing to report
     if tolerances:
         return None, "goals have tolerances", None
     full_only = [g.name for g in goals if not g.compressible]
     if full_only:
         return None, f"goal {full_only[0]!r} is written for the full model", None
-    small, full = compressed.sizes(problem)
-    if not force and 2 * small > full:
-        return None, None, None  # not worth it: nothing to report
     # First without the rows that keep counts spreadable (they slow the solver down, and are
     # rarely needed); if the counts cannot be spread, once more with them.
     for room in (False, True):

@@ -163,11 +163,13 @@ def _exact(problem, raw, solver, goals, time_limit, tolerances, warmups):
         notes.append("no assignment within the time limit: the Kafka heuristic's assignment is returned")
         target = hint()
         options["fallback"] = "kafka"
+    elif result.fallback:
+        options["fallback"] = "hard goals minimised as soft goals"
     results = []
     for goal in goals:
         stage = last_stage.get(goal.name)
         value = float(goal.evaluate(problem, target))
-        if "fallback" in options:
+        if options.get("fallback") == "kafka":
             status, bound, gap, seconds = GoalStatus.HEURISTIC, None, None, 0.0
         elif stage is None:
             status, bound, gap, seconds = GoalStatus.TIME_LIMIT, None, None, 0.0

@@ -1,12 +1,29 @@
 from __future__ import annotations
 
 import copy
+import random
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
+
+
+def shuffled(problem, seed: int):
+    """The same problem with every list in another order."""
+    from optimizer.model import problem_from_data, problem_to_data
+
+    rng = random.Random(seed)
+    data = problem_to_data(problem)
+    for key in ("clients", "tasks", "members", "topics"):
+        if key in data:
+            rng.shuffle(data[key])
+    for entry in (*data.get("clients", ()), *data.get("members", ())):
+        for key in ("previous_active", "previous_standby", "owned_partitions", "subscriptions"):
+            if key in entry:
+                rng.shuffle(entry[key])
+    return problem_from_data(data)
 
 
 def example_problems() -> list[Path]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +13,7 @@ from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model import problem_from_data, problem_to_data
 from optimizer.rebalance import next_rebalance
 from optimizer.solve import solve as solve_with
+from tests.conftest import shuffled
 
 solve = partial(solve_with, solver="kafka")  # these are properties of Kafka's own assignors
 
@@ -45,20 +45,6 @@ def streams_problems(max_tasks: int = 40, max_clients: int = 7):
 def with_assignor(problem, assignor: str):
     data = problem_to_data(problem)
     data.setdefault("config", {})["task.assignor.class"] = assignor
-    return problem_from_data(data)
-
-
-def shuffled(problem, seed: int):
-    """The same problem with every list in another order."""
-    rng = random.Random(seed)
-    data = problem_to_data(problem)
-    for key in ("clients", "tasks", "members", "topics"):
-        if key in data:
-            rng.shuffle(data[key])
-    for entry in (*data.get("clients", ()), *data.get("members", ())):
-        for key in ("previous_active", "previous_standby", "owned_partitions", "subscriptions"):
-            if key in entry:
-                rng.shuffle(entry[key])
     return problem_from_data(data)
 
 

@@ -1,0 +1,216 @@
+"""The conformance suite every back-end must pass.
+
+Small problems whose lexicographic optimum is known: by hand for a few, by enumerating every
+valid assignment for the rest (each goal's solver-free `evaluate`, no encoding involved). Every
+back-end (CP-SAT, MILP, min-cost flow where it applies, the compressed Streams model, and `exact`)
+must reach that optimum stage by stage, its stage values must be the goals' values on the
+assignment it returns, and `solve` re-checks every solution with the evaluator.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from optimizer import problem_from_data, solve
+from optimizer.backends import flow
+from optimizer.costs import StreamsIndex
+from optimizer.generate import random_consumer_problem, random_streams_problem
+from optimizer.model.normalize import normalize
+from optimizer.model.solution import ClientAssignment
+from optimizer.sequence import SequenceError, Tolerance, run_sequence
+from optimizer.solve import resolve_goals
+
+STREAMS_GOALS = ["standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness", "caught_up", "kip925_cost"]
+
+
+def streams_assignments(problem):
+    """Every valid assignment: one active per task, min(standbys, clients-1) standbys per stateful
+    task on other clients."""
+    index = StreamsIndex.of(problem)
+    clients = [c.id for c in index.clients]
+    standbys = problem.effective_standby_replicas
+    for actives in itertools.product(range(len(clients)), repeat=len(index.tasks)):
+        choices = [
+            itertools.combinations([k for k in range(len(clients)) if k != a], standbys) if task.stateful else [()]
+            for task, a in zip(index.tasks, actives, strict=True)
+        ]
+        for standby_sets in itertools.product(*choices):
+            held = {c: ([], []) for c in clients}
+            for task, a, others in zip(index.tasks, actives, standby_sets, strict=True):
+                held[clients[a]][0].append(task.id)
+                for k in others:
+                    held[clients[k]][1].append(task.id)
+            yield {c: ClientAssignment(active=tuple(a), standby=tuple(s)) for c, (a, s) in held.items()}
+
+
+def consumer_assignments(problem):
+    members = {m.id: m for m in problem.members}
+    partitions, owners = [], []
+    for topic in problem.topics:
+        subscribers = sorted(m for m in members if topic.name in members[m].subscriptions)
+        for p in range(topic.partitions):
+            if subscribers:
+                partitions.append(f"{topic.name}-{p}")
+                owners.append(subscribers)
+    for choice in itertools.product(*owners):
+        held = {m: [] for m in members}
+        for partition, member in zip(partitions, choice, strict=True):
+            held[member].append(partition)
+        yield {m: ClientAssignment(active=tuple(h)) for m, h in held.items()}
+
+
+def brute_force(problem, goals) -> list[int] | None:
+    """The lexicographic optimum (one value per goal, in the engine's stage order), or None when
+    the hard goals cannot hold together."""
+    constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
+    ordered = [g for g in goals if g.hard and g.hard_bound(problem) is None] + [g for g in goals if not g.hard]
+    enumerate_all = streams_assignments if problem.kind == "streams" else consumer_assignments
+    best = None
+    for assignment in enumerate_all(problem):
+        if any(g.evaluate(problem, assignment) > g.hard_bound(problem) for g in constrained):
+            continue
+        values = [g.evaluate(problem, assignment) for g in ordered]
+        if best is None or values < best:
+            best = values
+    return None if best is None else [0] * len(constrained) + best
+
+
+def backends_for(problem, goals):
+    names = [("milp", None), ("cpsat", None), ("exact", None)]
+    if problem.kind == "streams":
+        names.append(("milp", True))
+    if flow.unsupported(problem, goals, {}) is None:
+        names.append(("flow", None))
+    return names
+
+
+def check_backends(problem, goals, expected):
+    for backend, compress in backends_for(problem, goals):
+        result = run_sequence(problem, goals, backend, compress=compress)
+        label = f"{backend}{' (compressed)' if compress else ''}"
+        assert not result.fallback, (label, result.notes)
+        values = [stage.objective for stage in result.stages]
+        assert values == expected, (label, [g.name for g in goals], result.notes)
+        assert all(stage.status == "optimal" for stage in result.stages), label
+        for stage in result.stages:
+            assert stage.goal.evaluate(problem, result.assignment) == stage.objective, (label, stage.goal.name)
+            assert stage.bound is not None and stage.bound <= stage.objective + 1e-6, (label, stage.goal.name)
+
+
+def streams_case(seed: int):
+    rng = random.Random(seed)
+    problem = random_streams_problem(
+        seed,
+        tasks=rng.randint(3, 4),
+        clients=3,
+        racks=rng.randint(2, 3),
+        standby_replicas=rng.randint(0, 1),
+        threads=(1, rng.randint(1, 2)),
+        stateful_fraction=0.5 + rng.random() / 2,
+        churn=0.2 + rng.random() * 0.4,
+        tags=("zone",) if rng.random() < 0.3 else (),
+    )
+    names = rng.sample(STREAMS_GOALS, rng.randint(2, 3))
+    if rng.random() < 0.7:
+        names.insert(0, "balance")
+    if rng.random() < 0.2:
+        names.append(f"movement_budget={rng.randint(0, 2)}")
+    return normalize(problem).problem, resolve_goals(names, "streams")
+
+
+@pytest.mark.parametrize("seed", range(32))
+def test_streams_backends_reach_the_enumerated_optimum(seed):
+    problem, goals = streams_case(seed)
+    expected = brute_force(problem, goals)
+    if expected is None:
+        result = run_sequence(problem, goals, "milp")
+        assert result.fallback and any("in conflict" in n for n in result.notes)
+        return
+    check_backends(problem, goals, expected)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_consumer_backends_reach_the_enumerated_optimum(seed):
+    rng = random.Random(seed)
+    problem = random_consumer_problem(
+        seed, members=rng.randint(2, 3), topics=2, partitions=(1, 3), equal_subscriptions=seed % 3 == 0, churn=0.3
+    )
+    names = ["balance", *rng.sample(["stickiness", "cross_rack_traffic"], rng.randint(1, 2))]
+    problem = normalize(problem).problem
+    goals = resolve_goals(names, "consumer")
+    check_backends(problem, goals, brute_force(problem, goals))
+
+
+def racks_problem(source_racks: list[str], **config):
+    """Stateless tasks 0_i reading one partition with replicas in source_racks[i]; clients a (r1), b (r2)."""
+    return normalize(
+        problem_from_data(
+            {
+                "kind": "streams",
+                "config": config,
+                "clients": [{"id": "a", "rack": "r1"}, {"id": "b", "rack": "r2"}],
+                "tasks": [
+                    {"id": f"0_{i}", "source_partitions": [{"topic": "t", "partition": i, "replica_racks": [rack]}]}
+                    for i, rack in enumerate(source_racks)
+                ],
+            }
+        )
+    ).problem
+
+
+def test_hand_computed_traffic_under_balance():
+    # Three of four tasks read from r1, but balance gives each client two: one crosses racks.
+    problem = racks_problem(["r1", "r1", "r1", "r2"])
+    check_backends(problem, resolve_goals(["balance", "cross_rack_traffic"], "streams"), [0, 1])
+    # Without balance every task reads in its own rack.
+    check_backends(problem, resolve_goals(["cross_rack_traffic"], "streams"), [0])
+
+
+def test_hand_computed_standby_diversity():
+    # Two stateful tasks, clients a and b in r1, c in r2, one standby: each task keeps one copy on
+    # c, so no task has both copies in one rack.
+    problem = normalize(
+        problem_from_data(
+            {
+                "kind": "streams",
+                "config": {"num.standby.replicas": 1},
+                "clients": [{"id": "a", "rack": "r1"}, {"id": "b", "rack": "r1"}, {"id": "c", "rack": "r2"}],
+                "tasks": [
+                    {"id": f"0_{i}", "stateful": True, "source_partitions": [{"topic": "t", "partition": i}]}
+                    for i in range(2)
+                ],
+            }
+        )
+    ).problem
+    goals = resolve_goals(["balance", "standby_rack_diversity"], "streams")
+    check_backends(problem, goals, [0, 0])
+    held = solve(problem, goals=["balance", "standby_rack_diversity"]).assignment["c"]
+    assert sorted(held.active + held.standby) == ["0_0", "0_1"]
+
+
+def test_hand_computed_consumer_balance():
+    # t1 (4 partitions) read by m1 and m2, t2 (2 partitions) only by m2: sizes 3 and 3, sum of
+    # squares 18 (m2 cannot drop t2, so m1 takes three of t1).
+    problem = normalize(
+        problem_from_data(
+            {
+                "kind": "consumer",
+                "topics": [{"name": "t1", "partitions": 4}, {"name": "t2", "partitions": 2}],
+                "members": [{"id": "m1", "subscriptions": ["t1"]}, {"id": "m2", "subscriptions": ["t1", "t2"]}],
+            }
+        )
+    ).problem
+    check_backends(problem, resolve_goals(["balance"], "consumer"), [18])
+
+
+def test_the_flow_back_end_refuses_what_it_cannot_express():
+    problem = normalize(random_streams_problem(3, tasks=6, clients=3, standby_replicas=1)).problem
+    with pytest.raises(SequenceError, match="flow back-end cannot solve this: standbys"):
+        run_sequence(problem, resolve_goals(["balance"], "streams"), "flow")
+    problem = normalize(random_streams_problem(3, tasks=6, clients=3, standby_replicas=0)).problem
+    goals = resolve_goals(["balance", "cross_rack_traffic"], "streams")
+    with pytest.raises(SequenceError, match="goals have tolerances"):
+        run_sequence(problem, goals, "flow", tolerances={"balance": Tolerance(absolute=1)})
