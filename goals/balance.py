@@ -81,11 +81,6 @@ class Balance(Goal):
         terms.require_balance()
         return True
 
-    def upper_bound(self, formulation) -> int:
-        if formulation.kind == "consumer":
-            return len(formulation.partitions) ** 2
-        return 2 * formulation.n_tasks * (1 + formulation.standbys)
-
 
 def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> LinExpr:
     """Rows c*l - D*e <= D*n <= c*l + c*D + D*e for unsaturated clients (l = D*L, D = lcm of

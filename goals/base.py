@@ -11,8 +11,7 @@ provides:
   (`optimizer.backends.flow`), returning False where it cannot;
 * `hard_bound(problem) -> int | None`: when hard, the value it must not exceed (None: the goal is
   optimised first and frozen at its optimum);
-* `upper_bound(formulation) -> int`: a bound on its value (used to weigh goals in one flow);
-  `lower_bound() -> int`: a value no assignment goes below (0 by default), which lets the engine
+* `lower_bound() -> int`: a value no assignment goes below (0 by default), which lets the engine
   prove a stage optimal without a solve when its start already reaches it.
 
 A goal is built from an optional argument string (`movement_budget=10` gives "10").
@@ -63,9 +62,6 @@ class Goal:
 
     def hard_bound(self, problem: Problem) -> int | None:
         return None
-
-    def upper_bound(self, formulation: Formulation) -> int:
-        raise NotImplementedError
 
     def lower_bound(self) -> int:
         """A value no assignment goes below (0 for goals that count something)."""

@@ -45,6 +45,3 @@ class CaughtUp(Goal):
         ahead_rows, ahead_clients = np.nonzero(cost[rows] == 0)
         terms.pair_cost(rows[ahead_rows], ahead_clients, -1)
         return True
-
-    def upper_bound(self, formulation) -> int:
-        return formulation.n_tasks

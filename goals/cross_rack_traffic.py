@@ -84,11 +84,3 @@ class CrossRackTraffic(Goal):
         else:
             terms.rack_cost(terms.with_rackless(terms.index.source_cross_by_rack))
         return True
-
-    def upper_bound(self, formulation) -> int:
-        if formulation.kind == "consumer":
-            return len(formulation.partitions)
-        index = formulation.index
-        return int(index.source_cross_by_rack.max(axis=1, initial=0).sum()) + int(
-            index.changelog_cross_by_rack.max(axis=1, initial=0).sum()
-        ) * formulation.standbys

@@ -64,7 +64,3 @@ class Kip925Cost(Goal):
         rows = np.flatnonzero((previous >= 0) & (non_overlap > 0))
         terms.pair_cost(rows, previous[rows], -non_overlap[rows])
         return True
-
-    def upper_bound(self, formulation) -> int:
-        traffic, non_overlap = weights(formulation.problem, formulation.index)
-        return int((traffic * formulation.index.source_cross_by_rack.max(axis=1, initial=0) + non_overlap).sum())

@@ -64,6 +64,3 @@ class MovementBudget(Goal):
 
         formulation.repairs.append(fix)
         return LinExpr.of([excess], [1])
-
-    def upper_bound(self, formulation) -> int:
-        return formulation.n_tasks if formulation.kind == "streams" else len(formulation.partitions)

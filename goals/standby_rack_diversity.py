@@ -80,6 +80,3 @@ class StandbyRackDiversity(Goal):
         # The flow back-end only takes problems without standbys, where there is nothing to spread.
         problem = terms.problem
         return not (problem.effective_standby_replicas and any(t.stateful for t in problem.tasks))
-
-    def upper_bound(self, formulation) -> int:
-        return len(formulation.stateful_rows) * (1 + formulation.standbys) * 2

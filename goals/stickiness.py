@@ -83,8 +83,3 @@ class Stickiness(Goal):
         terms.rack_cost(np.repeat(uniform[:, None], terms.rack_columns, axis=1))
         terms.pair_cost(rows, previous[rows], -1)
         return True
-
-    def upper_bound(self, formulation) -> int:
-        if formulation.kind == "consumer":
-            return len(formulation.partitions)
-        return formulation.n_tasks * (1 + formulation.standbys)

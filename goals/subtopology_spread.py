@@ -62,6 +62,3 @@ class SubtopologySpread(Goal):
         groups, caps = subtopology_caps(terms.index)
         terms.soft_caps(groups, caps)
         return True
-
-    def upper_bound(self, formulation) -> int:
-        return formulation.n_tasks

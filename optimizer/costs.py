@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import sparse
 
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
 
@@ -79,28 +78,23 @@ class StreamsIndex:
         return self._cross_by_rack([t.changelog_partitions for t in self.tasks])
 
     def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]]) -> np.ndarray:
+        # Partitions share few distinct replica-rack sets: count each task's partitions per set,
+        # then multiply by which racks each set misses.
         rack_position = {rack: i for i, rack in enumerate(self.racks)}
-        rows, cols = [], []  # (partition row, rack) pairs where the partition has a replica
-        task_of_row = []
+        set_of: dict[tuple[str, ...], int] = {}
+        owners, sets = [], []
         for task_index, partitions in enumerate(partitions_per_task):
             for partition in partitions:
-                if not partition.replica_racks:
-                    continue  # unknown racks never count as cross-rack
-                row = len(task_of_row)
-                task_of_row.append(task_index)
-                for rack in set(partition.replica_racks):
-                    rows.append(row)
-                    cols.append(rack_position[rack])
-        n_rows, n_racks = len(task_of_row), max(len(self.racks), 1)
-        has_replica = sparse.csr_matrix(
-            (np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(n_rows, n_racks)
-        )
-        incidence = sparse.csr_matrix(
-            (np.ones(n_rows, dtype=np.int64), (task_of_row, np.arange(n_rows))),
-            shape=(len(partitions_per_task), n_rows),
-        )
-        known = np.asarray(incidence.sum(axis=1)).ravel()
-        return (known[:, None] - (incidence @ has_replica).toarray()).astype(np.int64)
+                if partition.replica_racks:  # unknown racks never count as cross-rack
+                    owners.append(task_index)
+                    sets.append(set_of.setdefault(partition.replica_racks, len(set_of)))
+        n_racks = max(len(self.racks), 1)
+        misses = np.ones((len(set_of), n_racks), dtype=np.int64)
+        for replica_racks, i in set_of.items():
+            misses[i, [rack_position[rack] for rack in replica_racks]] = 0
+        counts = np.zeros((len(partitions_per_task), len(set_of)), dtype=np.int64)
+        np.add.at(counts, (np.array(owners, dtype=np.int64), np.array(sets, dtype=np.int64)), 1)
+        return counts @ misses
 
     def by_client(self, by_rack: np.ndarray) -> np.ndarray:
         """tasks x clients view of a tasks x racks array; 0 for clients without a rack."""

@@ -25,12 +25,27 @@ class ClientState:
     """Stream threads."""
     rack: str | None
     tags: dict[str, str]
-    lags: dict[TaskKey, int]
-    """Lag per stateful task (every stateful task has one)."""
+    reported_lags: dict[TaskKey, int]
+    """Lags the client reported (stateful tasks only)."""
+    end_offsets: dict[TaskKey, int]
+    """Changelog end offset per stateful task (0: no changelog), shared by all clients."""
     previous_active: frozenset[TaskKey]
     previous_standby: frozenset[TaskKey]
     active: set[TaskKey] = field(default_factory=set)
     standby: set[TaskKey] = field(default_factory=set)
+
+    def lag(self, task: TaskKey) -> int:
+        """Kafka's lag of this client on a stateful task (see the module's docstring)."""
+        end = self.end_offsets[task]
+        if end == 0:
+            return LATEST_OFFSET if task in self.previous_active else 0
+        if task in self.reported_lags:
+            return self.reported_lags[task]
+        if task in self.previous_active:
+            return LATEST_OFFSET
+        if task in self.previous_standby:
+            return 0
+        return end
 
     @property
     def active_load(self) -> float:
@@ -71,7 +86,6 @@ class ClientState:
 
 def client_states(problem: StreamsProblem) -> list[ClientState]:
     """ClientStates of a (normalised) problem, in Kafka's client order, with empty assignments."""
-    stateful = [parse_task_id(t.id) for t in problem.tasks if t.stateful]
     end_offset = {
         parse_task_id(t.id): (
             0 if not t.changelog_partitions else (t.changelog_end_offset if t.changelog_end_offset is not None else MAX_LONG)
@@ -84,26 +98,15 @@ def client_states(problem: StreamsProblem) -> list[ClientState]:
         client = problem.client_by_id[client_id]
         previous_active = frozenset(parse_task_id(t) for t in client.previous_active)
         previous_standby = frozenset(parse_task_id(t) for t in client.previous_standby)
-        reported = {parse_task_id(t): lag for t, lag in client.lags.items()}
-        lags = {}
-        for task in stateful:
-            if end_offset[task] == 0:
-                lags[task] = LATEST_OFFSET if task in previous_active else 0
-            elif task in reported:
-                lags[task] = reported[task]
-            elif task in previous_active:
-                lags[task] = LATEST_OFFSET
-            elif task in previous_standby:
-                lags[task] = 0
-            else:
-                lags[task] = end_offset[task]
+        reported = {task: lag for task, lag in ((parse_task_id(t), lag) for t, lag in client.lags.items()) if task in end_offset}
         states.append(
             ClientState(
                 id=client.id,
                 capacity=client.threads,
                 rack=client.rack,
                 tags=dict(client.tags),
-                lags=lags,
+                reported_lags=reported,
+                end_offsets=end_offset,
                 previous_active=previous_active,
                 previous_standby=previous_standby,
             )

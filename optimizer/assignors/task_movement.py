@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from optimizer.assignors.client_state import ClientState
+from optimizer.assignors.client_state import LATEST_OFFSET, ClientState
 from optimizer.assignors.java import JavaPriorityQueue
-from optimizer.assignors.priority import ConstrainedPrioritySet
 from optimizer.model.ids import TaskKey
 
 
@@ -39,32 +38,80 @@ class _Movement:
 
 
 class CaughtUp:
-    """Which clients are caught up on each stateful task, and all clients ranked by lag."""
+    """Which clients are caught up on each stateful task, and all clients ranked by lag.
+
+    Sparse: a client's lag differs from the changelog end offset only where it held the task or
+    reported a lag for it, so only those clients are listed per task; when the end offset itself
+    is within `acceptable.recovery.lag` (or that is the largest long), every client is caught up.
+    """
 
     def __init__(self, clients: Sequence[ClientState], stateful: Sequence[TaskKey], acceptable: int):
-        order = {c.id: i for i, c in enumerate(clients)}
+        self._clients = list(clients)
+        self._order = {c.id: i for i, c in enumerate(clients)}
+        self._acceptable = acceptable
         everyone = acceptable >= 2**63 - 1
-        self.caught_up: dict[TaskKey, set[str]] = {}
-        self.by_lag: dict[TaskKey, list[ClientState]] = {}
+        holders: dict[TaskKey, list[ClientState]] = {}
+        for client in clients:
+            for task in client.previous_active | client.previous_standby | client.reported_lags.keys():
+                holders.setdefault(task, []).append(client)
+        self._holders = holders
+        self._everyone: set[TaskKey] = set()
+        self.caught_up: dict[TaskKey, list[ClientState]] = {}
+        """The caught-up clients of each task (in client order), unless every client is."""
+        self._by_lag: dict[TaskKey, list[ClientState]] = {}
         for task in stateful:
-            self.caught_up[task] = {
-                c.id for c in clients if everyone or c.lags[task] == -2 or 0 <= c.lags[task] <= acceptable
-            }
-            self.by_lag[task] = sorted(clients, key=lambda c: (c.lags[task], order[c.id]))
+            end = clients[0].end_offsets[task] if clients else 0
+            if everyone or (end <= acceptable and all(self._within(c, task) for c in holders.get(task, ()))):
+                self._everyone.add(task)
+            elif end <= acceptable:  # a client reported a lag beyond the end offset: list them all
+                self.caught_up[task] = [c for c in clients if self._within(c, task)]
+            else:
+                self.caught_up[task] = [c for c in holders.get(task, ()) if self._within(c, task)]
+
+    def _within(self, client: ClientState, task: TaskKey) -> bool:
+        lag = client.lag(task)
+        return lag == LATEST_OFFSET or 0 <= lag <= self._acceptable
+
+    def count(self, task: TaskKey) -> int:
+        return len(self._clients) if task in self._everyone else len(self.caught_up[task])
 
     def is_caught_up(self, task: TaskKey, client: ClientState) -> bool:
-        return client.id in self.caught_up[task]
+        if task in self._everyone:
+            return True
+        return client in self.caught_up[task]
+
+    def by_lag(self, task: TaskKey) -> list[ClientState]:
+        """All clients by (lag, client order), built when first needed."""
+        if task not in self._by_lag:
+            self._by_lag[task] = sorted(self._clients, key=lambda c: (c.lag(task), self._order[c.id]))
+        return self._by_lag[task]
 
     def needs_move(self, task: TaskKey, client: ClientState) -> bool:
         if self.is_caught_up(task, client):
             return False
-        return self.by_lag[task][0].lags[task] < client.lags[task]
+        lag = client.lag(task)
+        holders = self._holders.get(task, ())
+        if len(holders) < len(self._clients) and client.end_offsets[task] < lag:
+            return True  # a client without state (lag: the end offset) is ahead
+        return any(other.lag(task) < lag for other in holders)
+
+    def least_loaded(self, task: TaskKey, eligible: Callable[[ClientState], bool]) -> ClientState | None:
+        """What Kafka's ConstrainedPrioritySet polls: the caught-up eligible client of least
+        (assigned load, client order). Tasks that need moving have few caught-up clients, so
+        they are scanned instead of popped from a queue of every client (the same client)."""
+        best = None
+        for client in self.caught_up[task]:
+            if eligible(client):
+                key = (client.assigned_load, self._order[client.id])
+                if best is None or key < best[0]:
+                    best = (key, client)
+        return None if best is None else best[1]
 
     def most_caught_up(
         self, task: TaskKey, destination: ClientState, eligible: Callable[[ClientState], bool]
     ) -> ClientState | None:
         """The first eligible client ranked before `destination` by (lag, client order)."""
-        for client in self.by_lag[task]:
+        for client in self.by_lag(task):
             if client is destination:
                 return None
             if eligible(client):
@@ -84,14 +131,11 @@ def assign_active_task_movements(
     budget: WarmupBudget,
     warmups: dict[str, set[TaskKey]],
 ) -> int:
-    order = {c.id: i for i, c in enumerate(clients)}
-    queue = ConstrainedPrioritySet(lambda c, t: caught.is_caught_up(t, c), lambda c: c.assigned_load, order)
     movements = _movement_queue()
     for client in clients:
         for task in sorted(client.active):
             if task in caught.caught_up and caught.needs_move(task, client):
-                movements.offer(_Movement(task, client, len(caught.caught_up[task])))
-        queue.offer(client)
+                movements.offer(_Movement(task, client, caught.count(task)))
 
     def move_active_and_try_to_warm_up(task: TaskKey, source: ClientState, destination: ClientState):
         source.assign_active(task)
@@ -109,11 +153,11 @@ def assign_active_task_movements(
     count = 0
     for movement in movements:  # Kafka walks the queue's heap array
         task, destination = movement.task, movement.destination
-        source = queue.poll(task, lambda c, t=task: t in c.standby)
+        source = caught.least_loaded(task, lambda c, t=task: t in c.standby)
         if source is not None:
             swap(task, source, destination)
         else:
-            source = queue.poll(task)
+            source = caught.least_loaded(task, lambda c: True)
             if source is not None:
                 move_active_and_try_to_warm_up(task, source, destination)
             else:
@@ -124,7 +168,6 @@ def assign_active_task_movements(
                     swap(task, source, destination)
                 else:
                     move_active_and_try_to_warm_up(task, source, destination)
-        queue.offer_all([source, destination])
         count += 1
     return count
 
@@ -135,16 +178,13 @@ def assign_standby_task_movements(
     budget: WarmupBudget,
     warmups: dict[str, set[TaskKey]],
 ) -> int:
-    order = {c.id: i for i, c in enumerate(clients)}
-    queue = ConstrainedPrioritySet(lambda c, t: caught.is_caught_up(t, c), lambda c: c.assigned_load, order)
     movements = _movement_queue()
     for client in clients:
         for task in sorted(client.standby):
             if task in warmups.get(client.id, ()):
                 continue
             if caught.needs_move(task, client):
-                movements.offer(_Movement(task, client, len(caught.caught_up[task])))
-        queue.offer(client)
+                movements.offer(_Movement(task, client, caught.count(task)))
 
     count = 0
     for movement in movements:
@@ -153,7 +193,7 @@ def assign_standby_task_movements(
         def eligible(c: ClientState, t: TaskKey = task) -> bool:
             return not c.holds(t)
 
-        source = queue.poll(task, eligible) or caught.most_caught_up(task, destination, eligible)
+        source = caught.least_loaded(task, eligible) or caught.most_caught_up(task, destination, eligible)
         if source is None:
             continue
         source.assign_standby(task)
@@ -161,6 +201,5 @@ def assign_standby_task_movements(
             warmups.setdefault(destination.id, set()).add(task)
         else:
             destination.unassign_standby(task)
-        queue.offer_all([source, destination])
         count += 1
     return count

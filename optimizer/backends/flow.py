@@ -256,15 +256,15 @@ def _solve_streams(problem, goals):
         terms_of[id(goal)] = t
     weights = _weights([terms_of[id(g)].upper_bound() for g in ordered])
     racks = np.zeros((n_tasks, len(index.racks) + 1), dtype=np.int64)
-    pair_delta: dict[tuple[int, int], int] = {}
+    pair_keys, pair_values = [], []
     caps = cap_weight = None
     balance = any(terms_of[id(g)].balance for g in goals)
     for goal, weight in zip(ordered, weights, strict=True):
         t = terms_of[id(goal)]
         racks += weight * t.racks
         for rows, clients, values in t.pairs:
-            for r, k, v in zip(rows.tolist(), clients.tolist(), values.tolist(), strict=True):
-                pair_delta[r, k] = pair_delta.get((r, k), 0) + weight * v
+            pair_keys.append(rows * n_clients + clients)
+            pair_values.append(weight * values)
         if t.caps is not None:
             caps, cap_weight = t.caps, weight
 
@@ -284,10 +284,12 @@ def _solve_streams(problem, goals):
     columns = sorted(set(client_column.tolist()))
     network = _StreamsNetwork(n_tasks, n_clients, n_groups, columns, split)
     network.add_rack_arcs(groups, racks, columns)
-    if pair_delta:
-        rows = np.array([r for r, _ in pair_delta], dtype=np.int64)
-        clients = np.array([k for _, k in pair_delta], dtype=np.int64)
-        deltas = np.array(list(pair_delta.values()), dtype=np.int64)
+    if pair_keys:
+        # one direct arc per (task, client), with every goal's discount on it summed
+        keys, where = np.unique(np.concatenate(pair_keys), return_inverse=True)
+        deltas = np.zeros(len(keys), dtype=np.int64)
+        np.add.at(deltas, where, np.concatenate(pair_values))
+        rows, clients = keys // n_clients, keys % n_clients
         network.add_pair_arcs(groups, rows, clients, racks[rows, client_column[clients]] + deltas)
     network.add_spread_arcs(client_column, columns)
     network.add_client_arcs(group_stateful, cap_matrix, cap_weight)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -104,9 +105,11 @@ def test_every_solution_records_the_plugins_loaded(fresh_plugins):
 
 def test_the_example_goal_package_installs_and_solves_from_the_cli(tmp_path, fresh_plugins):
     target = tmp_path / "site"
+    source = tmp_path / "drain-goal"  # pip builds in the source tree: keep the repository clean
+    shutil.copytree(REPO / "docs" / "examples" / "drain-goal", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(target), str(REPO / "docs" / "examples" / "drain-goal")],
+         "--target", str(target), str(source)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr

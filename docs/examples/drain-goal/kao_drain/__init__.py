@@ -42,11 +42,6 @@ class DrainClients(Goal):
             expr += formulation.standby_cost(np.broadcast_to(drained, (len(formulation.stateful_rows), len(drained))))
         return expr
 
-    def upper_bound(self, formulation) -> int:
-        if formulation.kind == "consumer":
-            return len(formulation.partitions)
-        return formulation.n_tasks * (1 + formulation.standbys)
-
 
 @hookimpl
 def register_goals(registry) -> None:
