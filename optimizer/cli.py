@@ -459,5 +459,132 @@ def examples(directory: Path) -> None:
     sys.exit(ExitCode.INVALID_INPUT if failures else ExitCode.OK)
 
 
+@cli.command("pipeline")
+@click.option("--input", "input_path", required=True, type=click.Path(exists=True, path_type=Path), help="JSON Lines of problem documents, a directory of problem files, or a directory of normalised tables.")
+@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory (Parquet tables), replaced when the run completes.")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]: this machine).")
+@click.option("--local", "local_runner", is_flag=True, help="Run without Spark, in this process (same rows).")
+@click.option("--solvers", default="kafka,exact", show_default=True, metavar="S1,S2,...", help="Solvers to run on every problem.")
+@click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: each kind's default sequence).")
+@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="Per problem and solver, for exact goal sequences.")
+@click.option("--batch-size", type=click.IntRange(min=1), metavar="N", help="Problems per Spark task (default: four tasks per core).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
+def pipeline_command(
+    input_path: Path,
+    output: Path,
+    master: str | None,
+    local_runner: bool,
+    solvers: str,
+    goal_names: str | None,
+    time_limit: float | None,
+    batch_size: int | None,
+    report_path: Path | None,
+) -> None:
+    """Solve a whole fleet: every problem with every solver, on Spark (or --local).
+
+    Writes OUTPUT/summary (one row per problem and solver: status, goal values, metrics, seconds,
+    error), OUTPUT/assignments (one row per task or partition copy) and OUTPUT/plugins. Problems
+    that are invalid or fail get a row with the reason; the job still succeeds. Exit 1 when the
+    input cannot be read at all, 2 on bad options."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from optimizer.pipeline.run import PipelineError, run_pipeline
+
+    if local_runner and master:
+        err.print("[red]✗[/red] --local runs without Spark: drop --master")
+        sys.exit(ExitCode.USAGE)
+    runner = "local" if local_runner else "spark"
+    unit = "problems" if local_runner else "batches"
+    with Progress(
+        TextColumn(f"solving ({runner})"), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
+        console=err, transient=False,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("solve", total=None)
+
+        def report_progress(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        try:
+            result = run_pipeline(
+                input_path, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
+                runner=runner, master=master, batch_size=batch_size, progress=report_progress,
+            )  # fmt: skip
+        except InvalidInputError as error:
+            progress.stop()
+            _print_invalid(error)
+            sys.exit(ExitCode.INVALID_INPUT)
+        except PipelineError as error:
+            progress.stop()
+            err.print(f"[red]✗[/red] {escape(str(error))}")
+            sys.exit(ExitCode.USAGE)
+    _print_fleet(result)
+    if report_path is not None:
+        _write_report_or_exit(output, report_path)
+
+
+@cli.command("report")
+@click.option("--input", "input_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="A pipeline output directory.")
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write.")
+def report_command(input_dir: Path, output: Path) -> None:
+    """An HTML report of a pipeline run: fleet totals, the largest savings, problems not solved
+    and plots, in one file viewable offline."""
+    _write_report_or_exit(input_dir, output)
+
+
+@cli.command("fleet")
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSON Lines file to write.")
+@click.option("--seed", default=2026, show_default=True, type=int)
+@click.option("--applications", default=200, show_default=True, type=click.IntRange(min=0), help="Streams applications.")
+@click.option("--groups", default=100, show_default=True, type=click.IntRange(min=0), help="Consumer groups.")
+@click.option("--broken", default=2, show_default=True, type=click.IntRange(min=0), help="Invalid documents, on purpose.")
+def fleet_command(output: Path, seed: int, applications: int, groups: int, broken: int) -> None:
+    """Generate a sample fleet (what examples/fleet/fleet.jsonl holds), seeded."""
+    from optimizer.pipeline.fleet import write_sample_fleet
+
+    count = write_sample_fleet(output, seed=seed, applications=applications, groups=groups, broken=broken)
+    out.print(f"wrote {count} problem documents to {escape(str(output))}")
+
+
+def _write_report_or_exit(input_dir: Path, output: Path) -> None:
+    from optimizer.report import write_report
+
+    try:
+        written = write_report(input_dir, output)
+    except InvalidInputError as error:
+        _print_invalid(error)
+        sys.exit(ExitCode.INVALID_INPUT)
+    except OSError as error:
+        err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
+        sys.exit(ExitCode.USAGE)
+    out.print(f"report: {escape(str(written.resolve()))}")
+
+
+def _print_fleet(result) -> None:
+    from optimizer.report import fleet_totals
+
+    totals = fleet_totals(result.summary)
+    title = f"Fleet: {result.problems} problems, {result.rows} rows, {result.seconds:.1f} s end to end"
+    table = Table(title=title, title_justify="left")
+    for column in ("solver", "solved", "invalid", "errors", "cross-rack partitions", "moves", "mean load skew", "warm-ups", "solve s"):
+        table.add_column(column, justify="left" if column == "solver" else "right")
+    for solver, t in totals["per_solver"].items():
+        skew = "-" if t["load_skew_mean"] is None else f"{t['load_skew_mean']:.2f}"
+        table.add_row(
+            escape(solver), str(t["solved"]), str(t["invalid"]), str(t["errors"]), str(t["cross_rack_partitions"]),
+            str(t["moves"]), skew, str(t["warmups"]), f"{t['seconds_total']:.1f}",
+        )  # fmt: skip
+    out.print(table)
+    c = totals["comparison"]
+    if c:
+        percent = "" if c["saved_percent"] is None else f" ({c['saved_percent']:+.1f} %)"
+        out.print(
+            f"{c['reference']} vs {c['baseline']} on {c['problems']} problems: cross-rack partitions "
+            f"{c['baseline_cross_rack']} -> {c['reference_cross_rack']}, saved {c['saved']}{percent}; moves "
+            f"{c['baseline_moves']} -> {c['reference_moves']}; better on {c['better']}, equal on {c['equal']}, "
+            f"worse on {c['worse']} (goals rank before cross-rack traffic: see the report)"
+        )
+    out.print(f"output: {escape(str(result.output.resolve()))}")
+
+
 def main() -> None:
     cli(prog_name="kafka-assign")

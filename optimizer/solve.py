@@ -39,7 +39,7 @@ SOLVERS = ("exact", "cpsat", "milp", "flow", "kafka", "kip925")
 
 DEFAULT_GOALS = {
     "streams": ("balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"),
-    "consumer": ("balance", "stickiness", "cross_rack_traffic"),
+    "consumer": ("balance", "cross_rack_traffic", "stickiness"),
 }
 
 

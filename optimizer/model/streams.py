@@ -123,7 +123,7 @@ class Task(FrozenModel):
     @model_validator(mode="after")
     def _consistent(self) -> Task:
         problems: list[tuple[Loc, str]] = []
-        if self.subtopology != parse_task_id(self.id).subtopology:
+        if self.subtopology != int(self.id.partition("_")[0]):  # the id is well-formed here
             problems.append(
                 (("subtopology",), f"subtopology {self.subtopology} disagrees with task id {self.id!r}")
             )

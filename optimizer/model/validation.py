@@ -12,6 +12,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 def duplicates_in(values: Iterable[Any]) -> dict[Any, list[int]]:
     """Value -> every position it stands at, for the values that stand more than once."""
+    values = list(values)
+    if len(set(values)) == len(values):  # the usual case, at C speed
+        return {}
     places: dict[Any, list[int]] = defaultdict(list)
     for position, value in enumerate(values):
         places[value].append(position)

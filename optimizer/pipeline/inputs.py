@@ -1,0 +1,128 @@
+"""Reading a fleet: JSON Lines, a directory of problem files, or normalised tables.
+
+Every input item becomes a `Record`, including the unusable ones (a line that is not JSON, a
+document without a name, a name used twice): those carry `input_error` and come out of the
+pipeline as `invalid` rows, so nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from optimizer.errors import InvalidInputError
+from optimizer.model.problem import read_document
+
+PROBLEM_SUFFIXES = (".json", ".yaml", ".yml")
+LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One problem of the fleet, as shipped to a worker."""
+
+    name: str
+    """The problem's key in every output table (unique within the input)."""
+    document: str
+    """The problem document as JSON text (workers validate it with pydantic)."""
+    source: str
+    """Where it came from: `file:line` or the file's path."""
+    input_error: str | None = None
+    """Why the record cannot be solved, when the reader already knows."""
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """The fleet at `path`: a JSON Lines file, or a directory of problem files and JSON Lines
+    files (searched recursively, in name order; `*.solution.*` files skipped), or a directory of
+    normalised tables (see `optimizer.pipeline.tables`)."""
+    path = Path(path)
+    if not path.exists():
+        raise InvalidInputError(str(path), [_issue("input", "no such file or directory")])
+    if path.is_dir():
+        from optimizer.pipeline.tables import is_table_directory, read_table_records
+
+        if is_table_directory(path):
+            return read_table_records(path)
+        files = sorted(
+            p for p in path.rglob("*")
+            if p.is_file() and _suffix(p) in PROBLEM_SUFFIXES + LINES_SUFFIXES and ".solution." not in p.name
+        )  # fmt: skip
+        if not files:
+            raise InvalidInputError(str(path), [_issue("input", "the directory holds no problem or JSON Lines files")])
+        records = []
+        for file in files:
+            records += _lines(file, path) if _suffix(file) in LINES_SUFFIXES else [_file(file, path)]
+        return unique_names(records)
+    if _suffix(path) in LINES_SUFFIXES:
+        return unique_names(_lines(path, path.parent))
+    if path.suffix in PROBLEM_SUFFIXES:
+        return unique_names([_file(path, path.parent)])
+    raise InvalidInputError(
+        str(path), [_issue("input", "expected a .jsonl (or .jsonl.gz) file of problem documents, a problem file or a directory")]
+    )
+
+
+def unique_names(records: list[Record]) -> list[Record]:
+    """Records whose name was used before keep their row, renamed `name [source]`, as invalid."""
+    first: dict[str, str] = {}
+    result = []
+    for record in records:
+        if record.name in first:
+            error = f"duplicate problem name {record.name!r} (first used at {first[record.name]})"
+            record = Record(f"{record.name} [{record.source}]", record.document, record.source, error)
+        else:
+            first[record.name] = record.source
+        result.append(record)
+    return result
+
+
+def _lines(file: Path, root: Path) -> list[Record]:
+    records = []
+    opener = gzip.open if file.suffix == ".gz" else open
+    with opener(file, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            source = f"{file.relative_to(root) if file != root else file.name}:{number}"
+            records.append(_record(line.strip(), source))
+    return records
+
+
+def _record(text: str, source: str) -> Record:
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        return Record(source, text, source, f"{source}: not a JSON document: {error}")
+    if not isinstance(data, dict):
+        return Record(source, text, source, f"{source}: a problem document is a JSON object")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return Record(source, text, source, f"{source}: the document has no 'name' (the pipeline keys results by it)")
+    return Record(name, text, source)
+
+
+def _file(file: Path, root: Path) -> Record:
+    relative = file.relative_to(root)
+    default_name = str(relative.with_suffix("")).removesuffix(".problem")
+    try:
+        data = read_document(file)
+    except InvalidInputError as error:
+        return Record(default_name, "{}", str(relative), str(error))
+    name = data.get("name") if isinstance(data, dict) else None
+    if isinstance(data, dict) and not (isinstance(name, str) and name.strip()):
+        data = {**data, "name": default_name}
+        name = default_name
+    return Record(name if isinstance(name, str) else default_name, json.dumps(data), str(relative))
+
+
+def _suffix(path: Path) -> str:
+    """`.jsonl.gz` for compressed lines, else the last suffix."""
+    return "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+
+
+def _issue(location: str, message: str):
+    from optimizer.model.issues import Issue, Severity
+
+    return Issue(severity=Severity.ERROR, location=location, message=message)

@@ -1,0 +1,302 @@
+"""The fleet job: read the fleet, solve every problem with every solver, write the tables.
+
+Two runners produce the same rows (`optimizer.pipeline.worker` is all either runs per problem):
+
+* `spark` (the default): the problems are shipped to the executors as JSON text and solved there
+  with `mapInArrow`, several problems per batch; locally (`local[*]`) or on a cluster (`master`).
+* `local`: the same worker in this process, without Spark; the tests compare the two.
+
+The output directory is replaced only once everything is written (into a staging directory next
+to it), so a failed run leaves the previous output intact. Rows in = rows out is checked: one
+summary row per (problem, solver), whatever happened to the problem.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from optimizer.errors import KafkaAssignmentError
+from optimizer.pipeline.inputs import Record, read_records
+from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, PLUGINS_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.pipeline.worker import arrow_batches, plugin_signature, solve_document
+from optimizer.solve import SOLVERS
+from plugins.manager import plugins
+
+DEFAULT_SOLVERS = ("kafka", "exact")
+RUNNERS = ("spark", "local")
+
+
+class PipelineError(KafkaAssignmentError):
+    """The job itself failed (not one of its problems): rows lost, plugins differ, bad options."""
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """What a run wrote, and how long it took."""
+
+    output: Path
+    problems: int
+    rows: int
+    """Summary rows written: problems x solvers."""
+    seconds: float
+    """End to end: reading, solving, writing."""
+    solve_seconds: float
+    """Sum of the per-row solve times (what the runner spent beyond this is its overhead)."""
+    summary: pa.Table
+    """The summary table, sorted by (problem, solver)."""
+    runner: str
+    master: str | None = None
+
+
+Progress = Callable[[int, int], None]
+"""progress(done, total): called as batches (Spark) or problems (local) complete."""
+
+
+def run_pipeline(
+    input_path: str | Path,
+    output: str | Path,
+    *,
+    solvers: Sequence[str] = DEFAULT_SOLVERS,
+    goals: Sequence[str] | None = None,
+    time_limit: float | None = None,
+    runner: str = "spark",
+    master: str | None = None,
+    spark=None,
+    batch_size: int | None = None,
+    progress: Progress | None = None,
+) -> PipelineResult:
+    """Run the fleet job on `input_path`, writing `output` (replaced atomically)."""
+    started = time.perf_counter()
+    solvers = _check_options(solvers, runner)
+    goals = list(goals) if goals else None
+    output = Path(output)
+    stage = output.parent / f".{output.name}.partial-{uuid.uuid4().hex[:8]}"
+    stage.mkdir(parents=True)
+    try:
+        if runner == "local":
+            records = read_records(input_path)
+            problems = len(records)
+            names = [r.name for r in records]
+            _run_local(records, solvers, goals, time_limit, stage, progress)
+        else:
+            from optimizer.pipeline.spark import spark_session
+
+            session = spark or spark_session(master)
+            master = session.sparkContext.master
+            names = _run_spark(session, input_path, solvers, goals, time_limit, stage, batch_size, progress)
+            problems = len(names)
+        (stage / "plugins").mkdir()
+        pq.write_table(_plugins_table(), stage / "plugins" / "part-00000.parquet")
+        summary = pq.read_table(stage / "summary", schema=SUMMARY_SCHEMA).sort_by([("problem", "ascending"), ("solver", "ascending")])
+        _check_rows(summary, names, solvers)
+        _replace(output, stage)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    solve_seconds = sum(s or 0.0 for s in summary.column("seconds").to_pylist())
+    return PipelineResult(
+        output=output,
+        problems=problems,
+        rows=summary.num_rows,
+        seconds=time.perf_counter() - started,
+        solve_seconds=solve_seconds,
+        summary=summary,
+        runner=runner,
+        master=master,
+    )
+
+
+def _check_options(solvers: Sequence[str], runner: str) -> list[str]:
+    solvers = [s.strip() for s in solvers if s.strip()]
+    unknown = [s for s in solvers if s not in SOLVERS]
+    if unknown or not solvers:
+        raise PipelineError(f"unknown solver(s) {', '.join(map(repr, unknown)) or '(none given)'}: expected some of {', '.join(SOLVERS)}")
+    if len(set(solvers)) != len(solvers):
+        raise PipelineError(f"a solver is listed twice: {', '.join(solvers)}")
+    if runner not in RUNNERS:
+        raise PipelineError(f"unknown runner {runner!r}: expected {' or '.join(RUNNERS)}")
+    return solvers
+
+
+def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, progress: Progress | None) -> None:
+    rows = []
+    for done, record in enumerate(records, 1):
+        rows += solve_document(record.name, record.document, solvers, goals, time_limit, record.input_error)
+        if progress:
+            progress(done, len(records))
+    worker = pa.Table.from_pylist(rows, schema=WORKER_SCHEMA)
+    _write_tables(worker, stage)
+
+
+def _write_tables(worker: pa.Table, stage: Path) -> None:
+    """The summary and assignments tables of worker rows (the local runner's writer)."""
+    worker = worker.sort_by([("problem", "ascending"), ("solver", "ascending")])
+    (stage / "summary").mkdir()
+    (stage / "assignments").mkdir()
+    pq.write_table(worker.drop_columns(["assignment"]), stage / "summary" / "part-00000.parquet")
+    copies = worker.column("assignment")
+    lengths = pc.list_value_length(copies).fill_null(0).to_numpy()
+    flat = pc.list_flatten(copies)
+    assignments = pa.table(
+        {
+            "problem": pc.take(worker.column("problem"), _repeat(lengths)),
+            "solver": pc.take(worker.column("solver"), _repeat(lengths)),
+            "client": pc.struct_field(flat, "client"),
+            "task": pc.struct_field(flat, "task"),
+            "role": pc.struct_field(flat, "role"),
+        },
+        schema=ASSIGNMENTS_SCHEMA,
+    )
+    pq.write_table(assignments, stage / "assignments" / "part-00000.parquet")
+
+
+def _repeat(lengths: np.ndarray) -> pa.Array:
+    return pa.array(np.repeat(np.arange(len(lengths)), lengths))
+
+
+def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch_size, progress) -> list[str]:
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    if _is_table_directory(Path(input_path)):
+        from optimizer.pipeline.tables import spark_table_records
+
+        frame = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error")
+        names = [row["name"] for row in frame.select("name").collect()]
+        frame = frame.repartition(_slices(spark, len(names), batch_size))
+    else:
+        records = read_records(input_path)
+        names = [r.name for r in records]
+        frame = _records_frame(spark, records, batch_size)
+    solved = frame.mapInArrow(
+        partial(arrow_batches, solvers=list(solvers), goals=goals, time_limit=time_limit),
+        from_arrow_schema(WORKER_SCHEMA),
+    )
+    raw = stage / "_worker"
+    with _SparkProgress(spark, progress):
+        solved.write.parquet(str(raw))
+    rows = spark.read.parquet(str(raw))
+    # One file per table: a fleet's summary is small, and readers get it in (problem, solver) order.
+    rows.drop("assignment").orderBy("problem", "solver").coalesce(1).write.parquet(str(stage / "summary"))
+    (
+        rows.select("problem", "solver", F.explode("assignment").alias("copy"))
+        .select("problem", "solver", "copy.client", "copy.task", "copy.role")
+        .write.parquet(str(stage / "assignments"))
+    )
+    shutil.rmtree(raw)
+    return names
+
+
+def _is_table_directory(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    from optimizer.pipeline.tables import is_table_directory
+
+    return is_table_directory(path)
+
+
+def _slices(spark, count: int, batch_size: int | None) -> int:
+    """Batches: by default four per core (finer progress, and a slow problem holds up less)."""
+    if batch_size:
+        return max(1, -(-count // batch_size))
+    return max(1, min(count, 4 * spark.sparkContext.defaultParallelism))
+
+
+def _records_frame(spark, records: list[Record], batch_size: int | None):
+    slices = _slices(spark, len(records), batch_size)
+    # Deal the problems, largest first, round-robin over the slices, so that each batch gets a
+    # similar share of the work (document size stands in for solve time); parallelize cuts the
+    # list into `slices` contiguous runs of equal length.
+    order = sorted(range(len(records)), key=lambda i: (-len(records[i].document), i))
+    dealt = [i for s in range(slices) for i in order[s::slices]]
+    rows = [(records[i].name, records[i].document, records[i].input_error) for i in dealt]
+    rdd = spark.sparkContext.parallelize(rows, slices)
+    return spark.createDataFrame(rdd, schema="name string, document string, input_error string")
+
+
+class _SparkProgress:
+    """Reports finished batches (Spark tasks) while a job runs, from Spark's status tracker."""
+
+    def __init__(self, spark, progress: Progress | None):
+        self._tracker = spark.sparkContext.statusTracker()
+        self._progress = progress
+        self._stop = threading.Event()
+        self._total = 0
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self):
+        if self._progress:
+            self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        self._stop.set()
+        if self._progress:
+            self._thread.join()
+            if exc_type is None and self._total:  # the stage is gone once done: report it whole
+                self._progress(self._total, self._total)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.5):
+            self._report()
+
+    def _report(self) -> None:
+        done = total = 0
+        for stage_id in self._tracker.getActiveStageIds():
+            info = self._tracker.getStageInfo(stage_id)
+            if info is not None:
+                done += info.numCompletedTasks
+                total += info.numTasks
+        if total:
+            self._total = total
+            self._progress(done, total)
+
+
+def _plugins_table() -> pa.Table:
+    loaded = plugins().loaded
+    return pa.Table.from_pylist([{"name": p.name, "version": p.version} for p in loaded], schema=PLUGINS_SCHEMA)
+
+
+def _check_rows(summary: pa.Table, names: list[str], solvers: Sequence[str]) -> None:
+    expected = {(name, solver) for name in names for solver in solvers}
+    got = list(zip(summary.column("problem").to_pylist(), summary.column("solver").to_pylist(), strict=True))
+    missing = sorted(expected - set(got))
+    extra = sorted(set(got) - expected)
+    repeated = len(got) - len(set(got))
+    if missing or extra or repeated:
+        raise PipelineError(
+            f"rows in != rows out: {len(expected)} (problem, solver) pairs expected, {len(got)} written; "
+            f"missing {missing[:5]}, unexpected {extra[:5]}, repeated {repeated}"
+        )
+    signature = plugin_signature()
+    differing = sorted({p for p in summary.column("plugins").to_pylist() if p != signature})
+    if differing:
+        raise PipelineError(
+            f"the workers loaded other plugins than the driver ({signature or 'none'}): {differing[:3]}; "
+            "install the same plugin set on every executor (docs/pipeline.md)"
+        )
+
+
+def _replace(output: Path, stage: Path) -> None:
+    """Move the finished staging directory to `output`, replacing what was there."""
+    old = None
+    if output.exists():
+        if not output.is_dir() or (any(output.iterdir()) and not (output / "summary").is_dir()):
+            raise PipelineError(f"{output} exists and is not an output of this pipeline: not replacing it")
+        old = output.parent / f".{output.name}.old-{uuid.uuid4().hex[:8]}"
+        output.rename(old)
+    stage.rename(output)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,65 @@
+"""The pipeline's tables: what every run writes, whichever runner wrote it.
+
+An output directory holds three Parquet tables:
+
+* `summary/`: one row per (problem, solver): how it went (`status`, `error`), sizes, the headline
+  metrics in columns of their own, every goal and every metric as JSON, the solve time;
+* `assignments/`: one row per task or partition copy: (problem, solver, client, task, role);
+* `plugins/`: the plugins loaded (name, version), the same on the driver and every worker.
+
+Statuses: a solver's own (`optimal`, `feasible`, `time_limit`, `infeasible`, `heuristic`: the worst
+over its goals; `heuristic` for `kafka` and `kip925`), or `invalid` (the problem document was
+rejected: `error` names every problem in it) or `error` (the solver could not run on it: `error`
+says why). A row exists for every (problem, solver) pair of the input, whatever happened.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SUMMARY_COLUMNS: list[tuple[str, pa.DataType, str]] = [
+    ("problem", pa.string(), "the problem's name (unique within the input)"),
+    ("kind", pa.string(), "streams or consumer (null when the document has no valid kind)"),
+    ("solver", pa.string(), "kafka, kip925, exact, cpsat, milp or flow"),
+    ("status", pa.string(), "worst goal status, or invalid / error"),
+    ("error", pa.string(), "why there is no assignment (null when there is one)"),
+    ("tasks", pa.int64(), "tasks (Streams) or partitions (consumer)"),
+    ("clients", pa.int64(), "clients (Streams) or members (consumer)"),
+    ("racks", pa.int64(), "distinct racks of the clients or members"),
+    ("seconds", pa.float64(), "wall time of the solve, validation included"),
+    ("followup_rebalance", pa.bool_(), "whether a probing rebalance is needed (warm-ups or withheld partitions)"),
+    ("cross_rack_partitions", pa.int64(), "partitions read across racks by actives, standbys and warm-ups (consumer: assignments)"),
+    ("moves", pa.int64(), "Streams: active + standby moves; consumer: owned partitions moved"),
+    ("load_skew", pa.float64(), "Streams: active load skew per thread; consumer: max - min partitions"),
+    ("kip925_cost", pa.int64(), "KIP-925's cost of the actives (Streams only)"),
+    ("warmups", pa.int64(), "warm-up replicas (Streams only)"),
+    ("goals", pa.string(), "JSON list of {name, value, status, bound, gap, seconds}"),
+    ("metrics", pa.string(), "JSON object: every evaluator metric"),
+    ("rack_traffic", pa.string(), "JSON object: rack -> partitions read across racks by its clients"),
+    ("warnings", pa.string(), "JSON list of the problem's warnings (what Kafka tolerates)"),
+    ("plugins", pa.string(), "plugins loaded by the process that solved it: name==version, comma-separated"),
+]
+
+ASSIGNMENT_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("client", pa.string()),
+    ("task", pa.string()),
+    ("role", pa.string()),
+]
+
+SUMMARY_SCHEMA = pa.schema([(name, type_) for name, type_, _ in SUMMARY_COLUMNS])
+"""The summary table."""
+
+ASSIGNMENT_STRUCT = pa.struct(ASSIGNMENT_FIELDS)
+
+WORKER_SCHEMA = SUMMARY_SCHEMA.append(pa.field("assignment", pa.list_(ASSIGNMENT_STRUCT)))
+"""What a worker returns per (problem, solver): a summary row with its copies nested."""
+
+ASSIGNMENTS_SCHEMA = pa.schema([("problem", pa.string()), ("solver", pa.string()), *ASSIGNMENT_FIELDS])
+"""The assignments table: role is active, standby or warmup."""
+
+PLUGINS_SCHEMA = pa.schema([("name", pa.string()), ("version", pa.string())])
+"""The plugins table."""
+
+INPUT_SCHEMA = pa.schema([("name", pa.string()), ("document", pa.string()), ("input_error", pa.string())])
+"""What workers receive: the problem's name, its document as JSON text, and why the reader
+already rejected it (null when it did not)."""

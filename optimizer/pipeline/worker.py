@@ -1,0 +1,185 @@
+"""Solve one problem document with every requested solver: the rows of the output tables.
+
+This is all a Spark executor runs (through `arrow_batches`) and all the local runner runs, so
+both give the same rows. Nothing here raises for a bad problem or a failing solver: each becomes
+a row whose `status` and `error` say what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from optimizer.errors import InvalidInputError, KafkaAssignmentError
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.normalize import normalize
+from optimizer.model.problem import parse_document, problem_from_data
+from optimizer.model.solution import Solution
+from optimizer.model.streams import StreamsProblem
+from optimizer.pipeline.schema import SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.solve import DEFAULT_GOALS, solve
+from plugins.manager import plugins
+
+_STATUS_ORDER = ("optimal", "heuristic", "feasible", "time_limit", "infeasible")
+"""Goal statuses from best to worst; a row's status is the worst of its goals."""
+
+
+def plugin_signature() -> str:
+    """The plugins this process loads, as `name==version` joined by commas."""
+    return ",".join(f"{p.name}=={p.version}" for p in plugins().loaded)
+
+
+def solve_document(
+    name: str,
+    document: str,
+    solvers: Sequence[str],
+    goals: Sequence[str] | None = None,
+    time_limit: float | None = None,
+    input_error: str | None = None,
+) -> list[dict[str, Any]]:
+    """One row per solver for the problem document `document` (JSON text) named `name`.
+
+    `input_error`: the reader already found the record unusable (a duplicate name, a line that
+    is not JSON, ...); every solver gets an `invalid` row saying so."""
+    signature = plugin_signature()
+    if input_error is None:
+        try:
+            problem = problem_from_data(parse_document(document, name), name)
+        except InvalidInputError as error:
+            input_error = str(error)
+    if input_error is not None:
+        kind = _kind_of(document)
+        return [_empty_row(name, kind, solver, "invalid", input_error, signature) for solver in solvers]
+    return [_solve_row(name, problem, solver, goals, time_limit, signature) for solver in solvers]
+
+
+def arrow_batches(
+    batches: Iterator[pa.RecordBatch],
+    solvers: Sequence[str],
+    goals: Sequence[str] | None,
+    time_limit: float | None,
+) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` function: input batches of (name, document, input_error) to worker rows."""
+    for batch in batches:
+        names = batch.column("name").to_pylist()
+        documents = batch.column("document").to_pylist()
+        errors = batch.column("input_error").to_pylist()
+        rows = [
+            row
+            for name, document, error in zip(names, documents, errors, strict=True)
+            for row in solve_document(name, document, solvers, goals, time_limit, error)
+        ]
+        yield pa.RecordBatch.from_pylist(rows, schema=WORKER_SCHEMA)
+
+
+def _kind_of(document: str) -> str | None:
+    try:
+        kind = json.loads(document).get("kind")
+    except (ValueError, AttributeError):
+        return None
+    return kind if kind in ("streams", "consumer") else None
+
+
+def _empty_row(name: str, kind: str | None, solver: str, status: str, error: str, signature: str) -> dict[str, Any]:
+    row: dict[str, Any] = {column: None for column in SUMMARY_SCHEMA.names}
+    row.update(problem=name, kind=kind, solver=solver, status=status, error=error, plugins=signature, assignment=[])
+    return row
+
+
+def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        # Kafka's assignment is scored on the same goals as the exact one, to compare them.
+        solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
+    except KafkaAssignmentError as error:
+        row = _empty_row(name, problem.kind, solver, "error", str(error), signature)
+        return _sized(row, problem) | {"seconds": time.perf_counter() - started}
+    except Exception as error:  # a bug must not stop the fleet: it becomes this problem's error row
+        row = _empty_row(name, problem.kind, solver, "error", f"internal error: {type(error).__name__}: {error}", signature)
+        return _sized(row, problem) | {"seconds": time.perf_counter() - started}
+    seconds = time.perf_counter() - started
+    metrics = solution.metrics
+    statuses = [str(g.status) for g in solution.goals] or ["heuristic"]
+    row = {
+        "problem": name,
+        "kind": problem.kind,
+        "solver": solver,
+        "status": max(statuses, key=_STATUS_ORDER.index),
+        "error": None,
+        "seconds": seconds,
+        "followup_rebalance": solution.followup_rebalance,
+        "goals": json.dumps([g.model_dump(mode="json") for g in solution.goals]),
+        "metrics": json.dumps(metrics, sort_keys=True),
+        "rack_traffic": json.dumps(rack_traffic(problem, solution), sort_keys=True),
+        "warnings": json.dumps([w.model_dump(mode="json") for w in solution.warnings]),
+        "plugins": signature,
+        "assignment": [
+            {"client": client, "task": task, "role": role}
+            for client, held in sorted(solution.assignment.items())
+            for role, tasks in (("active", held.active), ("standby", held.standby), ("warmup", held.warmup))
+            for task in tasks
+        ],
+    }
+    if problem.kind == "streams":
+        row.update(
+            cross_rack_partitions=metrics["cross_rack_active_partitions"]
+            + metrics["cross_rack_standby_partitions"]
+            + metrics["cross_rack_warmup_partitions"],
+            moves=metrics["active_moves"] + metrics["standby_moves"],
+            load_skew=float(metrics["active_load_skew"]),
+            kip925_cost=metrics["kip925_cost"],
+            warmups=metrics["warmup_tasks"],
+        )
+    else:
+        row.update(
+            cross_rack_partitions=metrics["cross_rack_partitions"],
+            moves=metrics["owned_moved"],
+            load_skew=float(metrics["size_skew"]),
+            kip925_cost=None,
+            warmups=None,
+        )
+    return _sized(row, problem)
+
+
+def _sized(row: dict[str, Any], problem: StreamsProblem | ConsumerProblem) -> dict[str, Any]:
+    if isinstance(problem, StreamsProblem):
+        racks = {c.rack for c in problem.clients if c.rack}
+        return row | {"tasks": len(problem.tasks), "clients": len(problem.clients), "racks": len(racks)}
+    racks = {m.rack for m in problem.members if m.rack}
+    return row | {"tasks": sum(t.partitions for t in problem.topics), "clients": len(problem.members), "racks": len(racks)}
+
+
+def rack_traffic(problem: StreamsProblem | ConsumerProblem, solution: Solution) -> dict[str, int]:
+    """Per rack: partitions its clients read from replicas in other racks (only where both the
+    client's rack and the partition's replica racks are known, as KIP-925 counts)."""
+    traffic: dict[str, int] = {}
+    problem = normalize(problem).problem
+    if isinstance(problem, StreamsProblem):
+        tasks = {t.id: t for t in problem.tasks}
+        for client in problem.clients:
+            held = solution.assignment.get(client.id)
+            if not client.rack or held is None:
+                continue
+            reads = [p for t in held.active for p in tasks[t].source_partitions]
+            reads += [p for t in (*held.standby, *held.warmup) for p in tasks[t].changelog_partitions]
+            traffic[client.rack] = traffic.get(client.rack, 0) + sum(
+                1 for p in reads if p.replica_racks and client.rack not in p.replica_racks
+            )
+        return traffic
+    replicas = {t.name: t.replica_racks for t in problem.topics}
+    for member in problem.members:
+        held = solution.assignment.get(member.id)
+        if not member.rack or held is None:
+            continue
+        count = 0
+        for partition in held.active:
+            topic, _, number = partition.rpartition("-")
+            racks = replicas.get(topic)
+            if racks and int(number) < len(racks) and racks[int(number)] and member.rack not in racks[int(number)]:
+                count += 1
+        traffic[member.rack] = traffic.get(member.rack, 0) + count
+    return traffic

@@ -1,0 +1,247 @@
+"""Fleet aggregation over the pipeline's summary table: pure functions, no plotting.
+
+Kept apart from the HTML and the plots so the pipeline's terminal summary can reuse the same
+figures without importing matplotlib: everything here takes the summary as a `pyarrow.Table` or
+as a list of row dicts (one per (problem, solver), columns as in `optimizer.pipeline.schema`)
+and needs nothing beyond the standard library.
+
+Definitions used throughout (docs/report.md repeats them for readers of the report):
+
+* a row is **solved** when it carries an assignment: `error` is null and its status is neither
+  `invalid` nor `error` (an `infeasible` or `time_limit` row still has an assignment);
+* the **baseline** is Kafka's heuristic `kafka`; the **reference** is the best exact-type solver
+  present, the first of `exact`, `milp`, `cpsat`, `flow`;
+* comparisons cover only the problems where both the baseline and the reference are solved, so
+  a problem one of them failed on cannot tilt the totals.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+BASELINE_SOLVER = "kafka"
+"""Kafka's own heuristic: what a fleet gets today."""
+
+REFERENCE_SOLVERS = ("exact", "milp", "cpsat", "flow")
+"""Exact-type solvers, best first: the first one present is compared with the baseline."""
+
+UNSOLVED_STATUSES = ("invalid", "error")
+"""Statuses of rows without an assignment (then `error` says why)."""
+
+_SOLVER_ORDER = ("kafka", "kip925", "exact", "milp", "cpsat", "flow")
+"""Display order of the known solvers; unknown names follow, alphabetically."""
+
+
+def summary_rows(summary: Any) -> list[dict[str, Any]]:
+    """The summary as a list of row dicts, whether given as a pyarrow Table or already as rows.
+
+    Duck-typed on `to_pylist` so that pyarrow stays an optional import for callers that have
+    plain rows (the terminal summary, tests)."""
+    if hasattr(summary, "to_pylist"):
+        return summary.to_pylist()
+    return [dict(row) for row in summary]
+
+
+def is_solved(row: Mapping[str, Any]) -> bool:
+    """Whether the row carries an assignment (and therefore metrics)."""
+    return row.get("error") is None and row.get("status") not in UNSOLVED_STATUSES
+
+
+def ordered_solvers(names: Iterable[str | None]) -> list[str]:
+    """Distinct solver names, the known ones in a fixed order, so tables and plots line up."""
+    distinct = {str(name) for name in names if name is not None}
+    known = [name for name in _SOLVER_ORDER if name in distinct]
+    return known + sorted(distinct - set(known))
+
+
+def reference_solver(solvers: Iterable[str]) -> str | None:
+    """The exact-type solver to compare `kafka` with: the first of REFERENCE_SOLVERS present."""
+    present = set(solvers)
+    return next((name for name in REFERENCE_SOLVERS if name in present), None)
+
+
+def comparison_skipped_reason(solvers: Sequence[str]) -> str | None:
+    """Why `kafka` cannot be compared with an exact solver in this run, or None when it can."""
+    if BASELINE_SOLVER not in solvers:
+        return (
+            f"Kafka's heuristic ({BASELINE_SOLVER}) is not in this run (solvers: {', '.join(solvers) or 'none'}), "
+            "so there is nothing to compare the exact assignments with."
+        )
+    if reference_solver(solvers) is None:
+        return (
+            f"No exact solver ({', '.join(REFERENCE_SOLVERS)}) is in this run (solvers: {', '.join(solvers)}), "
+            f"so {BASELINE_SOLVER} has nothing to be compared with."
+        )
+    return None
+
+
+def compared_problems(
+    summary: Any, baseline: str = BASELINE_SOLVER, reference: str | None = None
+) -> list[dict[str, Any]]:
+    """One entry per problem solved by both `baseline` and `reference` (default: the best
+    exact-type solver present), in problem-name order.
+
+    Each entry: problem, kind, tasks, clients, size (tasks × clients), `saving` (baseline minus
+    reference cross-rack partitions: positive when the reference reads less across racks) and,
+    per side, cross_rack / moves / load_skew under the keys `baseline_*` and `reference_*`."""
+    rows = summary_rows(summary)
+    if reference is None:
+        reference = reference_solver(row["solver"] for row in rows)
+    if reference is None:
+        return []
+    # The first row of a (problem, solver) pair wins: the pipeline writes exactly one, and a
+    # duplicate (two runs concatenated) must not be counted twice.
+    by_pair: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        by_pair.setdefault((row["problem"], row["solver"]), row)
+    entries = []
+    for problem in sorted({row["problem"] for row in rows}):
+        ours = by_pair.get((problem, baseline))
+        theirs = by_pair.get((problem, reference))
+        if ours is None or theirs is None or not is_solved(ours) or not is_solved(theirs):
+            continue
+        tasks, clients = theirs.get("tasks"), theirs.get("clients")
+        entries.append(
+            {
+                "problem": problem,
+                "kind": theirs.get("kind") or ours.get("kind"),
+                "tasks": tasks,
+                "clients": clients,
+                "size": tasks * clients if tasks is not None and clients is not None else None,
+                "saving": _int(ours.get("cross_rack_partitions")) - _int(theirs.get("cross_rack_partitions")),
+                "baseline_cross_rack": _int(ours.get("cross_rack_partitions")),
+                "reference_cross_rack": _int(theirs.get("cross_rack_partitions")),
+                "baseline_moves": _int(ours.get("moves")),
+                "reference_moves": _int(theirs.get("moves")),
+                "baseline_load_skew": ours.get("load_skew"),
+                "reference_load_skew": theirs.get("load_skew"),
+            }
+        )
+    return entries
+
+
+def largest_savings(summary: Any, limit: int = 20) -> list[dict[str, Any]]:
+    """The `limit` problems where the reference saves the most cross-rack partitions over
+    `kafka` (entries of `compared_problems`), largest first, ties by name; only positive savings,
+    because a list padded with zero or negative savings would not be "savings"."""
+    entries = [entry for entry in compared_problems(summary) if entry["saving"] > 0]
+    entries.sort(key=lambda entry: (-entry["saving"], entry["problem"]))
+    return entries[:limit]
+
+
+def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The fleet figures of one solver's rows (see `fleet_totals`)."""
+    solved = [row for row in rows if is_solved(row)]
+    skews = [float(row["load_skew"]) for row in solved if row.get("load_skew") is not None]
+    # Every row that has a time counts, failed solves included: they cost time too. Invalid
+    # documents never reach a solver and have no time.
+    seconds = [float(row["seconds"]) for row in rows if row.get("seconds") is not None]
+    return {
+        "problems": len({row["problem"] for row in rows}),
+        "solved": len(solved),
+        "invalid": sum(1 for row in rows if row.get("status") == "invalid"),
+        "errors": sum(1 for row in rows if row.get("status") == "error"),
+        "cross_rack_partitions": sum(_int(row.get("cross_rack_partitions")) for row in solved),
+        "moves": sum(_int(row.get("moves")) for row in solved),
+        "load_skew_mean": statistics.fmean(skews) if skews else None,
+        "load_skew_max": max(skews) if skews else None,
+        "warmups": sum(_int(row.get("warmups")) for row in solved),
+        "seconds_total": sum(seconds),
+        "seconds_median": statistics.median(seconds) if seconds else None,
+    }
+
+
+def fleet_totals(summary: Any) -> dict[str, Any]:
+    """The fleet's headline figures: per solver, and `kafka` against the best exact solver.
+
+    `summary`: the summary table (`pyarrow.Table`) or its rows as dicts. Returns:
+
+    * `problems`: distinct problem names; `rows`: rows; `solvers`: solver names in display order;
+    * `per_solver`: solver -> `solver_totals` (problems, solved, invalid, errors,
+      cross_rack_partitions, moves, load_skew_mean, load_skew_max, warmups, seconds_total,
+      seconds_median; sums and load skews over solved rows, seconds over every timed row);
+    * `comparison`: None, with `comparison_skipped` saying why, when there is no pair to compare;
+      otherwise baseline, reference, problems (solved by both), baseline_cross_rack,
+      reference_cross_rack, saved (baseline − reference), saved_percent (of the baseline's total;
+      None when that is 0), baseline_moves, reference_moves, moves_difference (reference −
+      baseline), better / equal / worse (problems where the reference reads fewer / as many /
+      more cross-rack partitions).
+    """
+    rows = summary_rows(summary)
+    solvers = ordered_solvers(row.get("solver") for row in rows)
+    per_solver = {name: solver_totals([row for row in rows if row.get("solver") == name]) for name in solvers}
+    comparison = None
+    skipped = comparison_skipped_reason(solvers)
+    if skipped is None:
+        reference = reference_solver(solvers)
+        entries = compared_problems(rows, BASELINE_SOLVER, reference)
+        if not entries:
+            skipped = f"No problem has an assignment from both {BASELINE_SOLVER} and {reference}."
+        else:
+            ours = sum(entry["baseline_cross_rack"] for entry in entries)
+            theirs = sum(entry["reference_cross_rack"] for entry in entries)
+            our_moves = sum(entry["baseline_moves"] for entry in entries)
+            their_moves = sum(entry["reference_moves"] for entry in entries)
+            comparison = {
+                "baseline": BASELINE_SOLVER,
+                "reference": reference,
+                "problems": len(entries),
+                "baseline_cross_rack": ours,
+                "reference_cross_rack": theirs,
+                "saved": ours - theirs,
+                "saved_percent": 100.0 * (ours - theirs) / ours if ours else None,
+                "baseline_moves": our_moves,
+                "reference_moves": their_moves,
+                "moves_difference": their_moves - our_moves,
+                "better": sum(1 for entry in entries if entry["saving"] > 0),
+                "equal": sum(1 for entry in entries if entry["saving"] == 0),
+                "worse": sum(1 for entry in entries if entry["saving"] < 0),
+            }
+    return {
+        "problems": len({row.get("problem") for row in rows}),
+        "rows": len(rows),
+        "solvers": solvers,
+        "per_solver": per_solver,
+        "comparison": comparison,
+        "comparison_skipped": skipped,
+    }
+
+
+def rack_traffic_totals(summary: Any) -> dict[str, dict[str, int]]:
+    """Per solver (solved rows only), per rack: cross-rack partitions read by that rack's clients,
+    summed over the fleet from the `rack_traffic` JSON. Racks are matched by name across
+    problems, as applications of one fleet share the data centre's racks. A malformed JSON value
+    is skipped rather than failing the report over one row."""
+    totals: dict[str, dict[str, int]] = {}
+    for row in summary_rows(summary):
+        if not is_solved(row):
+            continue
+        per_rack = totals.setdefault(row["solver"], {})
+        for rack, count in _json_object(row.get("rack_traffic")).items():
+            if isinstance(count, int | float) and not isinstance(count, bool):
+                per_rack[str(rack)] = per_rack.get(str(rack), 0) + int(count)
+    return {name: totals[name] for name in ordered_solvers(totals)}
+
+
+def failed_rows(summary: Any) -> list[dict[str, Any]]:
+    """Rows without an assignment (invalid documents, solver errors), by problem then solver."""
+    rows = [row for row in summary_rows(summary) if not is_solved(row)]
+    return sorted(rows, key=lambda row: (str(row.get("problem")), str(row.get("solver"))))
+
+
+def _int(value: Any) -> int:
+    # Metric columns are null only on unsolved rows; treating a stray null as 0 keeps sums total.
+    return int(value) if value is not None else 0
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
