@@ -22,15 +22,13 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from optimizer.errors import KafkaAssignmentError
 from optimizer.pipeline.inputs import Record, read_records
-from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, PLUGINS_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
-from optimizer.pipeline.worker import arrow_batches, plugin_signature, solve_document
+from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
+from optimizer.pipeline.worker import arrow_batches, plugin_signature, solve_document, write_parts
 from optimizer.solve import SOLVERS
 from plugins.manager import plugins
 
@@ -97,10 +95,16 @@ def run_pipeline(
             master = session.sparkContext.master
             names = _run_spark(session, input_path, solvers, goals, time_limit, stage, batch_size, progress)
             problems = len(names)
+        if not (stage / "summary").exists():  # an empty fleet: empty tables
+            write_parts([], stage, "00000")
         (stage / "plugins").mkdir()
         pq.write_table(_plugins_table(), stage / "plugins" / "part-00000.parquet")
         summary = pq.read_table(stage / "summary", schema=SUMMARY_SCHEMA).sort_by([("problem", "ascending"), ("solver", "ascending")])
         _check_rows(summary, names, solvers)
+        # One summary file in (problem, solver) order: a fleet's summary is small.
+        for part in (stage / "summary").glob("*"):
+            part.unlink()
+        pq.write_table(summary, stage / "summary" / "part-00000.parquet")
         _replace(output, stage)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -136,38 +140,10 @@ def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, p
         rows += solve_document(record.name, record.document, solvers, goals, time_limit, record.input_error)
         if progress:
             progress(done, len(records))
-    worker = pa.Table.from_pylist(rows, schema=WORKER_SCHEMA)
-    _write_tables(worker, stage)
-
-
-def _write_tables(worker: pa.Table, stage: Path) -> None:
-    """The summary and assignments tables of worker rows (the local runner's writer)."""
-    worker = worker.sort_by([("problem", "ascending"), ("solver", "ascending")])
-    (stage / "summary").mkdir()
-    (stage / "assignments").mkdir()
-    pq.write_table(worker.drop_columns(["assignment"]), stage / "summary" / "part-00000.parquet")
-    copies = worker.column("assignment")
-    lengths = pc.list_value_length(copies).fill_null(0).to_numpy()
-    flat = pc.list_flatten(copies)
-    assignments = pa.table(
-        {
-            "problem": pc.take(worker.column("problem"), _repeat(lengths)),
-            "solver": pc.take(worker.column("solver"), _repeat(lengths)),
-            "client": pc.struct_field(flat, "client"),
-            "task": pc.struct_field(flat, "task"),
-            "role": pc.struct_field(flat, "role"),
-        },
-        schema=ASSIGNMENTS_SCHEMA,
-    )
-    pq.write_table(assignments, stage / "assignments" / "part-00000.parquet")
-
-
-def _repeat(lengths: np.ndarray) -> pa.Array:
-    return pa.array(np.repeat(np.arange(len(lengths)), lengths))
+    write_parts(rows, stage, "00000")
 
 
 def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch_size, progress) -> list[str]:
-    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
     if _is_table_directory(Path(input_path)):
@@ -181,21 +157,17 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         names = [r.name for r in records]
         frame = _records_frame(spark, records, batch_size)
     solved = frame.mapInArrow(
-        partial(arrow_batches, solvers=list(solvers), goals=goals, time_limit=time_limit),
-        from_arrow_schema(WORKER_SCHEMA),
+        partial(arrow_batches, stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit),
+        from_arrow_schema(RECEIPT_SCHEMA),
     )
-    raw = stage / "_worker"
     with _SparkProgress(spark, progress):
-        solved.write.parquet(str(raw))
-    rows = spark.read.parquet(str(raw))
-    # One file per table: a fleet's summary is small, and readers get it in (problem, solver) order.
-    rows.drop("assignment").orderBy("problem", "solver").coalesce(1).write.parquet(str(stage / "summary"))
-    (
-        rows.select("problem", "solver", F.explode("assignment").alias("copy"))
-        .select("problem", "solver", "copy.client", "copy.task", "copy.role")
-        .write.parquet(str(stage / "assignments"))
-    )
-    shutil.rmtree(raw)
+        receipts = solved.toArrow()
+    # Keep only the parts some task reported (a failed attempt may have left another behind).
+    reported = set(receipts.column("part").to_pylist())
+    for table in ("summary", "assignments"):
+        for path in (stage / table).glob("*"):
+            if path.name.removeprefix("part-").removesuffix(".parquet") not in reported:
+                path.unlink()
     return names
 
 

@@ -52,7 +52,10 @@ SUMMARY_SCHEMA = pa.schema([(name, type_) for name, type_, _ in SUMMARY_COLUMNS]
 ASSIGNMENT_STRUCT = pa.struct(ASSIGNMENT_FIELDS)
 
 WORKER_SCHEMA = SUMMARY_SCHEMA.append(pa.field("assignment", pa.list_(ASSIGNMENT_STRUCT)))
-"""What a worker returns per (problem, solver): a summary row with its copies nested."""
+"""What a worker builds per (problem, solver): a summary row with its copies nested."""
+
+RECEIPT_SCHEMA = pa.schema([("problem", pa.string()), ("solver", pa.string()), ("part", pa.string())])
+"""What a Spark task hands back per summary row it wrote: which part file holds it."""
 
 ASSIGNMENTS_SCHEMA = pa.schema([("problem", pa.string()), ("solver", pa.string()), *ASSIGNMENT_FIELDS])
 """The assignments table: role is active, standby or warmup."""

@@ -1,18 +1,24 @@
 """Solve one problem document with every requested solver: the rows of the output tables.
 
 This is all a Spark executor runs (through `arrow_batches`) and all the local runner runs, so
-both give the same rows. Nothing here raises for a bad problem or a failing solver: each becomes
+both give the same rows, written by the same `write_parts`. Nothing here raises for a bad problem or a failing solver: each becomes
 a row whose `status` and `error` say what happened.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
 from optimizer.model.consumer import ConsumerProblem
@@ -20,7 +26,7 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsProblem
-from optimizer.pipeline.schema import SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.solve import DEFAULT_GOALS, solve
 from plugins.manager import plugins
 
@@ -57,13 +63,48 @@ def solve_document(
     return [_solve_row(name, problem, solver, goals, time_limit, signature) for solver in solvers]
 
 
+def write_parts(rows: list[dict[str, Any]], stage: str | Path, part: str) -> None:
+    """Write worker rows as one part file of the summary and one of the assignments table.
+
+    Written to a temporary name and renamed, under a name that depends only on the batch's
+    content, so a retried or speculative Spark task replaces its own part rather than adding one.
+    """
+    stage = Path(stage)
+    table = pa.Table.from_pylist(rows, schema=WORKER_SCHEMA)
+    copies = table.column("assignment")
+    lengths = pc.list_value_length(copies).fill_null(0).to_numpy()
+    owner = pa.array(np.repeat(np.arange(table.num_rows), lengths))
+    flat = pc.list_flatten(copies)
+    assignments = pa.table(
+        {
+            "problem": pc.take(table.column("problem"), owner),
+            "solver": pc.take(table.column("solver"), owner),
+            "client": pc.struct_field(flat, "client"),
+            "task": pc.struct_field(flat, "task"),
+            "role": pc.struct_field(flat, "role"),
+        },
+        schema=ASSIGNMENTS_SCHEMA,
+    )
+    for name, data in (("summary", table.drop_columns(["assignment"])), ("assignments", assignments)):
+        directory = stage / name
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / f".{part}.{os.getpid()}.tmp"
+        pq.write_table(data, temporary)
+        os.replace(temporary, directory / f"part-{part}.parquet")
+
+
 def arrow_batches(
     batches: Iterator[pa.RecordBatch],
+    stage: str,
     solvers: Sequence[str],
     goals: Sequence[str] | None,
     time_limit: float | None,
 ) -> Iterator[pa.RecordBatch]:
-    """The `mapInArrow` function: input batches of (name, document, input_error) to worker rows."""
+    """The `mapInArrow` function: solves each input batch of (name, document, input_error),
+    writes its rows under `stage` (`write_parts`), and yields one receipt row per summary row.
+
+    Writing here, rather than handing the rows back to Spark, spares the JVM a conversion of
+    every nested row and a second pass to split the two tables."""
     for batch in batches:
         names = batch.column("name").to_pylist()
         documents = batch.column("document").to_pylist()
@@ -73,7 +114,11 @@ def arrow_batches(
             for name, document, error in zip(names, documents, errors, strict=True)
             for row in solve_document(name, document, solvers, goals, time_limit, error)
         ]
-        yield pa.RecordBatch.from_pylist(rows, schema=WORKER_SCHEMA)
+        part = hashlib.sha1("\n".join(names).encode()).hexdigest()[:16]
+        write_parts(rows, stage, part)
+        yield pa.RecordBatch.from_pylist(
+            [{"problem": r["problem"], "solver": r["solver"], "part": part} for r in rows], schema=RECEIPT_SCHEMA
+        )
 
 
 def _kind_of(document: str) -> str | None:

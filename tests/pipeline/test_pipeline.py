@@ -226,3 +226,12 @@ def test_normalised_tables_give_the_rows_of_the_same_problems_as_json_lines(flee
     on_spark = run_pipeline(tmp_path / "tables", tmp_path / "c", solvers=["kafka", "exact"], spark=spark)
     assert from_lines.rows == from_tables.rows == on_spark.rows == 18
     assert _comparable(from_tables.output) == _comparable(from_lines.output) == _comparable(on_spark.output)
+
+
+def test_an_empty_fleet_gives_empty_tables(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    result = run_pipeline(empty, tmp_path / "out", runner="local")
+    assert result.rows == 0 and result.problems == 0
+    assert pq.read_table(tmp_path / "out" / "summary").num_rows == 0
+    assert pq.read_table(tmp_path / "out" / "assignments").num_rows == 0
