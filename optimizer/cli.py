@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -564,9 +565,10 @@ def _print_fleet(result) -> None:
 
     totals = fleet_totals(result.summary)
     title = f"Fleet: {result.problems} problems, {result.rows} rows, {result.seconds:.1f} s end to end"
-    table = Table(title=title, title_justify="left")
-    for column in ("solver", "solved", "invalid", "errors", "cross-rack partitions", "moves", "mean load skew", "warm-ups", "solve s"):
-        table.add_column(column, justify="left" if column == "solver" else "right")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    # short headers: the table fits 80 columns (logs of batch runs are rarely wider)
+    for column in ("solver", "solved", "invalid", "errors", "cross-rack", "moves", "mean skew", "warm-ups", "solve s"):
+        table.add_column(column, justify="left" if column == "solver" else "right", no_wrap=True, min_width=len(column))
     for solver, t in totals["per_solver"].items():
         skew = "-" if t["load_skew_mean"] is None else f"{t['load_skew_mean']:.2f}"
         table.add_row(
