@@ -22,14 +22,13 @@ from optimizer.assignors.high_availability import (
     HA_NON_OVERLAP_COST,
     HA_TRAFFIC_COST,
     StreamsAssignorResult,
-    balance_tasks_over_threads,
+    assign_standby_tasks,
 )
 from optimizer.assignors.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
     RackAwareTaskAssignor,
 )
-from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
 from optimizer.costs import StreamsIndex
 from optimizer.model.ids import TaskKey, parse_task_id
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
@@ -84,17 +83,7 @@ def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
 
     if config.num_standby_replicas > 0:
         stateful_keys = [parse_task_id(t.id) for t in index.tasks if t.stateful]
-        tags = config.rack_aware_assignment_tags
-        standby = ClientTagAwareStandbyTaskAssignor(tags) if tags else DefaultStandbyTaskAssignor()
-        standby.assign(clients, stateful_keys, config.num_standby_replicas)
-        balance_tasks_over_threads(
-            clients,
-            lambda c: c.standby,
-            ClientState.unassign_standby,
-            ClientState.assign_standby,
-            standby.is_allowed_task_movement,
-        )
         rack_aware = RackAwareTaskAssignor(problem, strategy=strategy)
-        if rack_aware.can_enable():
-            rack_aware.optimize_standby_tasks(clients, traffic, non_overlap, standby.is_allowed_standby_move)
+        enabled = rack_aware if rack_aware.can_enable() else None
+        assign_standby_tasks(clients, stateful_keys, config, enabled, traffic, non_overlap)
     return StreamsAssignorResult(clients, {}, False, notes)

@@ -68,18 +68,7 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
         rack_aware.optimize_active_tasks(stateful, clients, traffic, non_overlap)
 
     if config.num_standby_replicas > 0:
-        tags = config.rack_aware_assignment_tags
-        standby = ClientTagAwareStandbyTaskAssignor(tags) if tags else DefaultStandbyTaskAssignor()
-        standby.assign(clients, stateful, config.num_standby_replicas)
-        balance_tasks_over_threads(
-            clients,
-            lambda c: c.standby,
-            ClientState.unassign_standby,
-            ClientState.assign_standby,
-            standby.is_allowed_task_movement,
-        )
-        if rack_enabled:
-            rack_aware.optimize_standby_tasks(clients, traffic, non_overlap, standby.is_allowed_standby_move)
+        assign_standby_tasks(clients, stateful, config, rack_aware if rack_enabled else None, traffic, non_overlap)
 
     budget = WarmupBudget(config.max_warmup_replicas)
     caught_up = CaughtUp(clients, stateful, config.acceptable_recovery_lag)
@@ -93,6 +82,31 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
     if rack_enabled:
         rack_aware.optimize_active_tasks(stateless, clients, STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST)
     return StreamsAssignorResult(clients, warmups, moved > 0, rack_aware.notes)
+
+
+def assign_standby_tasks(
+    clients: Sequence[ClientState],
+    stateful: Sequence[TaskKey],
+    config,
+    rack_aware: RackAwareTaskAssignor | None,
+    traffic: int,
+    non_overlap: int,
+) -> None:
+    """Kafka's standby phase: the standby assignor the config names (client tags, KIP-708, or
+    least loaded), standbys balanced over threads, then KIP-925's standby swaps when rack-aware
+    assignment is enabled (`rack_aware` given)."""
+    tags = config.rack_aware_assignment_tags
+    standby = ClientTagAwareStandbyTaskAssignor(tags) if tags else DefaultStandbyTaskAssignor()
+    standby.assign(clients, stateful, config.num_standby_replicas)
+    balance_tasks_over_threads(
+        clients,
+        lambda c: c.standby,
+        ClientState.unassign_standby,
+        ClientState.assign_standby,
+        standby.is_allowed_task_movement,
+    )
+    if rack_aware is not None:
+        rack_aware.optimize_standby_tasks(clients, traffic, non_overlap, standby.is_allowed_standby_move)
 
 
 def _or(value: int | None, default: int) -> int:

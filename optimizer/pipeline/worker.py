@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.normalize import normalize
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsProblem
@@ -202,7 +201,7 @@ def rack_traffic(problem: StreamsProblem | ConsumerProblem, solution: Solution) 
     """Per rack: partitions its clients read from replicas in other racks (only where both the
     client's rack and the partition's replica racks are known, as KIP-925 counts)."""
     traffic: dict[str, int] = {}
-    problem = normalize(problem).problem
+    # The problem as validated: normalising drops stale references, never tasks, topics or racks.
     if isinstance(problem, StreamsProblem):
         tasks = {t.id: t for t in problem.tasks}
         for client in problem.clients:
