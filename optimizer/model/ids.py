@@ -14,12 +14,15 @@ from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConst
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
+# The patterns are used with fullmatch (`^...$` would also accept a trailing newline).
 _NUMBER = r"(?:0|[1-9][0-9]*)"
-_TASK_ID = re.compile(rf"^({_NUMBER})_({_NUMBER})$")
+_TASK_ID = re.compile(rf"({_NUMBER})_({_NUMBER})")
+# Both numbers at most 9 digits, so within a Java int: the usual id, checked without parsing it.
+_SHORT_TASK_ID = re.compile(r"(?:0|[1-9][0-9]{0,8})_(?:0|[1-9][0-9]{0,8})")
 # Topic names may themselves contain '-': the partition number is what follows the last '-'.
-_PARTITION_ID = re.compile(rf"^(.+)-({_NUMBER})$")
+_PARTITION_ID = re.compile(rf"(.+)-({_NUMBER})")
 # Kafka's legal topic characters (Topic.validate): ASCII alphanumerics, '.', '_' and '-', at most 249.
-_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 class TaskKey(NamedTuple):
@@ -34,7 +37,7 @@ class PartitionKey(NamedTuple):
 
 def parse_task_id(task_id: str) -> TaskKey:
     """Split `"1_3"` into `TaskKey(1, 3)`; ValueError for anything else."""
-    match = _TASK_ID.match(task_id) if isinstance(task_id, str) else None
+    match = _TASK_ID.fullmatch(task_id) if isinstance(task_id, str) else None
     if match is None:
         raise ValueError(
             f"malformed task id {task_id!r}: expected '<subtopology>_<partition>' with whole "
@@ -48,8 +51,8 @@ def parse_task_id(task_id: str) -> TaskKey:
 
 def parse_partition_id(partition_id: str) -> PartitionKey:
     """Split `"orders-eu-3"` into `PartitionKey("orders-eu", 3)`; ValueError for anything else."""
-    match = _PARTITION_ID.match(partition_id) if isinstance(partition_id, str) else None
-    if match is None or not _TOPIC_NAME.match(match.group(1)):
+    match = _PARTITION_ID.fullmatch(partition_id) if isinstance(partition_id, str) else None
+    if match is None or not _TOPIC_NAME.fullmatch(match.group(1)):
         raise ValueError(
             f"malformed partition id {partition_id!r}: expected '<topic>-<partition>', for "
             "example 'orders-3'"
@@ -69,7 +72,8 @@ def task_id(subtopology: int, partition: int) -> str:
 
 
 def _check_task_id(value: str) -> str:
-    parse_task_id(value)
+    if _SHORT_TASK_ID.fullmatch(value) is None:
+        parse_task_id(value)  # raises for a malformed id
     return value
 
 
@@ -79,7 +83,7 @@ def _check_partition_id(value: str) -> str:
 
 
 def _check_topic_name(value: str) -> str:
-    if not _TOPIC_NAME.match(value) or value in (".", ".."):
+    if not _TOPIC_NAME.fullmatch(value) or value in (".", ".."):
         raise ValueError(
             f"illegal topic name {value!r}: Kafka allows 1 to 249 characters of a-z, A-Z, 0-9, "
             "'.', '_' and '-'"

@@ -132,6 +132,8 @@ class Task(FrozenModel):
                 (("changelog_partitions",), "a stateless task has no changelog; set stateful: true")
             )
         for field in ("source_partitions", "changelog_partitions"):
+            if len(getattr(self, field)) < 2:
+                continue
             for ident, places in duplicates_in(p.id for p in getattr(self, field)).items():
                 problems += [((field, later), f"partition {ident} is already listed") for later in places[1:]]
         raise_if_any(problems)

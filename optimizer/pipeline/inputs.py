@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic_core import from_json
+
 from optimizer.errors import InvalidInputError
 from optimizer.model.problem import read_document
 
@@ -91,10 +93,15 @@ def _lines(file: Path, root: Path) -> list[Record]:
 
 
 def _record(text: str, source: str) -> Record:
+    # Only the name is needed here (the worker parses the document strictly): pydantic's JSON
+    # parser takes half the time of the json module, which still words the message on an error.
     try:
-        data = json.loads(text)
-    except ValueError as error:
-        return Record(source, text, source, f"{source}: not a JSON document: {error}")
+        data = from_json(text)
+    except ValueError:
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            return Record(source, text, source, f"{source}: not a JSON document: {error}")
     if not isinstance(data, dict):
         return Record(source, text, source, f"{source}: a problem document is a JSON object")
     name = data.get("name")

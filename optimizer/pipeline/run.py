@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -27,13 +28,15 @@ import pyarrow.parquet as pq
 
 from optimizer.errors import KafkaAssignmentError
 from optimizer.pipeline.inputs import Record, read_records
-from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
+from optimizer.pipeline.schema import INPUT_SCHEMA, PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
 from optimizer.pipeline.worker import arrow_batches, plugin_signature, solve_document, write_parts
 from optimizer.solve import SOLVERS
 from plugins.manager import plugins
 
 DEFAULT_SOLVERS = ("kafka", "exact")
 RUNNERS = ("spark", "local")
+LOCAL_PART = 1000
+"""Problems per part file written by the local runner."""
 
 
 class PipelineError(KafkaAssignmentError):
@@ -135,33 +138,28 @@ def _check_options(solvers: Sequence[str], runner: str) -> list[str]:
 
 
 def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, progress: Progress | None) -> None:
-    rows = []
-    for done, record in enumerate(records, 1):
-        rows += solve_document(record.name, record.document, solvers, goals, time_limit, record.input_error)
-        if progress:
-            progress(done, len(records))
-    write_parts(rows, stage, "00000")
+    # Written in parts of LOCAL_PART problems, so that memory does not grow with the fleet.
+    for start in range(0, len(records), LOCAL_PART):
+        rows = []
+        for done, record in enumerate(records[start : start + LOCAL_PART], start + 1):
+            rows += solve_document(record.name, record.document, solvers, goals, time_limit, record.input_error)
+            if progress:
+                progress(done, len(records))
+        write_parts(rows, stage, f"{start // LOCAL_PART:05d}")
 
 
 def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch_size, progress) -> list[str]:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
+    solve = partial(_solve_frame, spark, stage=stage, solvers=solvers, goals=goals, time_limit=time_limit, progress=progress)
     if _is_table_directory(Path(input_path)):
         from optimizer.pipeline.tables import spark_table_records
 
         frame = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error")
         names = [row["name"] for row in frame.select("name").collect()]
-        frame = frame.repartition(_slices(spark, len(names), batch_size))
+        receipts = solve(frame.repartition(_slices(spark, len(names), batch_size)))
     else:
         records = read_records(input_path)
         names = [r.name for r in records]
-        frame = _records_frame(spark, records, batch_size)
-    solved = frame.mapInArrow(
-        partial(arrow_batches, stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit),
-        from_arrow_schema(RECEIPT_SCHEMA),
-    )
-    with _SparkProgress(spark, progress):
-        receipts = solved.toArrow()
+        receipts = solve(_records_frame(spark, records, _slices(spark, len(records), batch_size)))
     # Keep only the parts some task reported (a failed attempt may have left another behind).
     reported = set(receipts.column("part").to_pylist())
     for table in ("summary", "assignments"):
@@ -169,6 +167,18 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
             if path.name.removeprefix("part-").removesuffix(".parquet") not in reported:
                 path.unlink()
     return names
+
+
+def _solve_frame(spark, frame, stage: Path, solvers, goals, time_limit, progress) -> pa.Table:
+    """Solve every (name, document, input_error) row of `frame` on the executors: the receipts."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    solved = frame.mapInArrow(
+        partial(arrow_batches, stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit),
+        from_arrow_schema(RECEIPT_SCHEMA),
+    )
+    with _SparkProgress(spark, progress):
+        return solved.toArrow()
 
 
 def _is_table_directory(path: Path) -> bool:
@@ -186,16 +196,47 @@ def _slices(spark, count: int, batch_size: int | None) -> int:
     return max(1, min(count, 4 * spark.sparkContext.defaultParallelism))
 
 
-def _records_frame(spark, records: list[Record], batch_size: int | None):
-    slices = _slices(spark, len(records), batch_size)
+def _records_frame(spark, records: list[Record], slices: int):
+    """The records as a DataFrame of `slices` partitions, one per batch."""
     # Deal the problems, largest first, round-robin over the slices, so that each batch gets a
-    # similar share of the work (document size stands in for solve time); parallelize cuts the
-    # list into `slices` contiguous runs of equal length.
+    # similar share of the work (document size stands in for solve time).
     order = sorted(range(len(records)), key=lambda i: (-len(records[i].document), i))
-    dealt = [i for s in range(slices) for i in order[s::slices]]
-    rows = [(records[i].name, records[i].document, records[i].input_error) for i in dealt]
-    rdd = spark.sparkContext.parallelize(rows, slices)
-    return spark.createDataFrame(rdd, schema="name string, document string, input_error string")
+    batches = [
+        pa.RecordBatch.from_pydict(
+            {
+                "name": [records[i].name for i in dealt],
+                "document": [records[i].document for i in dealt],
+                "input_error": [records[i].input_error for i in dealt],
+            },
+            schema=INPUT_SCHEMA,
+        )
+        for dealt in (order[s::slices] for s in range(slices))
+    ]
+    # From Arrow the batches go to the JVM as they are (no Python worker unpickles rows, as one
+    # would for `parallelize`, competing with the solving workers for the cores), and with these
+    # settings Spark makes one partition of each batch, converted to rows on the executors.
+    settings = {
+        "spark.sql.execution.arrow.localRelationThreshold": "0",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(max(1, max(b.num_rows for b in batches))),
+    }
+    with _session_settings(spark, settings):
+        return spark.createDataFrame(pa.Table.from_batches(batches, schema=INPUT_SCHEMA))
+
+
+@contextmanager
+def _session_settings(spark, settings: dict[str, str]):
+    """SQL settings of the session changed while this is open, then restored."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 class _SparkProgress:

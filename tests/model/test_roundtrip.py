@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from optimizer.model import (
     load_problem,
@@ -11,6 +12,7 @@ from optimizer.model import (
     save_problem,
     save_solution,
 )  # noqa: I001
+from optimizer.model.ids import PartitionId, TaskId, TopicName
 from tests.conftest import STREAMS, CONSUMER, example_problems, example_solutions
 
 
@@ -153,3 +155,31 @@ def test_yaml_written_here_reads_back_the_same_text(tmp_path):
     target = tmp_path / "g.yaml"
     save_problem(problem, target)
     assert load_problem(target) == problem
+
+
+@pytest.mark.parametrize(
+    "task_id, error",
+    [
+        ("0_3", None),
+        ("999999999_999999999", None),
+        ("2147483647_2147483647", None),  # 10 digits: past the quick check, still a Java int
+        ("2147483648_0", "Java ints"),
+        ("0_2147483648", "Java ints"),
+        ("01_2", "malformed task id"),
+        ("1_", "malformed task id"),
+        ("1_2\n", "malformed task id"),
+    ],
+)
+def test_task_ids_are_two_java_ints_without_leading_zeros(task_id, error):
+    adapter = TypeAdapter(TaskId)
+    if error is None:
+        assert adapter.validate_python(task_id) == task_id
+    else:
+        with pytest.raises(ValidationError, match=error):
+            adapter.validate_python(task_id)
+
+
+@pytest.mark.parametrize("model, text", [(TopicName, "orders\n"), (PartitionId, "orders-3\n"), (PartitionId, "orders\n-3")])
+def test_a_trailing_or_inner_newline_is_not_part_of_a_legal_id(model, text):
+    with pytest.raises(ValidationError, match="illegal topic name|malformed partition id"):
+        TypeAdapter(model).validate_python(text)

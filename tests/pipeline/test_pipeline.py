@@ -14,7 +14,7 @@ from optimizer.cli import cli
 from optimizer.errors import InvalidInputError
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline.fleet import sample_fleet
-from optimizer.pipeline.inputs import read_records
+from optimizer.pipeline.inputs import Record, read_records
 from optimizer.pipeline.run import PipelineError, run_pipeline
 from tests.conftest import EXAMPLES
 
@@ -121,6 +121,18 @@ def test_spark_gives_the_local_runners_rows(spark, fleet, local_run, tmp_path):
     assert _comparable(result.output) == _comparable(local_run.output)
     assert progress and progress[-1][0] == progress[-1][1]
 
+
+
+def test_each_batch_is_one_spark_partition_dealt_by_size(spark):
+    # Documents of 1 MB each: above Spark's size for keeping local data on the driver, where
+    # Spark would otherwise cut the rows its own way (an 80 MB fleet once ran as one task).
+    records = [Record(f"p{i}", "x" * (1_000_000 + i), "test") for i in range(10)]
+    threshold = spark.conf.get("spark.sql.execution.arrow.localRelationThreshold")
+    frame = run_module._records_frame(spark, records, 3)
+    batches = frame.rdd.glom().map(lambda rows: [r["name"] for r in rows]).collect()
+    # Largest first, dealt round-robin: each batch gets a large, a middle and a small document.
+    assert batches == [["p9", "p6", "p3", "p0"], ["p8", "p5", "p2"], ["p7", "p4", "p1"]]
+    assert spark.conf.get("spark.sql.execution.arrow.localRelationThreshold") == threshold
 
 def test_a_failed_run_leaves_the_previous_output(local_run, fleet, tmp_path, monkeypatch):
     output = tmp_path / "out"
