@@ -119,11 +119,11 @@ class _DuplicateKey(ValueError):
 
 
 def _json_object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(f"duplicate key {key!r}")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _DuplicateKey(f"duplicate key {repeated!r}")
     return result
 
 
@@ -144,7 +144,13 @@ def parse_document(text: str, source: str) -> Any:
     try:
         if as_yaml:
             return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
-        return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=_json_int)
+        try:
+            return json.loads(text, object_pairs_hook=_json_object_without_duplicates)
+        except ValueError as error:
+            if isinstance(error, json.JSONDecodeError | _DuplicateKey):
+                raise
+            # Python refuses a number of over 4300 digits: parse again, number by number, to say which.
+            return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=_json_int)
     except json.JSONDecodeError as error:
         raise _parse_error(source, f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}")
     except _DuplicateKey as error:

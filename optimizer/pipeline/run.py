@@ -18,18 +18,26 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.errors import KafkaAssignmentError
 from optimizer.pipeline.inputs import Record, read_records
-from optimizer.pipeline.schema import INPUT_SCHEMA, PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
-from optimizer.pipeline.worker import arrow_batches, plugin_signature, solve_document, write_parts
+from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
+from optimizer.pipeline.worker import (
+    STAGED_INPUT,
+    arrow_batches,
+    plugin_signature,
+    solve_document,
+    stage_batches,
+    staged_batches,
+    write_parts,
+)
 from optimizer.solve import SOLVERS
 from plugins.manager import plugins
 
@@ -149,17 +157,26 @@ def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, p
 
 
 def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch_size, progress) -> list[str]:
-    solve = partial(_solve_frame, spark, stage=stage, solvers=solvers, goals=goals, time_limit=time_limit, progress=progress)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    options = dict(stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit)
     if _is_table_directory(Path(input_path)):
         from optimizer.pipeline.tables import spark_table_records
 
         frame = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error")
         names = [row["name"] for row in frame.select("name").collect()]
-        receipts = solve(frame.repartition(_slices(spark, len(names), batch_size)))
+        frame = frame.repartition(_slices(spark, len(names), batch_size))
+        solved = frame.mapInArrow(partial(arrow_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
     else:
         records = read_records(input_path)
         names = [r.name for r in records]
-        receipts = solve(_records_frame(spark, records, _slices(spark, len(records), batch_size)))
+        count = stage_batches(records, plan_batches(records, spark.sparkContext.defaultParallelism, batch_size), stage)
+        # One partition, so one task, per batch, started in batch order.
+        numbers = spark.range(0, count, 1, max(1, count))
+        solved = numbers.mapInArrow(partial(staged_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
+    with _SparkProgress(spark, progress):
+        receipts = solved.toArrow()
+    shutil.rmtree(stage / STAGED_INPUT, ignore_errors=True)
     # Keep only the parts some task reported (a failed attempt may have left another behind).
     reported = set(receipts.column("part").to_pylist())
     for table in ("summary", "assignments"):
@@ -167,18 +184,6 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
             if path.name.removeprefix("part-").removesuffix(".parquet") not in reported:
                 path.unlink()
     return names
-
-
-def _solve_frame(spark, frame, stage: Path, solvers, goals, time_limit, progress) -> pa.Table:
-    """Solve every (name, document, input_error) row of `frame` on the executors: the receipts."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    solved = frame.mapInArrow(
-        partial(arrow_batches, stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit),
-        from_arrow_schema(RECEIPT_SCHEMA),
-    )
-    with _SparkProgress(spark, progress):
-        return solved.toArrow()
 
 
 def _is_table_directory(path: Path) -> bool:
@@ -190,53 +195,39 @@ def _is_table_directory(path: Path) -> bool:
 
 
 def _slices(spark, count: int, batch_size: int | None) -> int:
-    """Batches: by default four per core (finer progress, and a slow problem holds up less)."""
+    """Partitions for input Spark made itself (the tables): batch_size each, or four per core."""
     if batch_size:
         return max(1, -(-count // batch_size))
     return max(1, min(count, 4 * spark.sparkContext.defaultParallelism))
 
 
-def _records_frame(spark, records: list[Record], slices: int):
-    """The records as a DataFrame of `slices` partitions, one per batch."""
-    # Deal the problems, largest first, round-robin over the slices, so that each batch gets a
-    # similar share of the work (document size stands in for solve time).
-    order = sorted(range(len(records)), key=lambda i: (-len(records[i].document), i))
-    batches = [
-        pa.RecordBatch.from_pydict(
-            {
-                "name": [records[i].name for i in dealt],
-                "document": [records[i].document for i in dealt],
-                "input_error": [records[i].input_error for i in dealt],
-            },
-            schema=INPUT_SCHEMA,
-        )
-        for dealt in (order[s::slices] for s in range(slices))
-    ]
-    # From Arrow the batches go to the JVM as they are (no Python worker unpickles rows, as one
-    # would for `parallelize`, competing with the solving workers for the cores), and with these
-    # settings Spark makes one partition of each batch, converted to rows on the executors.
-    settings = {
-        "spark.sql.execution.arrow.localRelationThreshold": "0",
-        "spark.sql.execution.arrow.maxRecordsPerBatch": str(max(1, max(b.num_rows for b in batches))),
-    }
-    with _session_settings(spark, settings):
-        return spark.createDataFrame(pa.Table.from_batches(batches, schema=INPUT_SCHEMA))
+SHORTEST_BATCH = 32
+"""By default no batch is shorter than 1/(32 x cores) of the fleet (by document size)."""
 
 
-@contextmanager
-def _session_settings(spark, settings: dict[str, str]):
-    """SQL settings of the session changed while this is open, then restored."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+def plan_batches(records: Sequence[Record], cores: int, batch_size: int | None = None) -> list[list[int]]:
+    """The records (indexes) of each batch, in the order Spark starts them.
+
+    Largest documents first (document size stands in for solve time), so that long problems
+    start early. By default batch sizes fall as the work runs out (guided self-scheduling): each
+    batch takes 1/(2 x cores) of what is left, down to 1/(SHORTEST_BATCH x cores) of the fleet,
+    so the first batches are long (few tasks: each costs Spark about 0.1 s) and the last are
+    short (the cores finish close together). With `batch_size`, batches of that many problems."""
+    order = sorted(range(len(records)), key=lambda i: (-len(records[i].document), records[i].name))
+    if batch_size:
+        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    cores = max(1, cores)
+    sizes = np.array([len(records[i].document) + 1 for i in order], dtype=float)
+    total = float(sizes.sum())
+    shortest = total / (SHORTEST_BATCH * cores)
+    bounds, done = [], 0.0
+    while total - done > shortest:
+        done += max((total - done) / (2 * cores), shortest)
+        bounds.append(done)
+    # A problem goes to the batch its first byte falls in: batches stay contiguous in `order`.
+    batch_of = np.searchsorted(np.array(bounds), np.cumsum(sizes) - sizes, side="right")
+    cuts = np.flatnonzero(np.diff(batch_of)) + 1
+    return [part.tolist() for part in np.split(np.array(order, dtype=np.int64), cuts) if len(part)]
 
 
 class _SparkProgress:

@@ -25,7 +25,8 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsProblem
-from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.pipeline.inputs import Record
+from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.solve import DEFAULT_GOALS, solve
 from plugins.manager import plugins
 
@@ -118,6 +119,55 @@ def arrow_batches(
         yield pa.RecordBatch.from_pylist(
             [{"problem": r["problem"], "solver": r["solver"], "part": part} for r in rows], schema=RECEIPT_SCHEMA
         )
+
+
+STAGED_INPUT = "input"
+"""Where in the staging directory the driver leaves the batches (removed once solved)."""
+
+
+def staged_batch_name(number: int) -> str:
+    return f"batch-{number:05d}.arrow"
+
+
+def stage_batches(records: Sequence[Record], batches: list[list[int]], stage: Path) -> int:
+    """Write each batch (indexes into `records`) as an Arrow file of (name, document,
+    input_error) rows under `stage`, for `staged_batches` on the executors: the batch count."""
+    directory = stage / STAGED_INPUT
+    directory.mkdir()
+    for number, batch in enumerate(batches):
+        rows = pa.RecordBatch.from_pydict(
+            {
+                "name": [records[i].name for i in batch],
+                "document": [records[i].document for i in batch],
+                "input_error": [records[i].input_error for i in batch],
+            },
+            schema=INPUT_SCHEMA,
+        )
+        with pa.OSFile(str(directory / staged_batch_name(number)), "wb") as sink:
+            with pa.ipc.new_file(sink, INPUT_SCHEMA) as writer:
+                writer.write_batch(rows)
+    return len(batches)
+
+
+def staged_batches(
+    numbers: Iterator[pa.RecordBatch],
+    stage: str,
+    solvers: Sequence[str],
+    goals: Sequence[str] | None,
+    time_limit: float | None,
+) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` function for a fleet the driver staged: each input row's `id` numbers a
+    batch file the driver wrote under `stage` (`stage_batches`), solved as `arrow_batches`
+    solves rows.
+
+    The documents go through the shared filesystem the output parts go to, not through Spark:
+    the JVM neither holds the fleet (a 1.2 GB fleet overflows a driver's default 1 GB heap) nor
+    converts every document to rows and back to Arrow."""
+    for batch in numbers:
+        for number in batch.column("id").to_pylist():
+            with pa.OSFile(str(Path(stage) / STAGED_INPUT / staged_batch_name(number))) as source:
+                rows = pa.ipc.open_file(source).read_all()
+            yield from arrow_batches(rows.to_batches(), stage, solvers, goals, time_limit)
 
 
 def _kind_of(document: str) -> str | None:

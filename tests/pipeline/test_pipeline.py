@@ -119,20 +119,28 @@ def test_spark_gives_the_local_runners_rows(spark, fleet, local_run, tmp_path):
     )  # fmt: skip
     assert result.runner == "spark" and result.rows == local_run.rows
     assert _comparable(result.output) == _comparable(local_run.output)
-    assert progress and progress[-1][0] == progress[-1][1]
+    # One Spark task per batch of 3 (each writes its part); the staged input is gone.
+    batches = -(-result.problems // 3)
+    assert progress and progress[-1] == (batches, batches)
+    assert len(list((result.output / "assignments").glob("part-*.parquet"))) == batches
+    assert sorted(p.name for p in result.output.iterdir()) == ["assignments", "plugins", "summary"]
 
 
 
-def test_each_batch_is_one_spark_partition_dealt_by_size(spark):
-    # Documents of 1 MB each: above Spark's size for keeping local data on the driver, where
-    # Spark would otherwise cut the rows its own way (an 80 MB fleet once ran as one task).
-    records = [Record(f"p{i}", "x" * (1_000_000 + i), "test") for i in range(10)]
-    threshold = spark.conf.get("spark.sql.execution.arrow.localRelationThreshold")
-    frame = run_module._records_frame(spark, records, 3)
-    batches = frame.rdd.glom().map(lambda rows: [r["name"] for r in rows]).collect()
-    # Largest first, dealt round-robin: each batch gets a large, a middle and a small document.
-    assert batches == [["p9", "p6", "p3", "p0"], ["p8", "p5", "p2"], ["p7", "p4", "p1"]]
-    assert spark.conf.get("spark.sql.execution.arrow.localRelationThreshold") == threshold
+def test_batches_start_with_the_largest_documents_and_shrink_towards_the_end():
+    def records(sizes):
+        return [Record(f"p{i:02d}", "x" * size, "test") for i, size in enumerate(sizes)]
+
+    # Equal documents, 2 cores: each batch a quarter of what is left, down to 1/64 of the fleet.
+    batches = run_module.plan_batches(records([99] * 640), cores=2)
+    assert [len(b) for b in batches] == [160, 120, 90, 68, 51, 38, 28, 21, 16, 12, 10, 10, 10, 6]
+    assert sorted(i for b in batches for i in b) == list(range(640))
+    # Largest first: a document as large as all the others together fills the first batches
+    # alone; the small ones, in name order, make up the rest.
+    batches = run_module.plan_batches(records([1] * 19 + [1000]), cores=1)
+    assert batches[0] == [19] and [i for b in batches[1:] for i in b] == list(range(19))
+    assert run_module.plan_batches(records([5, 7, 6]), cores=2, batch_size=2) == [[1, 2], [0]]
+    assert run_module.plan_batches([], cores=2) == []
 
 def test_a_failed_run_leaves_the_previous_output(local_run, fleet, tmp_path, monkeypatch):
     output = tmp_path / "out"
