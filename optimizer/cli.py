@@ -468,7 +468,7 @@ def examples(directory: Path) -> None:
 @click.option("--solvers", default="kafka,exact", show_default=True, metavar="S1,S2,...", help="Solvers to run on every problem.")
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: each kind's default sequence).")
 @click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="Per problem and solver, for exact goal sequences.")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N", help="Problems per Spark task (default: four tasks per core).")
+@click.option("--batch-size", type=click.IntRange(min=1), metavar="N", help="Problems per Spark task (default: batches shrinking from 1/(2 x cores) of the fleet to 1/(32 x cores)).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
 def pipeline_command(
     input_path: Path,
