@@ -2,8 +2,10 @@
 
 Two runners produce the same rows (`optimizer.pipeline.worker` is all either runs per problem):
 
-* `spark` (the default): the problems are shipped to the executors as JSON text and solved there
-  with `mapInArrow`, several problems per batch; locally (`local[*]`) or on a cluster (`master`).
+* `spark` (the default): the driver stages the problems in batches (Arrow files of JSON text,
+  `plan_batches`) next to the output, and the executors solve one batch per task with
+  `mapInArrow`; locally (`local[*]`) or on a cluster (`master`). A fleet read from normalised
+  tables is joined by Spark and handed to `mapInArrow` as Spark's rows.
 * `local`: the same worker in this process, without Spark; the tests compare the two.
 
 The output directory is replaced only once everything is written (into a staging directory next

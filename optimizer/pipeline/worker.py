@@ -1,8 +1,9 @@
 """Solve one problem document with every requested solver: the rows of the output tables.
 
-This is all a Spark executor runs (through `arrow_batches`) and all the local runner runs, so
-both give the same rows, written by the same `write_parts`. Nothing here raises for a bad problem or a failing solver: each becomes
-a row whose `status` and `error` say what happened.
+This is all a Spark executor runs (through `staged_batches` or `arrow_batches`) and all the
+local runner runs, so both give the same rows, written by the same `write_parts`. Nothing here
+raises for a bad problem or a failing solver: each becomes a row whose `status` and `error` say
+what happened.
 """
 
 from __future__ import annotations

@@ -126,7 +126,6 @@ def test_spark_gives_the_local_runners_rows(spark, fleet, local_run, tmp_path):
     assert sorted(p.name for p in result.output.iterdir()) == ["assignments", "plugins", "summary"]
 
 
-
 def test_batches_start_with_the_largest_documents_and_shrink_towards_the_end():
     def records(sizes):
         return [Record(f"p{i:02d}", "x" * size, "test") for i, size in enumerate(sizes)]
@@ -135,12 +134,13 @@ def test_batches_start_with_the_largest_documents_and_shrink_towards_the_end():
     batches = run_module.plan_batches(records([99] * 640), cores=2)
     assert [len(b) for b in batches] == [160, 120, 90, 68, 51, 38, 28, 21, 16, 12, 10, 10, 10, 6]
     assert sorted(i for b in batches for i in b) == list(range(640))
-    # Largest first: a document as large as all the others together fills the first batches
-    # alone; the small ones, in name order, make up the rest.
+    # Largest first: a document larger than all the others together is the first batch alone;
+    # the small ones, in name order, make up the rest.
     batches = run_module.plan_batches(records([1] * 19 + [1000]), cores=1)
     assert batches[0] == [19] and [i for b in batches[1:] for i in b] == list(range(19))
     assert run_module.plan_batches(records([5, 7, 6]), cores=2, batch_size=2) == [[1, 2], [0]]
     assert run_module.plan_batches([], cores=2) == []
+
 
 def test_a_failed_run_leaves_the_previous_output(local_run, fleet, tmp_path, monkeypatch):
     output = tmp_path / "out"
