@@ -162,12 +162,14 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
     from pyspark.sql.pandas.types import from_arrow_schema
 
     options = dict(stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit)
+    joined = None
     if _is_table_directory(Path(input_path)):
         from optimizer.pipeline.tables import spark_table_records
 
-        frame = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error")
-        names = [row["name"] for row in frame.select("name").collect()]
-        frame = frame.repartition(_slices(spark, len(names), batch_size))
+        # Kept once joined: the names are collected first, then the same rows are solved.
+        joined = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error").persist()
+        names = [row["name"] for row in joined.select("name").collect()]
+        frame = joined.repartition(_slices(spark, len(names), batch_size))
         solved = frame.mapInArrow(partial(arrow_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
     else:
         records = read_records(input_path)
@@ -176,8 +178,12 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         # One partition, so one task, per batch, started in batch order.
         numbers = spark.range(0, count, 1, max(1, count))
         solved = numbers.mapInArrow(partial(staged_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
-    with _SparkProgress(spark, progress):
-        receipts = solved.toArrow()
+    try:
+        with _SparkProgress(spark, progress):
+            receipts = solved.toArrow()
+    finally:
+        if joined is not None:
+            joined.unpersist()
     shutil.rmtree(stage / STAGED_INPUT, ignore_errors=True)
     # Keep only the parts some task reported (a failed attempt may have left another behind).
     reported = set(receipts.column("part").to_pylist())
