@@ -317,7 +317,7 @@ def _evaluate_streams(
     return violations, _streams_metrics(problem, actives, standbys, warmups)
 
 
-def _cross_rack(partitions: tuple[TopicPartition, ...], rack: str | None) -> int:
+def cross_rack_reads(partitions: tuple[TopicPartition, ...], rack: str | None) -> int:
     """Partitions with known replica racks, none of them in `rack` (0 when the rack is unknown)."""
     if rack is None:
         return 0
@@ -357,7 +357,7 @@ def _streams_metrics(
             on_client[task.subtopology, i] += 1
             if task.stateful:
                 stateful_count[i] += 1
-            crossing = _cross_rack(task.source_partitions, problem.client_by_id[client_id].rack)
+            crossing = cross_rack_reads(task.source_partitions, problem.client_by_id[client_id].rack)
             cross_active += crossing
             elsewhere = previous_active.get(task_id) != client_id
             if task.stateful:
@@ -372,12 +372,12 @@ def _streams_metrics(
     for task_id, holders in standbys.items():
         for client_id in holders:
             stateful_count[position[client_id]] += 1
-            cross_standby += _cross_rack(
+            cross_standby += cross_rack_reads(
                 tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack
             )
             standby_moves += client_id not in previous_standby.get(task_id, frozenset())
     cross_warmup = sum(
-        _cross_rack(tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack)
+        cross_rack_reads(tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack)
         for task_id, holders in warmups.items()
         for client_id in holders
     )

@@ -26,7 +26,7 @@ SUMMARY_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("tasks", pa.int64(), "tasks (Streams) or partitions (consumer)"),
     ("clients", pa.int64(), "clients (Streams) or members (consumer)"),
     ("racks", pa.int64(), "distinct racks of the clients or members"),
-    ("seconds", pa.float64(), "wall time of the solve, validation included"),
+    ("seconds", pa.float64(), "wall time of solve(): normalising, solving, scoring the goals and the evaluator's check (not parsing the document)"),
     ("followup_rebalance", pa.bool_(), "whether a probing rebalance is needed (warm-ups or withheld partitions)"),
     ("cross_rack_partitions", pa.int64(), "partitions read across racks by actives, standbys and warm-ups (consumer: assignments)"),
     ("moves", pa.int64(), "Streams: active + standby moves; consumer: owned partitions moved"),

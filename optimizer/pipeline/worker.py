@@ -22,7 +22,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
+from optimizer.evaluate import cross_rack_reads
 from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import parse_partition_id
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsProblem
@@ -249,32 +251,29 @@ def _sized(row: dict[str, Any], problem: StreamsProblem | ConsumerProblem) -> di
 
 
 def rack_traffic(problem: StreamsProblem | ConsumerProblem, solution: Solution) -> dict[str, int]:
-    """Per rack: partitions its clients read from replicas in other racks (only where both the
-    client's rack and the partition's replica racks are known, as KIP-925 counts)."""
+    """Per rack: partitions its clients read from replicas in other racks, counted as the
+    evaluator counts `cross_rack_partitions` (only where both racks are known), so the racks add
+    up to it."""
     traffic: dict[str, int] = {}
-    # The problem as validated: normalising drops stale references, never tasks, topics or racks.
     if isinstance(problem, StreamsProblem):
-        tasks = {t.id: t for t in problem.tasks}
+        tasks = problem.task_by_id
         for client in problem.clients:
             held = solution.assignment.get(client.id)
-            if not client.rack or held is None:
+            if client.rack is None or held is None:
                 continue
             reads = [p for t in held.active for p in tasks[t].source_partitions]
             reads += [p for t in (*held.standby, *held.warmup) for p in tasks[t].changelog_partitions]
-            traffic[client.rack] = traffic.get(client.rack, 0) + sum(
-                1 for p in reads if p.replica_racks and client.rack not in p.replica_racks
-            )
+            traffic[client.rack] = traffic.get(client.rack, 0) + cross_rack_reads(tuple(reads), client.rack)
         return traffic
     replicas = {t.name: t.replica_racks for t in problem.topics}
     for member in problem.members:
         held = solution.assignment.get(member.id)
-        if not member.rack or held is None:
+        if member.rack is None or held is None:
             continue
         count = 0
         for partition in held.active:
-            topic, _, number = partition.rpartition("-")
-            racks = replicas.get(topic)
-            if racks and int(number) < len(racks) and racks[int(number)] and member.rack not in racks[int(number)]:
-                count += 1
+            topic, number = parse_partition_id(partition)
+            racks = replicas[topic]
+            count += bool(racks and racks[number]) and member.rack not in racks[number]
         traffic[member.rack] = traffic.get(member.rack, 0) + count
     return traffic

@@ -395,7 +395,7 @@ def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any])
             "plot-time",
             time_png,
             "Scatter plot, log-log: solve time in seconds against tasks × clients, one marker per solver",
-            "Solve time against size (solved rows; validation included).",
+            "Solve time against size (solved rows; the evaluator's check included).",
         ),
         (
             "plot-racks",

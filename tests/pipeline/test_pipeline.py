@@ -91,6 +91,8 @@ def test_assignment_rows_are_every_copy_of_every_solved_row(local_run):
             expected = metrics["assigned_partitions"]
         assert len(mine) == expected
         assert len({(c["client"], c["task"], c["role"]) for c in mine}) == len(mine)
+        # The per-rack traffic splits the evaluator's cross-rack count by rack.
+        assert sum(json.loads(row["rack_traffic"]).values()) == row["cross_rack_partitions"]
     assert _rows(local_run.output, "plugins") == [{"name": "builtin", "version": _version()}]
 
 
