@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer import __version__
-from optimizer.errors import InvalidInputError, SolverError, SolverUnavailableError
+from optimizer.errors import InvalidInputError, KafkaAssignmentError, SolverError, SolverUnavailableError
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
@@ -556,6 +556,9 @@ def _write_report_or_exit(input_dir: Path, output: Path) -> None:
         sys.exit(ExitCode.INVALID_INPUT)
     except OSError as error:
         err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
+        sys.exit(ExitCode.USAGE)
+    except KafkaAssignmentError as error:  # matplotlib missing
+        err.print(f"[red]✗[/red] {escape(str(error))}")
         sys.exit(ExitCode.USAGE)
     out.print(f"report: {escape(str(written.resolve()))}")
 

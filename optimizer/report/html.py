@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,13 +28,12 @@ from optimizer.report import plots
 from optimizer.report.totals import (
     BASELINE_SOLVER,
     REFERENCE_SOLVERS,
-    compared_problems,
     failed_rows,
     fleet_totals,
     is_solved,
-    largest_savings,
     rack_traffic_totals,
     reference_solver,
+    top_savings,
 )
 
 REQUIRED_COLUMNS = (
@@ -108,6 +108,13 @@ def read_summary(input_dir: Path) -> pa.Table:
         )
     if table.num_rows == 0:
         raise InvalidInputError(source, [_issue("summary", "the summary table has no rows")])
+    pairs = Counter(zip(table.column("problem").to_pylist(), table.column("solver").to_pylist(), strict=True))
+    repeated = sorted(pair for pair, count in pairs.items() if count > 1)
+    if repeated:
+        raise InvalidInputError(
+            source,
+            [_issue("summary", f"problem {p!r} has more than one row for solver {s!r}: not one pipeline run") for p, s in repeated[:5]],
+        )
     return table
 
 
@@ -135,7 +142,7 @@ def render_report(
         _head(),
         _header(totals, rows, plugins, input_dir, generated),
         _totals_section(totals),
-        _savings_section(rows, totals),
+        _savings_section(totals),
         _failures_section(rows),
         _plots_section(rows, totals),
         "</main>\n</body>\n</html>\n",
@@ -295,14 +302,14 @@ def _totals_section(totals: Mapping[str, Any]) -> str:
     return "".join(out) + "</section>\n"
 
 
-def _savings_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> str:
+def _savings_section(totals: Mapping[str, Any]) -> str:
     out = ["<section id=\"savings\">\n<h2>Largest savings</h2>\n"]
     comparison = totals["comparison"]
     if comparison is None:
         out.append(f"<p class=\"skipped\">No savings to list: {_e(totals['comparison_skipped'])}</p>\n")
         return "".join(out) + "</section>\n"
     base, ref = comparison["baseline"], comparison["reference"]
-    entries = largest_savings(rows, SAVINGS_LIMIT)
+    entries = top_savings(totals["compared"], SAVINGS_LIMIT)
     if not entries:
         out.append(
             f"<p>{_e(ref)} saves no cross-rack partition over {_e(base)} on any of the "
@@ -366,8 +373,7 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
 def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> str:
     comparison = totals["comparison"]
     reference = comparison["reference"] if comparison else reference_solver(totals["solvers"])
-    entries = compared_problems(rows, BASELINE_SOLVER, reference) if comparison else []
-    savings_png = plots.savings_plot(entries, BASELINE_SOLVER, reference, totals["comparison_skipped"])
+    savings_png = plots.savings_plot(totals["compared"], BASELINE_SOLVER, reference, totals["comparison_skipped"])
     points: dict[str, list[tuple[float, float]]] = {}
     for solver in totals["solvers"]:
         points[solver] = [

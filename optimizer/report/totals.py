@@ -92,11 +92,7 @@ def compared_problems(
         reference = reference_solver(row["solver"] for row in rows)
     if reference is None:
         return []
-    # The first row of a (problem, solver) pair wins: the pipeline writes exactly one, and a
-    # duplicate (two runs concatenated) must not be counted twice.
-    by_pair: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in rows:
-        by_pair.setdefault((row["problem"], row["solver"]), row)
+    by_pair = {(row["problem"], row["solver"]): row for row in rows}  # one each: read_summary checks
     entries = []
     for problem in sorted({row["problem"] for row in rows}):
         ours = by_pair.get((problem, baseline))
@@ -127,9 +123,14 @@ def largest_savings(summary: Any, limit: int = 20) -> list[dict[str, Any]]:
     """The `limit` problems where the reference saves the most cross-rack partitions over
     `kafka` (entries of `compared_problems`), largest first, ties by name; only positive savings,
     because a list padded with zero or negative savings would not be "savings"."""
-    entries = [entry for entry in compared_problems(summary) if entry["saving"] > 0]
-    entries.sort(key=lambda entry: (-entry["saving"], entry["problem"]))
-    return entries[:limit]
+    return top_savings(compared_problems(summary), limit)
+
+
+def top_savings(entries: Iterable[Mapping[str, Any]], limit: int = 20) -> list[Mapping[str, Any]]:
+    """`largest_savings` of entries `compared_problems` already made."""
+    positive = [entry for entry in entries if entry["saving"] > 0]
+    positive.sort(key=lambda entry: (-entry["saving"], entry["problem"]))
+    return positive[:limit]
 
 
 def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -168,12 +169,14 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
       reference_cross_rack, saved (baseline − reference), saved_percent (of the baseline's total;
       None when that is 0), baseline_moves, reference_moves, moves_difference (reference −
       baseline), better / equal / worse (problems where the reference reads fewer / as many /
-      more cross-rack partitions).
+      more cross-rack partitions);
+    * `compared`: the `compared_problems` entries behind `comparison` (empty without one).
     """
     rows = summary_rows(summary)
     solvers = ordered_solvers(row.get("solver") for row in rows)
     per_solver = {name: solver_totals([row for row in rows if row.get("solver") == name]) for name in solvers}
     comparison = None
+    entries: list[dict[str, Any]] = []
     skipped = comparison_skipped_reason(solvers)
     if skipped is None:
         reference = reference_solver(solvers)
@@ -207,6 +210,7 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
         "per_solver": per_solver,
         "comparison": comparison,
         "comparison_skipped": skipped,
+        "compared": entries if comparison else [],
     }
 
 

@@ -351,3 +351,12 @@ def test_unusable_input_dirs_are_input_errors(tmp_path, layout, message):
         write_report(run, tmp_path / "report.html")
     assert str(run) in str(caught.value)
     assert message in str(caught.value)
+
+
+def test_two_runs_in_one_directory_are_an_input_error(rows, tmp_path):
+    run = _write_run(tmp_path / "run", rows + rows[:2])
+    with pytest.raises(InvalidInputError) as caught:
+        write_report(run, tmp_path / "report.html")
+    first = rows[0]
+    assert f"problem {first['problem']!r} has more than one row for solver {first['solver']!r}" in str(caught.value)
+    assert not (tmp_path / "report.html").exists()
