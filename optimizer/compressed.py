@@ -417,19 +417,11 @@ class CompressedStreamsFormulation(Formulation):
                     standby_clients.append(cols)
         if (active < 0).any():
             raise DecodeError("a task has no active")
-        actives: dict[int, list[str]] = {k: [] for k in range(self.n_clients)}
-        for row, k in enumerate(active.tolist()):
-            actives[k].append(self.index.tasks[row].id)
-        standbys: dict[int, list[int]] = {k: [] for k in range(self.n_clients)}
-        if standby_rows:
-            for row, k in zip(np.concatenate(standby_rows).tolist(), np.concatenate(standby_clients).tolist(), strict=True):
-                standbys[k].append(row)
-        return {
-            client.id: ClientAssignment(
-                active=tuple(actives[k]), standby=tuple(self.index.tasks[r].id for r in sorted(standbys[k]))
-            )
-            for k, client in sorted(enumerate(self.index.clients), key=lambda item: item[1].id)
-        }
+        if not standby_rows:
+            return self.index.assignment(active.tolist())
+        return self.index.assignment(
+            active.tolist(), np.concatenate(standby_rows).tolist(), np.concatenate(standby_clients).tolist()
+        )
 
     def _spread(self, tasks, copies, clients, slots, holds) -> tuple[np.ndarray, np.ndarray]:
         """Place `copies[j]` copies of task `tasks[j]` on distinct ordinary `clients` of the task

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
 
 
@@ -78,8 +79,8 @@ class StreamsIndex:
         return self._cross_by_rack([t.changelog_partitions for t in self.tasks])
 
     def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]]) -> np.ndarray:
-        # Partitions share few distinct replica-rack sets: count each task's partitions per set,
-        # then multiply by which racks each set misses.
+        # Partitions share few distinct replica-rack sets: which racks each set misses is worked
+        # out once per set, then added up per task.
         rack_position = {rack: i for i, rack in enumerate(self.racks)}
         set_of: dict[tuple[str, ...], int] = {}
         owners, sets = [], []
@@ -92,9 +93,27 @@ class StreamsIndex:
         misses = np.ones((len(set_of), n_racks), dtype=np.int64)
         for replica_racks, i in set_of.items():
             misses[i, [rack_position[rack] for rack in replica_racks]] = 0
-        counts = np.zeros((len(partitions_per_task), len(set_of)), dtype=np.int64)
-        np.add.at(counts, (np.array(owners, dtype=np.int64), np.array(sets, dtype=np.int64)), 1)
-        return counts @ misses
+        result = np.zeros((len(partitions_per_task), n_racks), dtype=np.int64)
+        np.add.at(result, np.array(owners, dtype=np.int64), misses[np.array(sets, dtype=np.int64)])
+        return result
+
+    def assignment(
+        self, active: Sequence[int], standby_rows: Sequence[int] = (), standby_clients: Sequence[int] = ()
+    ) -> dict[str, ClientAssignment]:
+        """The assignment of client `active[row]` for each task row, and of a standby of task
+        `standby_rows[j]` on client `standby_clients[j]`: by client id, tasks in index order."""
+        actives: list[list[str]] = [[] for _ in self.clients]
+        for row, k in enumerate(active):
+            actives[k].append(self.tasks[row].id)
+        standbys: list[list[int]] = [[] for _ in self.clients]
+        for row, k in zip(standby_rows, standby_clients, strict=True):
+            standbys[k].append(row)
+        return {
+            client.id: ClientAssignment(
+                active=tuple(actives[k]), standby=tuple(self.tasks[row].id for row in sorted(standbys[k]))
+            )
+            for k, client in enumerate(self.clients)  # clients are in id order
+        }
 
     def by_client(self, by_rack: np.ndarray) -> np.ndarray:
         """tasks x clients view of a tasks x racks array; 0 for clients without a rack."""

@@ -233,18 +233,10 @@ class StreamsFormulation(Formulation):
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         values = np.rint(solution).astype(np.int64)
         active_at = values[self.x].argmax(axis=1)
-        standbys: dict[int, list[str]] = {k: [] for k in range(self.n_clients)}
-        if len(self.y):
-            rows, cols = np.nonzero(values[self.y])
-            for i, k in zip(rows.tolist(), cols.tolist(), strict=True):
-                standbys[k].append(self.index.tasks[self.stateful_rows[i]].id)
-        actives: dict[int, list[str]] = {k: [] for k in range(self.n_clients)}
-        for row, k in enumerate(active_at.tolist()):
-            actives[k].append(self.index.tasks[row].id)
-        return {
-            client.id: ClientAssignment(active=tuple(actives[k]), standby=tuple(standbys[k]))
-            for k, client in sorted(enumerate(self.index.clients), key=lambda item: item[1].id)
-        }
+        if not len(self.y):
+            return self.index.assignment(active_at.tolist())
+        rows, cols = np.nonzero(values[self.y])
+        return self.index.assignment(active_at.tolist(), self.stateful_rows[rows].tolist(), cols.tolist())
 
     def encode(self, assignment) -> np.ndarray | None:
         values = np.zeros(self.model.n_vars, dtype=np.int64)

@@ -15,6 +15,7 @@ unless `warmups=False`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 
@@ -147,6 +148,7 @@ def _exact(problem, raw, solver, goals, time_limit, tolerances, warmups):
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
 
+    @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
     def hint() -> dict:
         assignment, *_ = _heuristic(problem, "kafka", raw)
         return {c: held.model_copy(update={"warmup": ()}) for c, held in assignment.items()}

@@ -307,14 +307,8 @@ def _solve_streams(problem, goals):
     if best is None:
         raise FlowUnsupported("no flow satisfies the balance boxes")
     targets = network.decode(best[1], groups, client_column)
-    assignment = {}
-    tasks_of: dict[int, list[str]] = {k: [] for k in range(n_clients)}
-    for row, k in enumerate(targets.tolist()):
-        tasks_of[k].append(index.tasks[row].id)
-    for k, client in sorted(enumerate(index.clients), key=lambda item: item[1].id):
-        assignment[client.id] = ClientAssignment(active=tuple(tasks_of[k]))
     notes = [f"{network.n_nodes} nodes, {network.n_arcs} arcs; {tried} balance box(es) tried"]
-    return assignment, notes
+    return index.assignment(targets.tolist()), notes
 
 
 class _StreamsNetwork:
