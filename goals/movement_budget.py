@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from goals.base import Goal, GoalError
-from goals.common import index_of, streams_placement
-from goals.stickiness import kept_discount, owners
+from goals.stickiness import moves, moves_expr
 from optimizer.formulation import LinExpr
 
 
@@ -29,38 +28,17 @@ class MovementBudget(Goal):
     def hard_bound(self, problem) -> int | None:
         return 0
 
-    def moves(self, problem, assignment) -> int:
-        if problem.kind == "consumer":
-            return sum(
-                partition not in set(assignment[m.id].active if m.id in assignment else ())
-                for m in problem.members
-                for partition in m.owned_partitions
-            )
-        index = index_of(problem)
-        placement = streams_placement(index, assignment)
-        previous = index.previous_active()
-        had = previous >= 0
-        return int((placement.active[had] != previous[had]).sum())
-
     def evaluate(self, problem, assignment) -> int:
-        return max(0, self.moves(problem, assignment) - self.budget)
+        return max(0, moves(problem, assignment) - self.budget)
 
     def encode(self, formulation) -> LinExpr:
-        if formulation.kind == "consumer":
-            pairs = formulation.pair_of()
-            kept = [pairs[p, m] for p, m in owners(formulation) if (p, m) in pairs]
-            total = sum(len(m.owned_partitions) for m in formulation.problem.members)
-            moves = LinExpr.of(kept, -1, total)
-        else:
-            index = formulation.index
-            moves = formulation.active_cost(kept_discount(index))
-            moves.constant = int((index.previous_active() >= 0).sum())
+        moved = moves_expr(formulation)
         excess = formulation.model.add_vars(1, 0, 10**9)[0]
         # excess >= moves - budget
-        formulation.model.add_expr_row(moves + LinExpr.of([excess], [-1]), -(10**15), self.budget)
+        formulation.model.add_expr_row(moved + LinExpr.of([excess], [-1]), -(10**15), self.budget)
 
         def fix(solution: np.ndarray) -> None:
-            solution[excess] = max(0, moves.value(solution) - self.budget)
+            solution[excess] = max(0, moved.value(solution) - self.budget)
 
         formulation.repairs.append(fix)
         return LinExpr.of([excess], [1])

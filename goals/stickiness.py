@@ -24,6 +24,34 @@ def kept_discount(index) -> np.ndarray:
     return cost
 
 
+def moves(problem, assignment) -> int:
+    """Actives moved off their previous client (Streams) or owned partitions moved (consumer)."""
+    if problem.kind == "consumer":
+        moved = 0
+        for member in problem.members:
+            held = set(assignment[member.id].active) if member.id in assignment else set()
+            moved += sum(partition not in held for partition in member.owned_partitions)
+        return moved
+    index = index_of(problem)
+    placement = streams_placement(index, assignment)
+    previous = index.previous_active()
+    had = previous >= 0
+    return int((placement.active[had] != previous[had]).sum())
+
+
+def moves_expr(formulation) -> LinExpr:
+    """`moves` as a linear expression of the formulation's variables."""
+    if formulation.kind == "consumer":
+        pairs = formulation.pair_of()
+        kept = [pairs[p, m] for p, m in owners(formulation) if (p, m) in pairs]
+        owned = sum(len(m.owned_partitions) for m in formulation.problem.members)
+        return LinExpr.of(kept, -1, owned)
+    index = formulation.index
+    expr = formulation.active_cost(kept_discount(index))
+    expr.constant = int((index.previous_active() >= 0).sum())
+    return expr
+
+
 def owners(formulation) -> list[tuple[int, int]]:
     """(partition row, member position) of every owned partition still assignable to its owner."""
     result = []
@@ -42,33 +70,18 @@ class Stickiness(Goal):
     compressible = True
 
     def evaluate(self, problem, assignment) -> int:
+        moved = moves(problem, assignment)
         if problem.kind == "consumer":
-            kept = moved = 0
-            for member in problem.members:
-                held = set(assignment[member.id].active) if member.id in assignment else set()
-                for partition in member.owned_partitions:
-                    moved += partition not in held
-                    kept += partition in held
             return moved
         index = index_of(problem)
         placement = streams_placement(index, assignment)
-        previous = index.previous_active()
-        had = previous >= 0
-        moved = int((placement.active[had] != previous[had]).sum())
         held = index.previous_holders
         return moved + int((~held[placement.standby_rows, placement.standby_clients]).sum())
 
     def encode(self, formulation) -> LinExpr:
-        if formulation.kind == "consumer":
-            pairs = formulation.pair_of()
-            chosen = [pairs[p, m] for p, m in owners(formulation) if (p, m) in pairs]
-            owned = sum(len(m.owned_partitions) for m in formulation.problem.members)
-            return LinExpr.of(chosen, -1, owned)
-        index = formulation.index
-        expr = formulation.active_cost(kept_discount(index))
-        expr.constant = int((index.previous_active() >= 0).sum())
-        if formulation.standbys:
-            fresh = ~index.previous_holders[formulation.stateful_rows]
+        expr = moves_expr(formulation)
+        if formulation.kind == "streams" and formulation.standbys:
+            fresh = ~formulation.index.previous_holders[formulation.stateful_rows]
             expr += formulation.standby_cost(fresh.astype(np.int64))
         return expr
 
