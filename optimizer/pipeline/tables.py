@@ -1094,7 +1094,9 @@ def spark_table_records(spark: SparkSession, path: str | Path) -> DataFrame:
     )
     schema = ", ".join(f"{column} string" for column in OUTPUT_FIELDS)
     assemble = _arrow_assembler(str(root), application_columns, children)
-    return joined.mapInArrow(assemble, schema).orderBy("name")
+    # Sorted before the Python step (a record's name is its application): sorting its output
+    # instead would run the assembler twice, once to sample the sort's ranges.
+    return joined.orderBy("application").mapInArrow(assemble, schema)
 
 
 def _spark_unknown_applications(
