@@ -89,11 +89,12 @@ class StreamsIndex:
                 if partition.replica_racks:  # unknown racks never count as cross-rack
                     owners.append(task_index)
                     sets.append(set_of.setdefault(partition.replica_racks, len(set_of)))
-        n_racks = max(len(self.racks), 1)
-        misses = np.ones((len(set_of), n_racks), dtype=np.int64)
+        # Exactly one column per rack: without racks there is nothing to read across (callers
+        # add their own column for clients without a rack).
+        misses = np.ones((len(set_of), len(self.racks)), dtype=np.int64)
         for replica_racks, i in set_of.items():
             misses[i, [rack_position[rack] for rack in replica_racks]] = 0
-        result = np.zeros((len(partitions_per_task), n_racks), dtype=np.int64)
+        result = np.zeros((len(partitions_per_task), len(self.racks)), dtype=np.int64)
         np.add.at(result, np.array(owners, dtype=np.int64), misses[np.array(sets, dtype=np.int64)])
         return result
 

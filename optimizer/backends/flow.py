@@ -276,7 +276,10 @@ def _solve_streams(problem, goals):
     else:
         groups = stateful.astype(np.int64) if split else np.zeros(n_tasks, dtype=np.int64)
         cap_matrix = None
-    n_groups = int(groups.max()) + 1 if n_tasks else 1
+    if cap_matrix is not None:
+        n_groups = len(cap_matrix)  # one per subtopology: none without tasks
+    else:
+        n_groups = int(groups.max()) + 1 if n_tasks else 1
     group_stateful = np.zeros(n_groups, dtype=bool)
     group_stateful[groups[stateful]] = True
 

@@ -49,8 +49,15 @@ def _strategy_name(value: Any) -> Any:
     if isinstance(value, list | tuple):
         if not value:
             raise ValueError("partition.assignment.strategy needs at least one strategy")
+        not_names = [i for i, entry in enumerate(value) if not isinstance(entry, str)]
+        if not_names:
+            raise ValueError(
+                f"entry [{not_names[0]}] is {_kind(value[not_names[0]])}: each strategy is a name "
+                "(range, roundrobin, sticky, cooperative-sticky) or one of Kafka's assignor class names"
+            )
         names = [_strategy_name(entry) for entry in value]
-        unknown = [n for n in names if n not in set(AssignmentStrategy)]
+        known = set(AssignmentStrategy)
+        unknown = [n for n in names if n not in known]
         if unknown:
             raise ValueError(
                 f"unknown strategy {unknown[0]!r}: expected range, roundrobin, sticky, "
@@ -60,6 +67,12 @@ def _strategy_name(value: Any) -> Any:
     if isinstance(value, str):
         return _KAFKA_CLASS_NAMES.get(value.strip(), value.strip())
     return value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", tuple: "a list", bool: "true/false", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
+    )
 
 
 class Topic(FrozenModel):
