@@ -82,60 +82,79 @@ class Balance(Goal):
         return True
 
 
+_MAX_LEVEL_SCALE = 2**20
+"""Largest common denominator of the thread counts for which balance uses one level variable;
+beyond it (thread counts too varied) the rows compare thread-count classes pairwise."""
+
+
 def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> LinExpr:
-    """Rows c*l - D*e <= D*n <= c*l + c*D + D*e for unsaturated clients (l = D*L, D = lcm of
-    threads: the extreme levels are multiples of 1/c, so this grid loses nothing), and
-    n + e >= cap for saturated ones, n being the sum of the client's `members_of` variables.
-    Returns e."""
+    """Rows that hold the counts n (the sums of each client's `members_of` variables) within
+    e of a balanced level, and n + e >= cap for saturated clients. Returns e.
+
+    With D = lcm of the free clients' threads at most `_MAX_LEVEL_SCALE`: one level variable
+    l = D*L and rows c*l - D*e <= D*n <= c*l + c*D + D*e (the extreme levels are multiples of
+    1/c, so this grid loses nothing). Otherwise, per thread count g, variables hi_g >= n and
+    lo_g <= n over its clients, and per pair of thread counts (g, h) the row
+    c_h*hi_g - c_g*lo_h - (c_g + c_h)*e <= c_g*c_h: the pairwise form of the same condition
+    (`balance_slack`), with coefficients no larger than the thread counts."""
     model = formulation.model
-    n_clients = len(threads)
     free = np.flatnonzero(~saturated)
-    scale = math.lcm(*threads[free].tolist()) if len(free) else 1
     bound = copies + cap
-    level = model.add_vars(1, -scale * (bound + 1), scale * (bound + 1))[0]
+    scale = math.lcm(*threads[free].tolist()) if len(free) else 1
+    classes, class_of = np.unique(threads[free], return_inverse=True)
+    if scale <= _MAX_LEVEL_SCALE:
+        level = model.add_vars(1, -scale * (bound + 1), scale * (bound + 1))[0]
     slack = model.add_vars(1, 0, bound)[0]
-    rows, cols, coefs = [], [], []
-    lows, highs = [], []
-    row = 0
-    for k in range(n_clients):
-        members = members_of[k]
-        if saturated[k]:
-            rows += [row] * (len(members) + 1)
-            cols += [*members.tolist(), slack]
-            coefs += [1] * len(members) + [1]
-            lows.append(cap)
-            highs.append(10**15)
-            row += 1
-            continue
-        c = int(threads[k])
-        # D*n - c*l + D*e >= 0
-        rows += [row] * (len(members) + 2)
-        cols += [*members.tolist(), level, slack]
-        coefs += [scale] * len(members) + [-c, scale]
-        lows.append(0)
-        highs.append(10**15)
-        row += 1
-        # D*n - c*l - D*e <= c*D
-        rows += [row] * (len(members) + 2)
-        cols += [*members.tolist(), level, slack]
-        coefs += [scale] * len(members) + [-c, -scale]
-        lows.append(-(10**15))
-        highs.append(c * scale)
-        row += 1
+    rows, cols, coefs, lows, highs = [], [], [], [], []
+
+    def add(members, extra_cols, extra_coefs, member_coef, low, high) -> None:
+        row = len(lows)
+        rows.extend([row] * (len(members) + len(extra_cols)))
+        cols.extend([*members.tolist(), *extra_cols])
+        coefs.extend([member_coef] * len(members) + list(extra_coefs))
+        lows.append(low)
+        highs.append(high)
+
+    if scale <= _MAX_LEVEL_SCALE:
+        for k in range(len(threads)):
+            if saturated[k]:
+                add(members_of[k], [slack], [1], 1, cap, 10**15)
+                continue
+            c = int(threads[k])
+            add(members_of[k], [level, slack], [-c, scale], scale, 0, 10**15)  # D*n - c*l + D*e >= 0
+            add(members_of[k], [level, slack], [-c, -scale], scale, -(10**15), c * scale)  # D*n - c*l - D*e <= c*D
+    else:
+        for k in np.flatnonzero(saturated).tolist():
+            add(members_of[k], [slack], [1], 1, cap, 10**15)
+        most = model.add_vars(len(classes), 0, bound)
+        least = model.add_vars(len(classes), 0, bound)
+        for k, g in zip(free.tolist(), class_of.tolist(), strict=True):
+            add(members_of[k], [most[g]], [-1], 1, -(10**15), 0)
+            add(members_of[k], [least[g]], [-1], 1, 0, 10**15)
+        for g, c_g in enumerate(classes.tolist()):
+            for h, c_h in enumerate(classes.tolist()):
+                add(np.empty(0, dtype=np.int64), [most[g], least[h], slack], [c_h, -c_g, -(c_g + c_h)], 1, -(10**15), c_g * c_h)
     model.add_rows(rows, cols, coefs, lows, highs)
 
     def fix(solution: np.ndarray) -> None:
         counts = np.array([solution[m].sum() for m in members_of], dtype=np.int64)
-        free_counts, free_threads = counts[~saturated], threads[~saturated]
+        free_counts, free_threads = counts[free], threads[free]
         needed = balance_slack(free_counts, free_threads) if len(free_counts) else 0
         if saturated.any():
             needed = max(needed, int((cap - counts[saturated]).max()))
         needed = min(max(needed, 0), bound)
         solution[slack] = needed
-        if len(free_counts):
+        if not len(free_counts):
+            return
+        if scale <= _MAX_LEVEL_SCALE:
             # the lowest level on the grid: c*l >= D*(n - e) - c*D for every free client
             low = -((-(scale * (free_counts - needed) - free_threads * scale)) // free_threads)
             solution[level] = int(np.clip(low.max(), -scale * (bound + 1), scale * (bound + 1)))
+        else:
+            high, low = np.zeros(len(classes), dtype=np.int64), np.full(len(classes), bound, dtype=np.int64)
+            np.maximum.at(high, class_of, free_counts)
+            np.minimum.at(low, class_of, free_counts)
+            solution[most], solution[least] = high, low
 
     formulation.repairs.append(fix)
     return LinExpr.of([slack], [1])
@@ -178,33 +197,55 @@ def _fill_segments(pairs: np.ndarray, segments: np.ndarray):
 def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every (lower, upper) per-client count box [ceil(c*L), floor(c*(L+1))] that some level L
     gives and whose sums admit `total`, without boxes contained in another. Empty when more than
-    `limit` remain (the caller then uses another back-end).
+    `limit` remain, or when the thread counts are too varied to list the levels cheaply (the
+    caller then uses another back-end).
 
-    The boxes only change where c*L crosses an integer, so the levels tried are those breakpoints
-    (for each distinct thread count) near the even share, and the points between them.
+    A box admits the total only for L in [share - 1, share] (share = total / all threads), and
+    levels below 0 give boxes inside the box of level 0. The box changes only where c*L crosses
+    an integer, so the levels tried are those breakpoints inside the window (and one beyond each
+    end), each with the open interval after it. For a client of c threads that is at most
+    min(c, total) + 3 breakpoints: the work is bounded by the tasks, not by the thread counts.
     """
     threads = np.asarray(threads, dtype=np.int64)
     if not len(threads):
         return []
     share = Fraction(total, int(threads.sum()))
+    low, high = max(share - 1, Fraction(0)), share
+    distinct = np.unique(threads).tolist()
+    if sum(min(c, total) + 3 for c in distinct) > _MAX_BREAKPOINTS:
+        return []
     breakpoints = set()
-    for c in np.unique(threads).tolist():
-        for j in range(math.floor((share - 2) * c) - 1, math.ceil((share + 1) * c) + 2):
+    for c in distinct:
+        for j in range(math.floor(low * c) - 1, math.ceil(high * c) + 2):
             breakpoints.add(Fraction(j, c))
-    points = sorted(p for p in breakpoints if share - 2 <= p <= share + 1)
-    candidates = points + [(a + b) / 2 for a, b in zip(points, points[1:], strict=False)]
-    boxes: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
-    for level in candidates:
+    # The boxes in level order: lower and upper bounds both grow with the level.
+    chain: list[tuple[np.ndarray, np.ndarray]] = []
+    for level in sorted(p for p in breakpoints if p >= 0):
         a, b = level.numerator, level.denominator
-        lower = np.maximum(0, -((-threads * a) // b))
-        upper = np.maximum(0, (threads * (a + b)) // b)
-        if (lower <= upper).all() and lower.sum() <= total <= upper.sum():
-            # A box whose lower (upper) bounds already sum to the total admits only them.
-            if lower.sum() == total:
-                upper = lower
-            elif upper.sum() == total:
-                lower = upper
-            boxes.setdefault((lower.tobytes(), upper.tobytes()), (lower, upper))
+        # At the breakpoint itself, and on the open interval just after it (no other breakpoint
+        # inside): there ceil(c*L) = floor(c*a/b) + 1 and floor(c*(L+1)) = floor(c*(a+b)/b).
+        upper = (threads * (a + b)) // b
+        for lower in (-((-threads * a) // b), (threads * a) // b + 1):
+            if (lower <= upper).all() and lower.sum() <= total <= upper.sum():
+                chain.append((lower, upper))
+    # In a chain whose bounds only grow, a box lies inside another exactly when a later one has
+    # the same lower bounds or an earlier one the same upper bounds: keep the last of each run
+    # of equal lower bounds that is also the first of its run of equal upper bounds.
+    maximal = [
+        (lower, upper)
+        for i, (lower, upper) in enumerate(chain)
+        if (i + 1 == len(chain) or not np.array_equal(chain[i + 1][0], lower))
+        and (i == 0 or not np.array_equal(chain[i - 1][1], upper))
+    ]
+    if len(maximal) > 4 * limit:
+        return []
+    # Each box tightened to the counts it admits with the total (the bounding box of those):
+    # a client can hold no fewer than what the others' upper bounds leave, and no more than
+    # what their lower bounds leave. Tightened, a box may lie inside another.
+    boxes: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
+    for lower, upper in maximal:
+        lower, upper = np.maximum(lower, total - (upper.sum() - upper)), np.minimum(upper, total - (lower.sum() - lower))
+        boxes.setdefault((lower.tobytes(), upper.tobytes()), (lower, upper))
     found = list(boxes.values())
     kept = [
         (lower, upper)
@@ -217,3 +258,7 @@ def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[
     if len(kept) > limit:
         return []
     return sorted(kept, key=lambda box: (box[0].tolist(), box[1].tolist()))
+
+
+_MAX_BREAKPOINTS = 4096
+"""Levels `level_boxes` lists at most before leaving balance to another back-end."""

@@ -123,13 +123,20 @@ def saturated_clients(threads: np.ndarray, copies: int, per_client_cap: int) -> 
 def balance_slack(counts: np.ndarray, threads: np.ndarray) -> int:
     """Smallest whole e such that some level L has L*c - e <= n <= (L+1)*c + e for every client.
 
-    Per pair (i, j) that needs e*(c_i + c_j) >= n_i*c_j - n_j*c_i - c_i*c_j; exact integers.
+    Per pair (i, j) that needs e*(c_i + c_j) >= n_i*c_j - n_j*c_i - c_i*c_j; exact integers. The
+    pair's need grows with n_i and falls with n_j, so only the largest and the smallest count of
+    each thread count matter: the work is (distinct thread counts)^2, not clients^2.
     """
     if len(counts) < 2:
         return 0
-    n = counts.astype(np.int64)
-    c = threads.astype(np.int64)
-    numerator = n[:, None] * c[None, :] - n[None, :] * c[:, None] - c[:, None] * c[None, :]
+    classes, of = np.unique(np.asarray(threads, dtype=np.int64), return_inverse=True)
+    n = np.asarray(counts, dtype=np.int64)
+    most = np.full(len(classes), np.iinfo(np.int64).min, dtype=np.int64)
+    least = np.full(len(classes), np.iinfo(np.int64).max, dtype=np.int64)
+    np.maximum.at(most, of, n)
+    np.minimum.at(least, of, n)
+    c = classes
+    numerator = most[:, None] * c[None, :] - least[None, :] * c[:, None] - c[:, None] * c[None, :]
     denominator = c[:, None] + c[None, :]
     needed = -((-numerator) // denominator)  # ceil
     return int(max(0, needed.max()))

@@ -39,7 +39,10 @@ def random_streams_problem(
     lags: bool = True,
     name: str | None = None,
 ) -> StreamsProblem:
-    """A Streams application with `tasks` tasks over `clients` clients."""
+    """A Streams application with `tasks` tasks over `clients` clients.
+
+    `racks=0` gives a problem without any rack information (no client rack, no replica racks);
+    `standby_replicas=0`, `stateful_fraction=0.0` and `tags=()` the other shapes Kafka allows."""
     rng = random.Random(seed)
     rack_names = _racks(max(racks, 1))
     subtopologies = subtopologies or max(1, min(tasks, rng.randint(1, 4)))
@@ -50,6 +53,8 @@ def random_streams_problem(
     end_offset = 1_000_000
 
     def replicas() -> list[str]:
+        if not racks:
+            return []
         return sorted(rng.sample(rack_names, min(replication, len(rack_names))))
 
     task_docs: list[dict[str, Any]] = []
@@ -61,14 +66,11 @@ def random_streams_problem(
                 "id": f"{sub}_{partition}",
                 "stateful": stateful,
                 "source_partitions": [
-                    {"topic": f"s{sub}-input-{i}", "partition": partition, "replica_racks": replicas()}
-                    for i in range(inputs)
+                    _partition(f"s{sub}-input-{i}", partition, replicas()) for i in range(inputs)
                 ],
             }
             if stateful:
-                doc["changelog_partitions"] = [
-                    {"topic": f"app-s{sub}-store-changelog", "partition": partition, "replica_racks": replicas()}
-                ]
+                doc["changelog_partitions"] = [_partition(f"app-s{sub}-store-changelog", partition, replicas())]
                 doc["changelog_end_offset"] = end_offset
             task_docs.append(doc)
 
@@ -76,6 +78,8 @@ def random_streams_problem(
     client_docs: list[dict[str, Any]] = []
     for i in range(clients):
         doc = {"id": f"client-{i:04d}", "rack": rack_names[i % len(rack_names)], "threads": rng.randint(*threads)}
+        if not racks:
+            del doc["rack"]
         if tags:
             doc["tags"] = {tag: rng.choice(values) for tag, values in tag_values.items()}
         client_docs.append(doc)
@@ -127,6 +131,13 @@ def random_streams_problem(
             "tasks": task_docs,
         }
     )
+
+
+def _partition(topic: str, partition: int, replica_racks: list[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = {"topic": topic, "partition": partition}
+    if replica_racks:
+        doc["replica_racks"] = replica_racks
+    return doc
 
 
 def random_consumer_problem(

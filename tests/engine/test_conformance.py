@@ -214,3 +214,32 @@ def test_the_flow_back_end_refuses_what_it_cannot_express():
     goals = resolve_goals(["balance", "cross_rack_traffic"], "streams")
     with pytest.raises(SequenceError, match="goals have tolerances"):
         run_sequence(problem, goals, "flow", tolerances={"balance": Tolerance(absolute=1)})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_balance_with_thread_counts_too_varied_for_one_level_grid(seed, monkeypatch):
+    """Past `_MAX_LEVEL_SCALE` the balance rows compare thread-count classes pairwise; forced
+    here on small problems, every back-end must still reach the enumerated optimum."""
+    import goals.balance
+
+    monkeypatch.setattr(goals.balance, "_MAX_LEVEL_SCALE", 1)
+    rng = random.Random(seed)
+    problem = random_streams_problem(
+        seed, tasks=rng.randint(3, 4), clients=3, standby_replicas=rng.randint(0, 1), threads=(1, 3), stateful_fraction=0.7
+    )
+    problem = normalize(problem).problem
+    goals_ = resolve_goals(["balance", *rng.sample(["cross_rack_traffic", "stickiness", "subtopology_spread"], 2)], "streams")
+    check_backends(problem, goals_, brute_force(problem, goals_))
+
+
+def test_balance_with_large_prime_thread_counts():
+    """Thread counts whose least common multiple is about 10^9: no level grid, no overflow."""
+    data = {
+        "kind": "streams",
+        "clients": [{"id": "a", "threads": 997}, {"id": "b", "threads": 991}, {"id": "c", "threads": 1}],
+        "tasks": [{"id": f"0_{p}", "stateful": True, "source_partitions": [{"topic": "t", "partition": p}]} for p in range(4)],
+        "config": {"num.standby.replicas": 1},
+    }
+    problem = normalize(problem_from_data(data)).problem
+    goals_ = resolve_goals(["balance", "stickiness"], "streams")
+    check_backends(problem, goals_, brute_force(problem, goals_))
