@@ -19,7 +19,7 @@ import numpy as np
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
-from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import parse_partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
@@ -180,7 +180,7 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
     named = solution.problem if isinstance(solution, Solution) else None
     if named and problem.name and named != problem.name:
         warnings += (
-            warning("problem", f"the solution is for problem {named!r}, not {problem.name!r}"),
+            warning("problem", f"the solution is for problem {shown(named)}, not {shown(problem.name)}"),
         )
     return Evaluation(
         kind=problem.kind,
@@ -210,11 +210,11 @@ class _Findings(list[Violation]):
         """Every client (member) of the problem in the assignment, and no other."""
         assigned, expected = set(assigned), set(expected)
         for ident in sorted(assigned - expected):
-            self.flag(unknown, f"{noun} {ident!r} is not in the problem", ident)
+            self.flag(unknown, f"{noun} {shown(ident)} is not in the problem", ident)
         for ident in sorted(expected - assigned):
             self.flag(
                 missing,
-                f"{noun} {ident!r} is missing from the assignment (list it, even with nothing)",
+                f"{noun} {shown(ident)} is missing from the assignment (list it, even with nothing)",
                 ident,
             )
 
@@ -258,7 +258,7 @@ def _evaluate_streams(
                 if task not in tasks:
                     flag(
                         ViolationCode.UNKNOWN_TASK_ID,
-                        f"{role} task {task!r} on client {client_id!r} is not in the problem",
+                        f"{role} task {shown(task)} on client {shown(client_id)} is not in the problem",
                         client_id,
                         task,
                     )
@@ -266,7 +266,7 @@ def _evaluate_streams(
                 if role != "active" and not tasks[task].stateful:
                     flag(
                         ViolationCode.INVALID_STANDBY_TASK,
-                        f"{role} of stateless task {task} on client {client_id!r}",
+                        f"{role} of stateless task {task} on client {shown(client_id)}",
                         client_id,
                         task,
                     )
@@ -278,7 +278,7 @@ def _evaluate_streams(
             if count > 1:
                 flag(
                     ViolationCode.ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS,
-                    f"client {client_id!r} holds {count} copies of task {task}",
+                    f"client {shown(client_id)} holds {count} copies of task {task}",
                     client_id,
                     task,
                 )
@@ -291,7 +291,7 @@ def _evaluate_streams(
         elif len(owners) > 1:
             flag(
                 ViolationCode.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES,
-                f"task {task_id} is active on {len(owners)} clients: {', '.join(sorted(owners))}",
+                f"task {task_id} is active on {len(owners)} clients: {', '.join(shown(o) for o in sorted(owners))}",
                 task=task_id,
             )
         if tasks[task_id].stateful and len(standbys.get(task_id, [])) != wanted_standbys:
@@ -522,7 +522,7 @@ def _evaluate_consumer(
         if held.standby or held.warmup:
             flag(
                 ViolationCode.STANDBY_FOR_CONSUMER,
-                f"member {member_id!r} has standby or warm-up entries; consumers only have active",
+                f"member {shown(member_id)} has standby or warm-up entries; consumers only have active",
                 member_id,
             )
         for partition in held.active:
@@ -534,7 +534,7 @@ def _evaluate_consumer(
             if topic not in topics or number >= topics[topic].partitions:
                 flag(
                     ViolationCode.UNKNOWN_PARTITION,
-                    f"partition {partition} on member {member_id!r} does not exist",
+                    f"partition {shown(partition)} on member {shown(member_id)} does not exist",
                     member_id,
                     partition,
                 )
@@ -542,7 +542,7 @@ def _evaluate_consumer(
             if topic not in members[member_id].subscriptions:
                 flag(
                     ViolationCode.NOT_SUBSCRIBED,
-                    f"member {member_id!r} got {partition} but does not subscribe to {topic}",
+                    f"member {shown(member_id)} got {partition} but does not subscribe to {topic}",
                     member_id,
                     partition,
                 )
@@ -566,7 +566,7 @@ def _evaluate_consumer(
         if len(holders) > 1:
             flag(
                 ViolationCode.PARTITION_ASSIGNED_MULTIPLE_TIMES,
-                f"partition {partition} is assigned to {', '.join(repr(h) for h in holders)}",
+                f"partition {partition} is assigned to {', '.join(shown(h) for h in holders)}",
                 task=partition,
             )
         if cooperative and claimed_by.get(partition):
@@ -574,8 +574,8 @@ def _evaluate_consumer(
             if holders and not claimants & set(holders):
                 flag(
                     ViolationCode.COOPERATIVE_TRANSFER_IN_ONE_ROUND,
-                    f"partition {partition} moves from {', '.join(sorted(map(repr, claimants)))} to "
-                    f"{holders[0]!r} in one round; cooperative rebalancing withholds it until "
+                    f"partition {partition} moves from {', '.join(shown(c) for c in sorted(claimants))} to "
+                    f"{shown(holders[0])} in one round; cooperative rebalancing withholds it until "
                     "it is revoked",
                     holders[0],
                     partition,

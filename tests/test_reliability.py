@@ -90,3 +90,31 @@ def test_strategy_list_entries_that_are_not_names(strategy, words, tmp_path):
     assert issue.location == "config.partition.assignment.strategy" and words in issue.message
     result = run("validate", write(tmp_path, data))
     assert result.exit_code == 1 and words in result.output
+
+
+@pytest.mark.parametrize("character", ["\x1b", "\x07", "\x00", "\u202e", "\x9b"])
+def test_control_characters_in_ids_are_refused_and_never_printed_raw(character, tmp_path):
+    client = f"app{character}[31m-1"
+    data = {**RACKLESS_STATELESS, "clients": [{"id": client, "rack": f"r{character}"}]}
+    result = run("validate", write(tmp_path, data))
+    assert result.exit_code == 1
+    assert character not in result.output
+    assert f"U+{ord(character):04X}" in result.output
+    assert "clients[0]" in result.output and ".id" in result.output and ".rack" in result.output
+
+
+def test_a_five_million_character_id_is_shortened_in_messages(tmp_path):
+    huge = "c" * 5_000_000
+    data = {**RACKLESS_STATELESS, "clients": [{"id": huge}, {"id": huge}]}
+    result = run("validate", write(tmp_path, data))
+    assert result.exit_code == 1
+    assert "5,000,000 characters long: at most 1,000" in result.output
+    assert len(result.output) < 2000
+
+
+def test_solution_entries_with_control_characters_are_refused(tmp_path):
+    problem = write(tmp_path, RACKLESS_STATELESS)
+    solution = tmp_path / "s.json"
+    solution.write_text(json.dumps({"assignment": {"a": {"active": ["0_0\x1b[2J"]}}}))
+    result = run("evaluate", problem, solution)
+    assert result.exit_code == 1 and "\x1b" not in result.output and "U+001B" in result.output

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import INT32_MAX, NonEmptyStr, PartitionId, TopicName, partition_id
+from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, partition_id, shown
 
 # A sanity bound: no Kafka topic has a million partitions, and a typo must not exhaust memory.
 MAX_TOPIC_PARTITIONS = 1_000_000
@@ -60,7 +60,7 @@ def _strategy_name(value: Any) -> Any:
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ValueError(
-                f"unknown strategy {unknown[0]!r}: expected range, roundrobin, sticky, "
+                f"unknown strategy {shown(unknown[0])}: expected range, roundrobin, sticky, "
                 "cooperative-sticky or Kafka's assignor class names"
             )
         return names[0]
@@ -82,7 +82,7 @@ class Topic(FrozenModel):
     """Topic name."""
     partitions: Annotated[int, Strict(), Field(ge=1, le=MAX_TOPIC_PARTITIONS)]
     """Number of partitions (at least one; at most 1,000,000, a sanity bound)."""
-    replica_racks: tuple[tuple[NonEmptyStr, ...], ...] | None = None
+    replica_racks: tuple[tuple[Name, ...], ...] | None = None
     """Per partition, the racks of its replicas (KIP-881); omitted when unknown."""
 
     @model_validator(mode="after")
@@ -106,9 +106,9 @@ class Topic(FrozenModel):
 class Member(FrozenModel):
     """A consumer-group member."""
 
-    id: NonEmptyStr
+    id: Name
     """Member id, unique in the group."""
-    rack: NonEmptyStr | None = None
+    rack: Name | None = None
     """`client.rack` of the consumer (KIP-881)."""
     subscriptions: tuple[TopicName, ...] = Field(min_length=1)
     """Topics the member subscribes to."""
@@ -144,7 +144,7 @@ class ConsumerProblem(FrozenModel):
     """File format and version."""
     kind: Literal["consumer"]
     """`consumer` for a consumer group."""
-    name: NonEmptyStr | None = None
+    name: Name | None = None
     """Group name (the pipeline keys results by it)."""
     description: str | None = None
     """Free text for people."""

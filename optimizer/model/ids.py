@@ -40,12 +40,12 @@ def parse_task_id(task_id: str) -> TaskKey:
     match = _TASK_ID.fullmatch(task_id) if isinstance(task_id, str) else None
     if match is None:
         raise ValueError(
-            f"malformed task id {task_id!r}: expected '<subtopology>_<partition>' with whole "
+            f"malformed task id {shown(task_id)}: expected '<subtopology>_<partition>' with whole "
             "numbers, for example '0_3'"
         )
     key = TaskKey(int(match.group(1)), int(match.group(2)))
     if max(key) > INT32_MAX:
-        raise ValueError(f"task id {task_id!r}: subtopology and partition are Java ints (at most {INT32_MAX})")
+        raise ValueError(f"task id {shown(task_id)}: subtopology and partition are Java ints (at most {INT32_MAX})")
     return key
 
 
@@ -54,12 +54,12 @@ def parse_partition_id(partition_id: str) -> PartitionKey:
     match = _PARTITION_ID.fullmatch(partition_id) if isinstance(partition_id, str) else None
     if match is None or not _TOPIC_NAME.fullmatch(match.group(1)):
         raise ValueError(
-            f"malformed partition id {partition_id!r}: expected '<topic>-<partition>', for "
+            f"malformed partition id {shown(partition_id)}: expected '<topic>-<partition>', for "
             "example 'orders-3'"
         )
     key = PartitionKey(match.group(1), int(match.group(2)))
     if key.partition > INT32_MAX:
-        raise ValueError(f"partition id {partition_id!r}: the partition is a Java int (at most {INT32_MAX})")
+        raise ValueError(f"partition id {shown(partition_id)}: the partition is a Java int (at most {INT32_MAX})")
     return key
 
 
@@ -85,7 +85,7 @@ def _check_partition_id(value: str) -> str:
 def _check_topic_name(value: str) -> str:
     if not _TOPIC_NAME.fullmatch(value) or value in (".", ".."):
         raise ValueError(
-            f"illegal topic name {value!r}: Kafka allows 1 to 249 characters of a-z, A-Z, 0-9, "
+            f"illegal topic name {shown(value)}: Kafka allows 1 to 249 characters of a-z, A-Z, 0-9, "
             "'.', '_' and '-'"
         )
     return value
@@ -94,7 +94,38 @@ def _check_topic_name(value: str) -> str:
 TaskId = Annotated[str, AfterValidator(_check_task_id)]
 PartitionId = Annotated[str, AfterValidator(_check_partition_id)]
 TopicName = Annotated[str, AfterValidator(_check_topic_name)]
-NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+MAX_NAME_LENGTH = 1000
+"""Longest id, name, rack or tag value accepted (Kafka's own ids are far shorter)."""
+
+# C0 and C1 control characters, and the invisible format characters that reorder or hide text
+# (bidirectional overrides such as U+202E, zero-width spaces, the byte-order mark): ids are
+# printed in terminals, tables and reports, where these would recolour, move or hide the text.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """`value` as it is quoted in messages: repr() (which escapes control and invisible
+    characters), shortened past `limit` characters with the full length said."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit + 2 else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _check_name(value: str) -> str:
+    if len(value) > MAX_NAME_LENGTH:
+        raise ValueError(f"is {len(value):,} characters long: at most {MAX_NAME_LENGTH:,}")
+    bad = _UNPRINTABLE.search(value)
+    if bad is not None:
+        raise ValueError(
+            f"{shown(value)} contains the control character U+{ord(bad.group()):04X} at position "
+            f"{bad.start()}: ids, names, racks and tags are printed in terminals and reports"
+        )
+    return value
+
+
+Name = Annotated[str, StringConstraints(min_length=1), AfterValidator(_check_name)]
+"""An id, name, rack or tag: 1 to MAX_NAME_LENGTH characters, none of them a control character."""
 
 
 # Data fields are strict: `threads: true` or `stateful: "yes"` is a wrong type, not a 1 or a True.
@@ -107,7 +138,7 @@ Int64 = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
 def _kafka_number(value: object) -> object:
     # Kafka configs come from properties files, where "1" is the number 1; true and 1.5 are not.
     if isinstance(value, bool) or isinstance(value, float):
-        raise ValueError(f"expected a whole number, got {value!r}")
+        raise ValueError(f"expected a whole number, got {shown(value)}")
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())
     return value

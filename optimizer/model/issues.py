@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from optimizer.model.base import FrozenModel
+from optimizer.model.ids import shown
 
 Loc = tuple[str | int, ...]
 
@@ -67,7 +68,8 @@ def format_loc(loc: Loc, data: Any = None) -> str:
                 node = None
             parts.append(label)
         else:
-            parts.append(("." if parts else "") + str(key))
+            text = str(key)
+            parts.append(("." if parts else "") + (text if len(text) <= 60 and text.isprintable() else shown(text)))
             node = node.get(key) if isinstance(node, dict) else None
     return "".join(parts)
 
@@ -77,7 +79,7 @@ def _identity(node: Any) -> str | None:
         for field in ("id", "name"):
             value = node.get(field)
             if isinstance(value, str | int):
-                return f"{field} {value!r}"
+                return f"{field} {shown(value, 24)}"
     return None
 
 
@@ -100,14 +102,14 @@ def issues_from_validation_error(error: Any, data: Any) -> list[Issue]:
         if kind == "value_error":
             message = message.removeprefix("Value error, ")
         elif kind == "extra_forbidden":
-            message = f"unknown field {loc[-1]!r}" if loc else "unknown field"
+            message = f"unknown field {shown(loc[-1])}" if loc else "unknown field"
         elif kind == "missing":
-            message = f"missing required field {loc[-1]!r}" if loc else "missing required field"
+            message = f"missing required field {shown(loc[-1])}" if loc else "missing required field"
         elif kind == "too_short":
             least = (detail.get("ctx") or {}).get("min_length", 1)
             message = f"needs at least {least} entr{'y' if least == 1 else 'ies'}"
         elif kind not in _NO_INPUT_ECHO and isinstance(detail.get("input"), str | int | float | bool):
-            message = f"{message}, got {detail['input']!r}"
+            message = f"{message}, got {shown(detail['input'])}"
         issues.append(_error(loc, message, data))
     return issues
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import parse_partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
@@ -56,7 +56,7 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
     tasks = problem.task_by_id
     clients = []
     for index, client in enumerate(problem.clients):
-        where = f"clients[{index}] (id {client.id!r})"
+        where = f"clients[{index}] (id {shown(client.id)})"
         gone_active = [t for t in client.previous_active if t not in tasks]
         gone_standby = [t for t in client.previous_standby if t not in tasks]
         stateless_standby = [
@@ -155,7 +155,7 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
         if missing:
             warnings.append(
                 warning(
-                    f"members[{index}] (id {member.id!r}).subscriptions",
+                    f"members[{index}] (id {shown(member.id)}).subscriptions",
                     f"topics {_names(missing)} do not exist; the member gets no partitions of them",
                 )
             )
@@ -175,7 +175,7 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
         if gone:
             warnings.append(
                 warning(
-                    f"members[{index}] (id {member.id!r}).owned_partitions",
+                    f"members[{index}] (id {shown(member.id)}).owned_partitions",
                     f"partitions {_names(gone)} no longer exist; dropped, as KIP-54 step 1 does",
                 )
             )
@@ -193,7 +193,7 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
                 lost[i].add(partition)
         ids = ", ".join(sorted(repr(problem.members[i].id) for i in owners))
         outcome = (
-            f"member {problem.members[keeper].id!r} (generation {top}) keeps it"
+            f"member {shown(problem.members[keeper].id)} (generation {top}) keeps it"
             if keeper is not None
             else f"they tie at generation {top}, so it is removed from all of them, as Kafka does"
         )

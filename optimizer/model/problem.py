@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import shown
 from optimizer.model.issues import Issue, Severity, format_loc, issues_from_validation_error
 from optimizer.model.solution import Solution
 from optimizer.model.streams import Client, StreamsConfig, StreamsProblem, Task, cross_field_violations
@@ -79,7 +80,7 @@ def _yaml12_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     try:
         return int(text)
     except ValueError:
-        raise _yaml_error(node, f"{text!r} is not a whole number") from None
+        raise _yaml_error(node, f"{shown(text)} is not a whole number") from None
 
 
 def _unsupported_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
@@ -100,10 +101,10 @@ def _yaml_mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.Mapping
     for position, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str | int | float | bool | None):
-            raise _yaml_error(key_node, f"unsupported mapping key {key!r}")
+            raise _yaml_error(key_node, f"unsupported mapping key {shown(key)}")
         if position >= merged:
             if key in explicit_keys:
-                raise _yaml_error(key_node, f"duplicate key {key!r}")
+                raise _yaml_error(key_node, f"duplicate key {shown(key)}")
             explicit_keys.add(key)
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
@@ -123,7 +124,7 @@ def _json_object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, A
     if len(result) != len(pairs):
         seen: set[str] = set()
         repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise _DuplicateKey(f"duplicate key {repeated!r}")
+        raise _DuplicateKey(f"duplicate key {shown(repeated)}")
     return result
 
 
@@ -195,7 +196,7 @@ def problem_from_data(data: Any, source: str = "<problem>") -> Problem:
         message = (
             "missing required field 'kind' (streams or consumer)"
             if kind is None
-            else f"unknown kind {kind!r}: expected 'streams' or 'consumer'"
+            else f"unknown kind {shown(kind)}: expected 'streams' or 'consumer'"
         )
         raise InvalidInputError(source, [Issue(severity=Severity.ERROR, location="kind", message=message)])
     try:

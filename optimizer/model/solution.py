@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import NonEmptyStr, StrictBool
+from optimizer.model.ids import Name, StrictBool
 from optimizer.model.issues import Issue
 
 SOLUTION_FORMAT = "kafka-assignment-solution/v1"
@@ -17,11 +17,11 @@ SOLUTION_FORMAT = "kafka-assignment-solution/v1"
 class ClientAssignment(FrozenModel):
     """What one client (Streams) or member (consumer) holds."""
 
-    active: tuple[str, ...] = ()
+    active: tuple[Name, ...] = ()
     """Active task ids (Streams) or partition ids like `orders-3` (consumer)."""
-    standby: tuple[str, ...] = ()
+    standby: tuple[Name, ...] = ()
     """Standby task ids (Streams only)."""
-    warmup: tuple[str, ...] = ()
+    warmup: tuple[Name, ...] = ()
     """Warm-up task ids: extra standbys moving a task to this client (KIP-441; Streams only)."""
 
 
@@ -38,7 +38,7 @@ class GoalStatus(StrEnum):
 class GoalResult(FrozenModel):
     """One goal's outcome in a solve."""
 
-    name: NonEmptyStr
+    name: Name
     """Goal name, for example `cross_rack_traffic`."""
     value: float | None = None
     """The goal's value on the returned assignment (lower is better)."""
@@ -55,14 +55,14 @@ class GoalResult(FrozenModel):
 class PluginInfo(FrozenModel):
     """A plugin that was loaded while solving."""
 
-    name: NonEmptyStr
+    name: Name
     version: str = ""
 
 
 class SolverInfo(FrozenModel):
     """Which solver produced the solution, with which options and plugins."""
 
-    name: NonEmptyStr
+    name: Name
     """`kafka`, `kip925`, `exact`, `cpsat`, `milp`, `flow`, or `input` for a hand-written file."""
     version: str = ""
     """Version of kafka-assignment-optimizer that produced it."""
@@ -77,11 +77,11 @@ class Solution(FrozenModel):
 
     format: Literal["kafka-assignment-solution/v1"] = SOLUTION_FORMAT
     """File format and version."""
-    problem: NonEmptyStr | None = None
+    problem: Name | None = None
     """Name of the problem this solves."""
     kind: Literal["streams", "consumer"] | None = None
     """Kind of the problem this solves."""
-    assignment: dict[NonEmptyStr, ClientAssignment]
+    assignment: dict[Name, ClientAssignment]
     """Client or member id -> what it holds."""
     followup_rebalance: StrictBool = False
     """Whether a follow-up (probing) rebalance is needed: warm-ups or withheld partitions remain."""

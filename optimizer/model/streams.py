@@ -17,12 +17,13 @@ from pydantic import AliasChoices, BeforeValidator, Field, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
+    shown,
     INT32_MAX,
     INT64_MAX,
     Int32,
     Int64,
     KafkaInt,
-    NonEmptyStr,
+    Name,
     PositiveInt32,
     StrictBool,
     TaskId,
@@ -86,7 +87,7 @@ class TopicPartition(FrozenModel):
     """Topic name."""
     partition: Int32
     """Partition number."""
-    replica_racks: tuple[NonEmptyStr, ...] = ()
+    replica_racks: tuple[Name, ...] = ()
     """Racks of the brokers holding a replica (leader or follower); empty when unknown."""
 
     @property
@@ -125,7 +126,7 @@ class Task(FrozenModel):
         problems: list[tuple[Loc, str]] = []
         if self.subtopology != int(self.id.partition("_")[0]):  # the id is well-formed here
             problems.append(
-                (("subtopology",), f"subtopology {self.subtopology} disagrees with task id {self.id!r}")
+                (("subtopology",), f"subtopology {self.subtopology} disagrees with task id {shown(self.id)}")
             )
         if self.changelog_partitions and not self.stateful:
             problems.append(
@@ -147,13 +148,13 @@ class Task(FrozenModel):
 class Client(FrozenModel):
     """A Kafka Streams client (application instance, a process id in Kafka)."""
 
-    id: NonEmptyStr
+    id: Name
     """Client (process) id, unique in the problem."""
-    rack: NonEmptyStr | None = None
+    rack: Name | None = None
     """`client.rack`; when some client has none, rack-aware assignment is disabled, as in Kafka."""
     threads: PositiveInt32 = 1
     """`num.stream.threads`: the client's capacity in KIP-441's per-thread load."""
-    tags: dict[NonEmptyStr, NonEmptyStr] = {}
+    tags: dict[Name, Name] = {}
     """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
     previous_active: tuple[TaskId, ...] = ()
     """Tasks the client ran as active before this rebalance."""
@@ -211,7 +212,7 @@ class StreamsConfig(FrozenModel):
     )
     """Cost of a task not on its current client; unset means the assignor's default (HA: 1)."""
     rack_aware_assignment_tags: Annotated[
-        tuple[NonEmptyStr, ...], BeforeValidator(_comma_separated)
+        tuple[Name, ...], BeforeValidator(_comma_separated)
     ] = Field((), alias="rack.aware.assignment.tags")
     """Client tag keys standbys are spread over (KIP-708), for example `[zone, cluster]`."""
     task_assignor_class: Annotated[TaskAssignor, BeforeValidator(_task_assignor_name)] = Field(
@@ -226,7 +227,7 @@ class StreamsConfig(FrozenModel):
     def _tags_unique(self) -> StreamsConfig:
         raise_if_any(
             [
-                (("rack.aware.assignment.tags", later), f"tag {tag!r} is already listed")
+                (("rack.aware.assignment.tags", later), f"tag {shown(tag)} is already listed")
                 for tag, places in duplicates_in(self.rack_aware_assignment_tags).items()
                 for later in places[1:]
             ]
@@ -241,7 +242,7 @@ class StreamsProblem(FrozenModel):
     """File format and version."""
     kind: Literal["streams"]
     """`streams` for a Kafka Streams application."""
-    name: NonEmptyStr | None = None
+    name: Name | None = None
     """Application name (the pipeline keys results by it)."""
     description: str | None = None
     """Free text for people."""
@@ -332,7 +333,7 @@ def cross_field_violations(
                     (
                         ("clients", index, "previous_active", position),
                         f"task {task} is previously active on two clients, "
-                        f"{first_active[task]!r} and {client.id!r}",
+                        f"{shown(first_active[task])} and {shown(client.id)}",
                     )
                 )
             else:

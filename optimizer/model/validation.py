@@ -9,6 +9,8 @@ from typing import Any
 from pydantic import ValidationError, WrapValidator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from optimizer.model.ids import shown
+
 
 def duplicates_in(values: Iterable[Any]) -> dict[Any, list[int]]:
     """Value -> every position it stands at, for the values that stand more than once."""
@@ -42,7 +44,7 @@ def unique_by(field: str, noun: str) -> WrapValidator:
                     error = PydanticCustomError(
                         "duplicate_id",
                         "duplicate {noun} {field} {ident} (first at [{first}])",
-                        {"noun": noun, "field": field, "ident": repr(ident), "first": where[0]},
+                        {"noun": noun, "field": field, "ident": shown(ident), "first": where[0]},
                     )
                     duplicates.append(InitErrorDetails(type=error, loc=(later,), input=value[later]))
         try:
