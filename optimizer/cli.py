@@ -1,13 +1,17 @@
 """The `kafka-assign` command line.
 
 Exit codes (DESIGN.md): 0 success, 1 invalid input (including an invalid assignment given to
-`evaluate`), 2 usage error, 3 no feasible solution or a time limit without a solution.
+`evaluate`), 2 usage error, 3 no feasible solution or a time limit without a solution, 4 an
+internal error (a bug: a solver's result failed the evaluator, or an unexpected exception; the
+message says so, and KAFKA_ASSIGN_TRACEBACK=1 prints the traceback too).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer import __version__
-from optimizer.errors import InvalidInputError, KafkaAssignmentError, SolverError, SolverUnavailableError
+from optimizer.errors import (
+    InvalidInputError,
+    KafkaAssignmentError,
+    NoSolutionError,
+    SolverError,
+    SolverUnavailableError,
+)
+from optimizer.deadline import now
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
@@ -42,6 +53,7 @@ class ExitCode(IntEnum):
     INVALID_INPUT = 1
     USAGE = 2
     NO_SOLUTION = 3
+    INTERNAL = 4
 
 
 out = Console(highlight=False, soft_wrap=True)
@@ -85,13 +97,49 @@ def _issue_json(issues: tuple[Issue, ...] | list[Issue]) -> list[dict[str, Any]]
     return [issue.model_dump(mode="json") for issue in issues]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+TRACEBACK_ENV = "KAFKA_ASSIGN_TRACEBACK"
+"""Set to 1 to print the traceback of an internal error as well."""
+
+
+def _internal_error(error: BaseException) -> None:
+    """A bug reached the command line: say so in one message, exit 4 (never a bare traceback)."""
+    err.print(
+        f"[red]✗[/red] internal error (a bug in kafka-assignment-optimizer {escape(__version__)}, please report it): "
+        f"{escape(type(error).__name__)}: {escape(str(error)[:2000])}"
+    )
+    if os.environ.get(TRACEBACK_ENV) == "1":
+        err.print(escape("".join(traceback.format_exception(error))))
+    else:
+        err.print(f"  set {TRACEBACK_ENV}=1 to print the traceback")
+    sys.exit(ExitCode.INTERNAL)
+
+
+class _Commands(click.Group):
+    """The command group; whatever a command does not handle ends as an internal error."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except SolverError as error:
+            err.print(f"[red]✗[/red] internal error: {escape(str(error))}")
+            sys.exit(ExitCode.INTERNAL)
+        except NoSolutionError as error:
+            err.print(f"[red]✗[/red] {escape(str(error))}")
+            sys.exit(ExitCode.NO_SOLUTION)
+        except Exception as error:  # noqa: BLE001 - the last line of defence
+            _internal_error(error)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="kafka-assign")
 def cli() -> None:
     """Kafka-faithful and exact assignments for Kafka Streams tasks and consumer groups.
 
     Problems are JSON or YAML files (format kafka-assignment-problem/v1, see docs/file-formats.md).
-    Exit codes: 0 success, 1 invalid input, 2 usage error, 3 no feasible solution.
+    Exit codes: 0 success, 1 invalid input, 2 usage error, 3 no feasible solution (or none within
+    the time limit), 4 internal error (a bug).
     """
 
 
@@ -244,7 +292,7 @@ def _goal_list(value: str | None) -> list[str] | None:
     "KIP-925's optimisation of the previous assignment (Streams).",
 )
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (see `kafka-assign goals`); GOAL=ARG passes an argument, like movement_budget=10.")
-@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the whole goal sequence.")
+@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the whole command: reading the file, the exact goal sequence, and Kafka's assignor (as the solver or as the exact engine's fallback); exit 3 when nothing is found in time.")
 @click.option("--tolerance", "tolerances", multiple=True, metavar="GOAL=N|P%", help="Let later goals raise GOAL by N, or by P percent, above its optimum.")
 @click.option("--no-warmups", is_flag=True, help="Return the exact target without KIP-441 warm-up planning.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the solution file.")
@@ -266,22 +314,20 @@ def solve_command(
     found nothing within the time limit (Kafka's assignment is then returned, marked so), or when
     hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
+    started = now()
     problem = _load_or_exit(problem_path)
     try:
         solution = solve(
             problem,
             solver=solver,
             goals=_goal_list(goal_names),
-            time_limit=time_limit,
+            time_limit=_left(time_limit, started),
             tolerances=_tolerances(tolerances),
             warmups=not no_warmups,
         )
-    except (SolverUnavailableError, PluginError) as error:
+    except (SolverUnavailableError, PluginError, GoalError) as error:
         err.print(f"[red]✗[/red] {escape(str(error))}")
         sys.exit(ExitCode.USAGE)
-    except SolverError as error:
-        err.print(f"[red]✗[/red] {escape(str(error))}")
-        sys.exit(ExitCode.NO_SOLUTION)
     if output is not None:
         _write_or_exit(solution, output)
     if as_json:
@@ -290,6 +336,12 @@ def solve_command(
         _print_solution(problem, solution)
     if solution.solver.options.get("fallback"):
         sys.exit(ExitCode.NO_SOLUTION)
+
+
+def _left(time_limit: float | None, started: float) -> float | None:
+    """What is left of the command's time limit once the file is read: the limit bounds the
+    whole command, reading and validating included."""
+    return None if time_limit is None else max(0.0, time_limit - (now() - started))
 
 
 def _load_or_exit(path: Path) -> Problem:
@@ -311,14 +363,15 @@ def _write_or_exit(solution, output: Path) -> None:
 @cli.command("compare")
 @click.argument("problem_path", metavar="PROBLEM", type=_FILE)
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: the kind's default sequence).")
-@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the exact goal sequence.")
+@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the whole command: reading the file, Kafka's assignor and the exact goal sequence.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, as_json: bool) -> None:
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
+    started = now()
     problem = _load_or_exit(problem_path)
     try:
-        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=time_limit)
+        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=_left(time_limit, started))
     except (SolverUnavailableError, PluginError, GoalError) as error:
         err.print(f"[red]✗[/red] {escape(str(error))}")
         sys.exit(ExitCode.USAGE)

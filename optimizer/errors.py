@@ -30,4 +30,10 @@ class SolverUnavailableError(KafkaAssignmentError):
 
 
 class SolverError(KafkaAssignmentError):
-    """A solver returned an assignment the evaluator rejects: a bug, reported with the violations."""
+    """A solver returned an assignment the evaluator rejects: a bug, reported with the violations.
+    The command line exits 4 (internal error), not 3 (no feasible solution)."""
+
+
+class NoSolutionError(KafkaAssignmentError):
+    """Nothing to return: no solver produced an assignment within the time limit (the exact
+    engine's own result, and Kafka's assignor as its fallback). The command line exits 3."""

@@ -513,6 +513,8 @@ def _evaluate_consumer(
 
     subscribed = {t for m in problem.members for t in m.subscriptions if t in topics}
     assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
+    # The partitions of the problem's topics by id, so that only ids outside them are parsed.
+    known = {f"{t.name}-{n}": (t.name, n) for t in problem.topics for n in range(t.partitions)}
     owners: dict[str, list[str]] = defaultdict(list)
     sizes: dict[str, int] = dict.fromkeys(members, 0)
     for member_id in sorted(assignment):
@@ -526,11 +528,14 @@ def _evaluate_consumer(
                 member_id,
             )
         for partition in held.active:
-            try:
-                topic, number = parse_partition_id(partition)
-            except ValueError as error:
-                flag(ViolationCode.UNKNOWN_PARTITION, str(error), member_id, partition)
-                continue
+            if partition in known:
+                topic, number = known[partition]
+            else:
+                try:
+                    topic, number = parse_partition_id(partition)
+                except ValueError as error:
+                    flag(ViolationCode.UNKNOWN_PARTITION, str(error), member_id, partition)
+                    continue
             if topic not in topics or number >= topics[topic].partitions:
                 flag(
                     ViolationCode.UNKNOWN_PARTITION,
@@ -594,7 +599,7 @@ def _evaluate_consumer(
 
     cross_rack = 0
     for partition, holders in owners.items():
-        topic, number = parse_partition_id(partition)
+        topic, number = known[partition]
         racks = topics[topic].replica_racks
         if racks is None or not racks[number]:
             continue

@@ -37,11 +37,13 @@ def random_streams_problem(
     previous: bool = True,
     churn: float = 0.2,
     lags: bool = True,
+    rackless_clients: int = 0,
     name: str | None = None,
 ) -> StreamsProblem:
     """A Streams application with `tasks` tasks over `clients` clients.
 
-    `racks=0` gives a problem without any rack information (no client rack, no replica racks);
+    `racks=0` gives a problem without any rack information (no client rack, no replica racks),
+    `rackless_clients=N` leaves the last N clients without a rack (partial rack information);
     `standby_replicas=0`, `stateful_fraction=0.0` and `tags=()` the other shapes Kafka allows."""
     rng = random.Random(seed)
     rack_names = _racks(max(racks, 1))
@@ -78,7 +80,7 @@ def random_streams_problem(
     client_docs: list[dict[str, Any]] = []
     for i in range(clients):
         doc = {"id": f"client-{i:04d}", "rack": rack_names[i % len(rack_names)], "threads": rng.randint(*threads)}
-        if not racks:
+        if not racks or i >= clients - rackless_clients:
             del doc["rack"]
         if tags:
             doc["tags"] = {tag: rng.choice(values) for tag, values in tag_values.items()}

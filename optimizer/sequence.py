@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from goals.base import Goal, GoalError
 from optimizer.backends import StageResult, StageStatus
 from optimizer.formulation import LinExpr, formulate
+from optimizer.model.limits import MAX_MODEL_VARIABLES
 
 BACKENDS = ("exact", "cpsat", "milp", "flow")
 
@@ -105,17 +106,25 @@ def run_sequence(
 
         reason = flow.unsupported(problem, goals, tolerances)
         if reason is None:
-            return flow.solve_sequence(problem, goals, time_limit)
+            try:
+                return flow.solve_sequence(problem, goals, time_limit)
+            except flow.FlowUnsupported as error:  # found only while building or solving the flow
+                reason = str(error)
         if backend == "flow":
             raise SequenceError(f"the flow back-end cannot solve this: {reason}")
         note = f"min-cost flow not used: {reason}"
     else:
         note = None
 
+    full = model_variables(problem)
+    if full > MAX_MODEL_VARIABLES and not (problem.kind == "streams" and compress is not False):
+        return _too_large(full, note)
     result, reason, start = None, None, None
     if problem.kind == "streams" and compress is not False:
         result, reason, start = _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, compress is True)
     if result is None:
+        if full > MAX_MODEL_VARIABLES:
+            return _too_large(full, note, reason)
         if start is not None:
             hint = lambda: start  # noqa: E731 - the compressed model's assignment is the best start
         result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulate(problem))
@@ -126,6 +135,30 @@ def run_sequence(
     return result
 
 
+def model_variables(problem) -> int:
+    """Assignment variables of the full integer model (before goals add theirs)."""
+    if problem.kind == "streams":
+        from optimizer import compressed
+
+        return compressed.sizes(problem)[1]
+    subscribers: dict[str, int] = {}
+    for member in problem.members:
+        for topic in member.subscriptions:
+            subscribers[topic] = subscribers.get(topic, 0) + 1
+    return sum(topic.partitions * subscribers.get(topic.name, 0) for topic in problem.topics)
+
+
+def _too_large(variables: int, *notes: str | None) -> SequenceResult:
+    """No model built: the caller falls back to Kafka's assignment."""
+    said = [n for n in notes if n]
+    return SequenceResult(
+        None,
+        [],
+        said + [f"the integer model would have {variables:,} variables, more than {MAX_MODEL_VARIABLES:,}: not built"],
+        True,
+    )
+
+
 def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force):
     """The sequence on the compressed formulation (optimizer.compressed). Returns (result, None,
     None) when its assignment reaches every stage's value, else (None, why not, the assignment
@@ -133,7 +166,9 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     from optimizer import compressed
 
     small, full = compressed.sizes(problem)
-    if not force and 2 * small > full:
+    if small > MAX_MODEL_VARIABLES:
+        return None, f"it would have {small:,} variables", None
+    if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:
         return None, None, None  # not worth it: nothing to report
     if tolerances:
         return None, "goals have tolerances", None

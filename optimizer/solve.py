@@ -11,6 +11,14 @@ Every solution passes the evaluator before it is returned (else SolverError, a b
 plugins loaded, the warnings about the problem and, for exact solvers, each goal's value, status,
 bound, gap and seconds. For Streams, the exact target is followed by KIP-441 warm-up planning
 unless `warmups=False`.
+
+`time_limit` bounds the solving, Python work included (`optimizer.deadline`): Kafka's assignor
+under `kafka`/`kip925` must finish within it (else NoSolutionError); the exact engine's stages
+share it, and what Python work runs past it by more than `INTERRUPT_MARGIN` is stopped. When the
+exact engine has no assignment at the limit, Kafka's assignor is the fallback: its assignment
+if it already ran as the engine's start, else it gets `FALLBACK_SECONDS` more (else
+NoSolutionError). Checking the result and planning warm-ups come on top; they grow with the
+problem's size only, which validation bounds (docs/validation.md).
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from optimizer import __version__
 from optimizer.assignors.consumer import kafka_consumer_assign
 from optimizer.assignors.high_availability import StreamsAssignorResult, high_availability_assign
 from optimizer.assignors.sticky_task import sticky_task_assign
-from optimizer.errors import SolverError, SolverUnavailableError
+from optimizer.deadline import TimeLimitReached, deadline_after, now, remaining, run_within
+from optimizer.errors import NoSolutionError, SolverError, SolverUnavailableError
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import TaskKey
@@ -32,11 +41,19 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem, TaskAssignor
-from optimizer.sequence import BACKENDS, SequenceError, Tolerance, run_sequence
+from optimizer.sequence import BACKENDS, SequenceError, SequenceResult, Tolerance, run_sequence
 from plugins.manager import PluginError, plugins
 
 SOLVERS = ("exact", "cpsat", "milp", "flow", "kafka", "kip925")
 """Solver names `solve` accepts."""
+
+INTERRUPT_MARGIN = 1.0
+"""Seconds past the time limit after which the exact engine's Python work is stopped (its
+solvers stop at the limit itself; this leaves room to decode their last solution)."""
+
+FALLBACK_SECONDS = 2.0
+"""Seconds Kafka's assignor gets, past the time limit, as the exact engine's fallback when it
+has not run yet."""
 
 DEFAULT_GOALS = {
     "streams": ("balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"),
@@ -84,12 +101,23 @@ def solve(
     plugin_info = tuple(PluginInfo(name=p.name, version=p.version) for p in loaded.loaded)
     goal_results: tuple[GoalResult, ...] = ()
     options: dict = {}
+    deadline = deadline_after(time_limit)
     if solver in ("kafka", "kip925"):
-        assignment, followup, notes, options = _heuristic(normalized.problem, solver, problem)
+        try:
+            assignment, followup, notes, options = run_within(
+                deadline, lambda: _heuristic(normalized.problem, solver, problem)
+            )
+        except TimeLimitReached:
+            what = "Kafka's assignor" if solver == "kafka" else "the kip925 reference goal"
+            raise NoSolutionError(f"{what} did not finish within the time limit ({time_limit:g} s)") from None
         if goals is not None:
+            try:
+                scored = resolve_goals(goals, problem.kind)
+            except GoalError as error:
+                raise SolverUnavailableError(str(error)) from None
             goal_results = tuple(
                 GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, assignment)), status=GoalStatus.HEURISTIC)
-                for g in resolve_goals(goals, problem.kind)
+                for g in scored
             )
     else:
         try:
@@ -101,7 +129,7 @@ def solve(
         if unknown:
             raise SolverUnavailableError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
         assignment, followup, notes, goal_results, options = _exact(
-            normalized.problem, problem, solver, goal_objects, time_limit, parsed, warmups
+            normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups
         )
     seconds = time.perf_counter() - started
     solution = Solution(
@@ -142,27 +170,47 @@ def _heuristic(problem, solver: str, raw):
     return _streams_assignment(result), result.followup_rebalance, list(result.notes), options
 
 
-def _exact(problem, raw, solver, goals, time_limit, tolerances, warmups):
+def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmups):
     backend = solver
     options = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
+    started: list[bool] = []
 
     @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
     def hint() -> dict:
+        started.append(True)
         assignment, *_ = _heuristic(problem, "kafka", raw)
         return {c: held.model_copy(update={"warmup": ()}) for c, held in assignment.items()}
 
+    def sequence():
+        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint)
+
     try:
-        result = run_sequence(problem, goals, backend, time_limit, tolerances, hint)
+        result = run_within(None if deadline is None else deadline + INTERRUPT_MARGIN, sequence)
     except SequenceError as error:
         raise SolverUnavailableError(str(error)) from None
+    except TimeLimitReached:
+        result = SequenceResult(None, [], [f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"], True)
+    if result.assignment is None and hint.cache_info().currsize == 0:
+        if started:  # it ran as the engine's start and was stopped: it will not finish now
+            raise NoSolutionError(
+                f"no assignment within the time limit ({time_limit:g} s): the exact engine found none, "
+                "and Kafka's assignor, its fallback, did not finish either"
+            )
+        try:
+            run_within(now() + FALLBACK_SECONDS, hint)
+        except TimeLimitReached:
+            raise NoSolutionError(
+                f"no assignment within the time limit ({time_limit:g} s): the exact engine found none, and "
+                f"Kafka's assignor, its fallback, did not finish in {FALLBACK_SECONDS:g} s more"
+            ) from None
     notes = list(result.notes)
     target = result.assignment
     last_stage = {stage.goal.name: stage for stage in result.stages}
     conflicted = {s.goal.name for s in result.stages if s.status == "infeasible"}
     if target is None:
-        notes.append("no assignment within the time limit: the Kafka heuristic's assignment is returned")
+        notes.append("the exact engine has no assignment (see above): Kafka's assignment is returned instead")
         target = hint()
         options["fallback"] = "kafka"
     elif result.fallback:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +13,8 @@ from optimizer import problem_from_data, solve
 from optimizer.cli import cli
 from optimizer.errors import InvalidInputError
 from optimizer.solve import SOLVERS
+
+solve_module = importlib.import_module("optimizer.solve")  # `optimizer.solve` is also the function
 
 RACKLESS_STATELESS = {
     "kind": "streams",
@@ -118,3 +122,128 @@ def test_solution_entries_with_control_characters_are_refused(tmp_path):
     solution.write_text(json.dumps({"assignment": {"a": {"active": ["0_0\x1b[2J"]}}}))
     result = run("evaluate", problem, solution)
     assert result.exit_code == 1 and "\x1b" not in result.output and "U+001B" in result.output
+
+
+def test_sanity_bounds_are_named_in_the_message(tmp_path):
+    """Limits on what grows the work (docs/validation.md), refused up front with the bound."""
+    threads = {**RACKLESS_STATELESS, "clients": [{"id": "a", "threads": 2147483647}]}
+    with pytest.raises(InvalidInputError, match="less than or equal to 1000"):
+        problem_from_data(threads)
+    partitions = {
+        "kind": "consumer",
+        "topics": [{"name": "a", "partitions": 60_000}, {"name": "b", "partitions": 60_000}],
+        "members": [{"id": "m", "subscriptions": ["a", "b"]}],
+    }
+    with pytest.raises(InvalidInputError, match="120,000 partitions in all: at most 100,000"):
+        problem_from_data(partitions)
+    many = {
+        **RACKLESS_STATELESS,
+        "clients": [{"id": f"c{i}"} for i in range(10_000)],
+        "tasks": [{"id": f"0_{p}", "source_partitions": [{"topic": "t", "partition": p}]} for p in range(10_001)],
+    }
+    with pytest.raises(InvalidInputError) as raised:
+        problem_from_data(many)
+    assert [i.location for i in raised.value.issues] == ["tasks"]
+    assert "10,001 tasks x 10,000 clients = 100,010,000: at most 100,000,000" in raised.value.issues[0].message
+    too_many = {**RACKLESS_STATELESS, "clients": [{"id": f"c{i}"} for i in range(10_001)]}
+    with pytest.raises(InvalidInputError, match="has 10,001 entries: at most 10,000"):
+        problem_from_data(too_many)
+
+
+def _spin_forever(*args, **kwargs):
+    while True:  # pure Python: only the deadline can stop it
+        pass
+
+
+def _streams(tmp_path):
+    from optimizer.generate import random_streams_problem
+    from optimizer.model import save_problem
+
+    path = tmp_path / "app.json"
+    save_problem(random_streams_problem(3, tasks=12, clients=3, standby_replicas=1), path)
+    return path
+
+
+def test_the_time_limit_stops_kafkas_assignor(tmp_path, monkeypatch):
+    """Kafka's assignor (pure Python) is stopped at the time limit: exit 3 with a message."""
+    monkeypatch.setattr(solve_module, "_heuristic", _spin_forever)
+    path = _streams(tmp_path)
+    started = time.monotonic()
+    result = run("solve", path, "--solver", "kafka", "--time-limit", "0.5")
+    assert result.exit_code == 3
+    assert "did not finish within the time limit" in result.output
+    assert time.monotonic() - started < 2
+
+
+def test_the_time_limit_bounds_the_exact_engine_and_its_fallback(tmp_path, monkeypatch):
+    """Kafka's assignor never finishes: the exact engine, which starts from it, has nothing at
+    the limit, and the command ends with exit 3 at the limit plus the interrupt margin."""
+    monkeypatch.setattr(solve_module, "_heuristic", _spin_forever)
+    path = _streams(tmp_path)
+    started = time.monotonic()
+    result = run("solve", path, "--time-limit", "0.5")
+    assert result.exit_code == 3 and "did not finish either" in result.output
+    assert time.monotonic() - started < 0.5 + solve_module.INTERRUPT_MARGIN + 1
+
+
+def test_a_stopped_exact_engine_returns_kafkas_assignment_marked(tmp_path, monkeypatch):
+    """The exact engine's Python work runs past the limit: it is stopped, and Kafka's assignment
+    (which ran first, as its start) is returned, marked as the fallback; exit 3."""
+    def slow_sequence(problem, goals, backend, time_limit, tolerances, hint):
+        hint()
+        _spin_forever()
+
+    monkeypatch.setattr(solve_module, "run_sequence", slow_sequence)
+    path = _streams(tmp_path)
+    out = tmp_path / "s.json"
+    started = time.monotonic()
+    result = run("solve", path, "--time-limit", "0.3", "-o", out)
+    assert result.exit_code == 3
+    assert time.monotonic() - started < 0.3 + solve_module.INTERRUPT_MARGIN + 1
+    solution = json.loads(out.read_text())
+    assert solution["solver"]["options"]["fallback"] == "kafka"
+    assert any("stopped" in note for note in solution["solver"]["options"]["notes"])
+    assert {g["status"] for g in solution["goals"]} == {"heuristic"}
+
+
+def test_a_flow_that_cannot_be_built_falls_back_to_milp():
+    """Lexicographic weights that overflow 64-bit costs are found only while building the flow:
+    the engine says so in a note and solves with MILP, instead of raising."""
+    from optimizer.generate import random_streams_problem
+    from optimizer.model import problem_to_data
+
+    data = problem_to_data(random_streams_problem(7, tasks=300, clients=5, standby_replicas=0))
+    data["config"]["rack.aware.assignment.traffic_cost"] = 2**31 - 1
+    data["config"]["rack.aware.assignment.non_overlap_cost"] = 2**31 - 1
+    goals = ["balance", "caught_up", "cross_rack_traffic", "stickiness", "kip925_cost"]
+    solution = solve(problem_from_data(data), goals=goals, time_limit=60)
+    notes = solution.solver.options["notes"]
+    assert notes[0] == "min-cost flow not used: the goals' lexicographic weights would overflow 64-bit costs"
+    assert "back-end: milp" in notes
+    assert [g.status for g in solution.goals] == ["optimal"] * 5
+
+
+def test_a_solver_bug_and_an_unexpected_exception_exit_4(tmp_path, monkeypatch):
+    import optimizer.cli
+
+    path = write(tmp_path, RACKLESS_STATELESS)
+
+    def invalid(problem, **kwargs):
+        from optimizer.errors import SolverError
+
+        raise SolverError("solver 'exact' produced an invalid assignment (a bug): task 0_0 has no active")
+
+    monkeypatch.setattr(optimizer.cli, "solve", invalid)
+    result = run("solve", path)
+    assert result.exit_code == 4 and "internal error" in result.output and "Traceback" not in result.output
+
+    def crash(problem, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(optimizer.cli, "solve", crash)
+    result = run("solve", path)
+    assert result.exit_code == 4
+    assert "internal error (a bug" in result.output and "RuntimeError: boom" in result.output
+    assert "Traceback" not in result.output
+    monkeypatch.setenv("KAFKA_ASSIGN_TRACEBACK", "1")
+    assert "Traceback" in run("solve", path).output

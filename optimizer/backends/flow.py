@@ -40,7 +40,10 @@ MAX_WEIGHT = 2**60
 
 
 class FlowUnsupported(Exception):
-    pass
+    """This sequence cannot be solved as one min-cost flow; `unsupported()` finds most such
+    cases before any work, the rest (weights overflowing 64-bit costs, no flow within the balance
+    boxes, a flow that does not solve) are found while building or solving, and the engine falls
+    back to MILP with this reason as its note."""
 
 
 # --------------------------------------------------------------------------- terms from goals
@@ -108,9 +111,11 @@ class ConsumerFlowTerms:
         self.balance = True
 
     def upper_bound(self) -> int:
+        """The most this goal's flow costs can add up to (balance: see the caller's window)."""
         if self.balance:
             return len(self.group.partitions) ** 2
-        return int(self.racks.max(axis=1, initial=0).sum()) + self.owner_weight * len(self.group.partitions)
+        owned = int((self.group.owner >= 0).sum())
+        return int(self.racks.max(axis=1, initial=0).sum()) + self.owner_weight * owned
 
 
 class _ConsumerGroup:
@@ -430,15 +435,7 @@ def _solve_consumers(problem, goals):
         t = ConsumerFlowTerms(problem, group)
         goal.flow(t)
         terms.append(t)
-    weights = _weights([t.upper_bound() for t in terms])
-    racks = np.zeros_like(group.cross)
-    owner_weight = 0
-    balance_weight = 0
-    for t, weight in zip(terms, weights, strict=True):
-        racks += weight * t.racks
-        owner_weight += weight * t.owner_weight
-        if t.balance:
-            balance_weight = weight
+    balance = any(t.balance for t in terms)
     n_members = len(group.members)
     capacity = np.zeros(n_members, dtype=np.int64)
     for topic, members in group.subscribers.items():
@@ -449,8 +446,19 @@ def _solve_consumers(problem, goals):
     rounds = 0
     while True:
         rounds += 1
-        lower = np.maximum(sizes - width, 0) if balance_weight else np.zeros(n_members, dtype=np.int64)
-        upper = np.minimum(sizes + width, capacity) if balance_weight else capacity
+        lower = np.maximum(sizes - width, 0) if balance else np.zeros(n_members, dtype=np.int64)
+        upper = np.minimum(sizes + width, capacity) if balance else capacity
+        # Within the window, balance costs sum(s^2 - lower^2) (the lower sizes are supplied for
+        # free): that range, not the sum of squares itself, is what its weight multiplies.
+        window = int((upper**2 - lower**2).sum())
+        weights = _weights([window if t.balance else t.upper_bound() for t in terms])
+        racks = np.zeros_like(group.cross)
+        owner_weight = balance_weight = 0
+        for t, weight in zip(terms, weights, strict=True):
+            racks += weight * t.racks
+            owner_weight += weight * t.owner_weight
+            if t.balance:
+                balance_weight = weight
         flows, network = _consumer_flow(group, racks, owner_weight, balance_weight, lower, upper)
         result = network.sizes(flows)
         binding = (result == lower) & (lower > 0) | (result == upper) & (upper < capacity)

@@ -10,10 +10,8 @@ from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, partition_id, shown
-
-# A sanity bound: no Kafka topic has a million partitions, and a typo must not exhaust memory.
-MAX_TOPIC_PARTITIONS = 1_000_000
 from optimizer.model.issues import Loc, raise_if_any
+from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.model.validation import duplicates_in, unique_by
 
@@ -80,8 +78,9 @@ class Topic(FrozenModel):
 
     name: TopicName
     """Topic name."""
-    partitions: Annotated[int, Strict(), Field(ge=1, le=MAX_TOPIC_PARTITIONS)]
-    """Number of partitions (at least one; at most 1,000,000, a sanity bound)."""
+    partitions: Annotated[int, Strict(), Field(ge=1, le=MAX_PARTITIONS)]
+    """Number of partitions (at least one; at most MAX_PARTITIONS, a sanity bound that holds for
+    all topics of a problem together too)."""
     replica_racks: tuple[tuple[Name, ...], ...] | None = None
     """Per partition, the racks of its replicas (KIP-881); omitted when unknown."""
 
@@ -150,10 +149,19 @@ class ConsumerProblem(FrozenModel):
     """Free text for people."""
     topics: Annotated[tuple[Topic, ...], unique_by("name", "topic")] = ()
     """Topics with their partition counts."""
-    members: Annotated[tuple[Member, ...], unique_by("id", "member")] = Field(min_length=1)
-    """The group's members; at least one."""
+    members: Annotated[tuple[Member, ...], unique_by("id", "member")] = Field(min_length=1, max_length=MAX_MEMBERS)
+    """The group's members; at least one, at most MAX_MEMBERS."""
     config: ConsumerConfig = ConsumerConfig()
     """Assignor configuration with Kafka's key."""
+
+    @model_validator(mode="after")
+    def _partitions_in_all(self) -> ConsumerProblem:
+        total = sum(topic.partitions for topic in self.topics)
+        if total > MAX_PARTITIONS:
+            raise_if_any(
+                [(("topics",), f"{total:,} partitions in all: at most {MAX_PARTITIONS:,} (a sanity bound, docs/validation.md)")]
+            )
+        return self
 
     @cached_property
     def topic_by_name(self) -> dict[str, Topic]:

@@ -11,6 +11,8 @@ from typing import Annotated, NamedTuple
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
 
+from optimizer.model.limits import MAX_NAME_LENGTH
+
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
@@ -94,9 +96,6 @@ def _check_topic_name(value: str) -> str:
 TaskId = Annotated[str, AfterValidator(_check_task_id)]
 PartitionId = Annotated[str, AfterValidator(_check_partition_id)]
 TopicName = Annotated[str, AfterValidator(_check_topic_name)]
-MAX_NAME_LENGTH = 1000
-"""Longest id, name, rack or tag value accepted (Kafka's own ids are far shorter)."""
-
 # C0 and C1 control characters, and the invisible format characters that reorder or hide text
 # (bidirectional overrides such as U+202E, zero-width spaces, the byte-order mark): ids are
 # printed in terminals, tables and reports, where these would recolour, move or hide the text.
@@ -112,7 +111,14 @@ def shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit + 2 else f"{text[:limit]}... ({len(text):,} characters)"
 
 
-def _check_name(value: str) -> str:
+def escape_unprintable(text: str) -> str:
+    """`text` with control and invisible format characters written as escapes (for paths and
+    other text that is not an id but is printed)."""
+    return _UNPRINTABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def check_name(value: str) -> str:
+    """`value` if it can be an id, name, rack or tag (see `Name`); ValueError saying why not."""
     if len(value) > MAX_NAME_LENGTH:
         raise ValueError(f"is {len(value):,} characters long: at most {MAX_NAME_LENGTH:,}")
     bad = _UNPRINTABLE.search(value)
@@ -124,7 +130,7 @@ def _check_name(value: str) -> str:
     return value
 
 
-Name = Annotated[str, StringConstraints(min_length=1), AfterValidator(_check_name)]
+Name = Annotated[str, StringConstraints(min_length=1), AfterValidator(check_name)]
 """An id, name, rack or tag: 1 to MAX_NAME_LENGTH characters, none of them a control character."""
 
 

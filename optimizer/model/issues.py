@@ -105,6 +105,12 @@ def issues_from_validation_error(error: Any, data: Any) -> list[Issue]:
             message = f"unknown field {shown(loc[-1])}" if loc else "unknown field"
         elif kind == "missing":
             message = f"missing required field {shown(loc[-1])}" if loc else "missing required field"
+        elif kind == "too_long":
+            ctx = detail.get("ctx") or {}
+            message = (
+                f"has {ctx.get('actual_length', 'too many'):,} entries: at most {ctx.get('max_length'):,} "
+                "(a sanity bound, docs/validation.md)"
+            )
         elif kind == "too_short":
             least = (detail.get("ctx") or {}).get("min_length", 1)
             message = f"needs at least {least} entr{'y' if least == 1 else 'ies'}"

@@ -182,16 +182,15 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
         valid_owned.append(kept)
 
     lost: dict[int, set[str]] = defaultdict(set)
-    for partition, owners in sorted(claims.items(), key=lambda item: _natural(item[0])):
-        if len(owners) < 2:
-            continue
+    contested = [(partition, owners) for partition, owners in claims.items() if len(owners) > 1]
+    for partition, owners in sorted(contested, key=lambda item: _natural(item[0])):
         top = max(problem.members[i].generation for i in owners)
         winners = [i for i in owners if problem.members[i].generation == top]
         keeper = winners[0] if len(winners) == 1 else None
         for i in owners:
             if i != keeper:
                 lost[i].add(partition)
-        ids = ", ".join(sorted(repr(problem.members[i].id) for i in owners))
+        ids = ", ".join(shown(problem.members[i].id) for i in sorted(owners, key=lambda i: problem.members[i].id))
         outcome = (
             f"member {shown(problem.members[keeper].id)} (generation {top}) keeps it"
             if keeper is not None

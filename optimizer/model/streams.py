@@ -13,7 +13,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
@@ -24,13 +24,13 @@ from optimizer.model.ids import (
     Int64,
     KafkaInt,
     Name,
-    PositiveInt32,
     StrictBool,
     TaskId,
     TopicName,
     parse_task_id,
 )
 from optimizer.model.issues import Loc, raise_if_any
+from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
 from optimizer.model.validation import duplicates_in, unique_by
 
 PROBLEM_FORMAT = "kafka-assignment-problem/v1"
@@ -152,8 +152,9 @@ class Client(FrozenModel):
     """Client (process) id, unique in the problem."""
     rack: Name | None = None
     """`client.rack`; when some client has none, rack-aware assignment is disabled, as in Kafka."""
-    threads: PositiveInt32 = 1
-    """`num.stream.threads`: the client's capacity in KIP-441's per-thread load."""
+    threads: Annotated[int, Strict(), Field(ge=1, le=MAX_THREADS)] = 1
+    """`num.stream.threads`: the client's capacity in KIP-441's per-thread load (at most
+    MAX_THREADS, a sanity bound)."""
     tags: dict[Name, Name] = {}
     """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
     previous_active: tuple[TaskId, ...] = ()
@@ -246,15 +247,27 @@ class StreamsProblem(FrozenModel):
     """Application name (the pipeline keys results by it)."""
     description: str | None = None
     """Free text for people."""
-    clients: Annotated[tuple[Client, ...], unique_by("id", "client")] = Field(min_length=1)
-    """The application's clients; at least one."""
-    tasks: Annotated[tuple[Task, ...], unique_by("id", "task")] = ()
-    """The application's tasks."""
+    clients: Annotated[tuple[Client, ...], unique_by("id", "client")] = Field(min_length=1, max_length=MAX_CLIENTS)
+    """The application's clients; at least one, at most MAX_CLIENTS."""
+    tasks: Annotated[tuple[Task, ...], unique_by("id", "task")] = Field((), max_length=MAX_TASKS)
+    """The application's tasks (none: every client gets an empty assignment); at most MAX_TASKS,
+    and at most MAX_TASK_CLIENT_PAIRS tasks x clients."""
     config: StreamsConfig = StreamsConfig()
     """Assignor configuration with Kafka's keys."""
 
     @model_validator(mode="after")
     def _cross_field(self) -> StreamsProblem:
+        pairs = len(self.tasks) * len(self.clients)
+        if pairs > MAX_TASK_CLIENT_PAIRS:
+            raise_if_any(
+                [
+                    (
+                        ("tasks",),
+                        f"{len(self.tasks):,} tasks x {len(self.clients):,} clients = {pairs:,}: "
+                        f"at most {MAX_TASK_CLIENT_PAIRS:,} (a sanity bound, docs/validation.md)",
+                    )
+                ]
+            )
         raise_if_any(
             cross_field_violations(
                 enumerate(self.clients),

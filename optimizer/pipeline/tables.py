@@ -68,7 +68,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError
-from optimizer.model.consumer import MAX_TOPIC_PARTITIONS, ConsumerProblem
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.limits import MAX_PARTITIONS
 from optimizer.model.ids import parse_partition_id
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.streams import PROBLEM_FORMAT, StreamsProblem
@@ -747,7 +748,7 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
         racks[row["topic"]][row["partition"]] = row.get("replica_racks") or []
     for name, by_partition in racks.items():
         count = topics[name]["partitions"]
-        if count <= MAX_TOPIC_PARTITIONS:  # beyond it the model rejects the count itself
+        if count <= MAX_PARTITIONS:  # beyond it the model rejects the count itself
             topics[name]["replica_racks"] = [by_partition.get(p, []) for p in range(count)]
 
     members: dict[str, dict[str, Any]] = {}

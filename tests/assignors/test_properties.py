@@ -19,9 +19,11 @@ solve = partial(solve_with, solver="kafka")  # these are properties of Kafka's o
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-def streams_problems(max_tasks: int = 40, max_clients: int = 7):
+def streams_problems(max_tasks: int = 40, max_clients: int = 7, min_tasks: int = 1):
+    """Every shape Kafka allows: with or without racks (or with some clients rackless), tags,
+    standbys and stateful tasks (stateless only, too)."""
     return st.builds(
-        lambda seed, tasks, clients, standbys, strategy, tagged, threads, stateful: random_streams_problem(
+        lambda seed, tasks, clients, standbys, strategy, tagged, threads, stateful, racks, rackless: random_streams_problem(
             seed,
             tasks=tasks,
             clients=clients,
@@ -30,16 +32,43 @@ def streams_problems(max_tasks: int = 40, max_clients: int = 7):
             tags=("zone",) if tagged else (),
             threads=(1, threads),
             stateful_fraction=stateful,
+            racks=racks,
+            rackless_clients=rackless,
         ),
         seed=st.integers(0, 10**6),
-        tasks=st.integers(1, max_tasks),
+        tasks=st.integers(min_tasks, max_tasks),
         clients=st.integers(1, max_clients),
         standbys=st.integers(0, 2),
         strategy=st.sampled_from(["none", "min_traffic", "balance_subtopology"]),
         tagged=st.booleans(),
         threads=st.integers(1, 4),
         stateful=st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+        racks=st.sampled_from([0, 1, 2, 3]),
+        rackless=st.sampled_from([0, 0, 1]),
     )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams_problems(max_tasks=10, max_clients=5, min_tasks=0))
+def test_the_exact_engine_solves_every_shape_validly_and_deterministically(problem):
+    """The default `solve` (exact, default goals) on rackless, tagless, standby-less,
+    stateless-only and task-less problems: a solution the evaluator accepts (solve checks it),
+    balanced, the same whatever the order of the problem's lists."""
+    solution = solve_with(problem, time_limit=30)
+    assert {g.name: g.value for g in solution.goals}["balance"] == 0
+    assert all(g.status == "optimal" for g in solution.goals)
+    assert solve_with(shuffled(problem, 5), time_limit=30).assignment == solution.assignment
+
+
+def test_the_generator_makes_every_shape():
+    rackless = random_streams_problem(1, racks=0)
+    assert all(c.rack is None for c in rackless.clients)
+    assert all(not p.replica_racks for t in rackless.tasks for p in (*t.source_partitions, *t.changelog_partitions))
+    partial = random_streams_problem(1, clients=4, rackless_clients=1)
+    assert [c.rack is None for c in partial.clients] == [False, False, False, True]
+    stateless = random_streams_problem(1, stateful_fraction=0.0, standby_replicas=0)
+    assert not any(t.stateful for t in stateless.tasks) and not any(c.tags for c in stateless.clients)
+    assert random_streams_problem(1, tasks=0).tasks == ()
 
 
 def with_assignor(problem, assignor: str):

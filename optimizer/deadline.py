@@ -1,0 +1,117 @@
+"""Deadlines that stop Python work too, not only the solvers.
+
+CP-SAT and HiGHS stop at the time limits they are given; the Python code around them (Kafka's
+assignors used as a start or a fallback, building a model, planning warm-ups) has no such limit,
+and on a large problem it can take longer than the whole time limit. `run_within(deadline, work)`
+runs `work()` and stops it at the deadline: a SIGALRM timer raises inside the work, between two
+Python bytecodes (a call into C, such as a solver's, finishes first: those have their own
+limits), and `run_within` raises `TimeLimitReached` to its caller.
+
+Timers exist only in the main thread of a process (the command line, the pipeline's local runner
+and Spark's Python workers all solve there). In another thread, or when SIGALRM already has a
+handler that is not ours, `work` runs to its end: the time limit then bounds the solvers only.
+Deadlines nest: an inner one never extends an outer one, and an outer deadline that passes
+inside an inner `run_within` is the outer caller's to handle.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class TimeLimitReached(Exception):
+    """The deadline given to `run_within` passed before its work finished."""
+
+
+class _Expired(BaseException):
+    """Raised by the timer inside the work; a BaseException, so that no `except Exception` in
+    the work swallows it."""
+
+    def __init__(self, token: object):
+        super().__init__("deadline reached")
+        self.token = token
+
+
+_active: list[tuple[float, object]] = []
+"""(deadline, token) of the `run_within` calls under way, outermost first."""
+
+
+def now() -> float:
+    """The clock deadlines are measured on (monotonic seconds)."""
+    return time.monotonic()
+
+
+def deadline_after(seconds: float | None, start: float | None = None) -> float | None:
+    """The deadline `seconds` after `start` (default: now); None for no limit."""
+    if seconds is None or math.isinf(seconds):
+        return None
+    return (now() if start is None else start) + seconds
+
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left before `deadline` (never negative); None for no limit."""
+    return None if deadline is None else max(0.0, deadline - now())
+
+
+def can_interrupt() -> bool:
+    """Whether `run_within` can stop work here (main thread, SIGALRM ours or unused)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGALRM)
+    return handler in (signal.SIG_DFL, signal.SIG_IGN, None, _on_alarm)
+
+
+def run_within(deadline: float | None, work: Callable[[], T]) -> T:
+    """`work()`, stopped with `TimeLimitReached` once `deadline` (on `now()`'s clock) passes."""
+    if deadline is None or not can_interrupt():
+        return work()
+    if deadline <= now():
+        raise TimeLimitReached
+    token = object()
+    outer = signal.getsignal(signal.SIGALRM)
+    _active.append((deadline, token))
+    signal.signal(signal.SIGALRM, _on_alarm)
+    passing: _Expired | None = None
+    try:
+        try:
+            _arm()
+            return work()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)  # first: no alarm past this point
+    except _Expired as expired:
+        passing = expired
+        if expired.token is token:
+            raise TimeLimitReached from None
+        raise
+    finally:
+        _active.remove((deadline, token))
+        signal.signal(signal.SIGALRM, outer)
+        if _active:
+            earliest, owner = min(_active, key=lambda entry: entry[0])
+            if earliest > now():
+                _arm()
+            elif passing is None or passing.token is token:
+                raise _Expired(owner)  # an outer deadline passed while this work ran
+
+
+def _arm() -> None:
+    """Set the timer for the earliest deadline under way (at once if it has passed)."""
+    earliest, _ = min(_active, key=lambda entry: entry[0])
+    signal.setitimer(signal.ITIMER_REAL, max(earliest - now(), 1e-4))
+
+
+def _on_alarm(signum, frame) -> None:
+    if not _active:
+        return
+    earliest, token = min(_active, key=lambda entry: entry[0])
+    if earliest > now():  # early: wait for the right moment
+        _arm()
+        return
+    raise _Expired(token)
