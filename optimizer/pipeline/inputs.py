@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic_core import from_json
 
 from optimizer.errors import InvalidInputError
+from optimizer.model.ids import check_name, escape_unprintable
+from optimizer.model.limits import MAX_DOCUMENT_BYTES
 from optimizer.model.problem import read_document
 
 PROBLEM_SUFFIXES = (".json", ".yaml", ".yml")
@@ -40,6 +43,15 @@ def read_records(path: str | Path) -> list[Record]:
     files (searched recursively, in name order; `*.solution.*` files skipped), or a directory of
     normalised tables (see `optimizer.pipeline.tables`)."""
     path = Path(path)
+    try:
+        return _read_records(path)
+    except OSError as error:  # an unreadable directory or file: the input as a whole
+        reason = error.strerror or str(error)
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
+        raise InvalidInputError(str(path), [_issue("input", f"cannot read the input: {reason}{where}")]) from None
+
+
+def _read_records(path: Path) -> list[Record]:
     if not path.exists():
         raise InvalidInputError(str(path), [_issue("input", "no such file or directory")])
     if path.is_dir():
@@ -81,14 +93,39 @@ def unique_names(records: list[Record]) -> list[Record]:
 
 
 def _lines(file: Path, root: Path) -> list[Record]:
+    """One record per non-blank line. A line that is not UTF-8, or longer than
+    MAX_DOCUMENT_BYTES, or a compressed file that is cut off or corrupt, costs one record with
+    the reason: the other lines are read as usual."""
     records = []
+    name = escape_unprintable(str(file.relative_to(root) if file != root else file.name))
     opener = gzip.open if file.suffix == ".gz" else open
-    with opener(file, "rt", encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            source = f"{file.relative_to(root) if file != root else file.name}:{number}"
-            records.append(_record(line.strip(), source))
+    number = 0
+    try:
+        with opener(file, "rb") as lines:
+            while True:
+                line = lines.readline(MAX_DOCUMENT_BYTES + 1)
+                if not line:
+                    break
+                number += 1
+                source = f"{name}:{number}"
+                if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+                    while (rest := lines.readline(2**20)) and not rest.endswith(b"\n"):
+                        pass  # skip the rest of the line
+                    message = f"{source}: the line is longer than {MAX_DOCUMENT_BYTES // 2**20} MiB (a sanity bound, docs/validation.md)"
+                    records.append(Record(source, "{}", source, message))
+                    continue
+                try:
+                    text = line.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    message = f"{source}: the line is not UTF-8 text (byte 0x{line[error.start]:02x} at position {error.start})"
+                    records.append(Record(source, "{}", source, message))
+                    continue
+                if text.strip():
+                    records.append(_record(text.strip(), source))
+    except (OSError, EOFError, zlib.error) as error:  # gzip: BadGzipFile is an OSError
+        source = f"{name}:{number + 1}"
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error) or type(error).__name__
+        records.append(Record(source, "{}", source, f"{source}: the file cannot be read from here on: {reason}"))
     return records
 
 
@@ -107,12 +144,24 @@ def _record(text: str, source: str) -> Record:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         return Record(source, text, source, f"{source}: the document has no 'name' (the pipeline keys results by it)")
+    unusable = _name_problem(name)
+    if unusable:
+        return Record(source, text, source, f"{source}: name: {unusable}")
     return Record(name, text, source)
 
 
+def _name_problem(name: str) -> str | None:
+    """Why `name` cannot key the output rows (it is printed in reports), or None."""
+    try:
+        check_name(name)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def _file(file: Path, root: Path) -> Record:
-    relative = file.relative_to(root)
-    default_name = str(relative.with_suffix("")).removesuffix(".problem")
+    relative = escape_unprintable(str(file.relative_to(root)))
+    default_name = escape_unprintable(str(file.relative_to(root).with_suffix(""))).removesuffix(".problem")
     try:
         data = read_document(file)
     except InvalidInputError as error:
@@ -121,6 +170,9 @@ def _file(file: Path, root: Path) -> Record:
     if isinstance(data, dict) and not (isinstance(name, str) and name.strip()):
         data = {**data, "name": default_name}
         name = default_name
+    unusable = _name_problem(name) if isinstance(name, str) else None
+    if unusable:
+        return Record(default_name, json.dumps(data), str(relative), f"{relative}: name: {unusable}")
     return Record(name if isinstance(name, str) else default_name, json.dumps(data), str(relative))
 
 

@@ -15,6 +15,8 @@ summary row per (problem, solver), whatever happened to the problem.
 
 from __future__ import annotations
 
+import fcntl
+import re
 import shutil
 import threading
 import time
@@ -93,8 +95,15 @@ def run_pipeline(
     solvers = _check_options(solvers, runner)
     goals = list(goals) if goals else None
     output = Path(output)
-    stage = output.parent / f".{output.name}.partial-{uuid.uuid4().hex[:8]}"
-    stage.mkdir(parents=True)
+    _check_replaceable(output)  # before any work: refusing only at the end would waste it all
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        removed_stale_stages(output)
+        stage = output.parent / f".{output.name}.partial-{uuid.uuid4().hex[:8]}"
+        stage.mkdir()
+        lock = _hold(stage)
+    except OSError as error:
+        raise PipelineError(f"cannot write next to {output}: {_reason(error)}") from None
     try:
         if runner == "local":
             records = read_records(input_path)
@@ -118,10 +127,17 @@ def run_pipeline(
         for part in (stage / "summary").glob("*"):
             part.unlink()
         pq.write_table(summary, stage / "summary" / "part-00000.parquet")
+        lock.close()
+        (stage / LOCK).unlink()
         _replace(output, stage)
+    except OSError as error:  # a full or read-only disk, while writing the tables
+        shutil.rmtree(stage, ignore_errors=True)
+        raise PipelineError(f"cannot write {output}: {_reason(error)}") from None
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    finally:
+        lock.close()
     solve_seconds = sum(s or 0.0 for s in summary.column("seconds").to_pylist())
     return PipelineResult(
         output=output,
@@ -181,6 +197,9 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
     try:
         with _SparkProgress(spark, progress):
             receipts = solved.toArrow()
+    except Exception as error:  # noqa: BLE001 - Spark wraps what failed in its own exceptions
+        spark.sparkContext.cancelAllJobs()  # no task of this job may write into the stage any more
+        raise PipelineError(f"the Spark job failed: {_spark_reason(error)}") from None
     finally:
         if joined is not None:
             joined.unpersist()
@@ -301,12 +320,74 @@ def _check_rows(summary: pa.Table, names: list[str], solvers: Sequence[str]) -> 
         )
 
 
+LOCK = ".lock"
+"""In a staging directory: held (flock) by the run writing it, so that a later run can tell a
+stale directory (its run was killed) from one in use."""
+
+STALE_WITHOUT_LOCK = 3600.0
+"""Seconds after which a staging directory without a lock file (written by an older version,
+or killed before it took the lock) is stale."""
+
+
+def _hold(stage: Path):
+    """Take the staging directory's lock for this run; the returned file holds it until closed
+    (or until the process ends, however it ends)."""
+    handle = open(stage / LOCK, "w")  # noqa: SIM115 - held for the whole run
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return handle
+
+
+def removed_stale_stages(output: Path) -> list[Path]:
+    """Remove the staging (`.NAME.partial-*`) and replaced (`.NAME.old-*`) directories that
+    killed runs left next to `output`; a staging directory whose run still holds its lock stays."""
+    removed = []
+    parent = output.parent
+    if not parent.is_dir():
+        return removed
+    for candidate in sorted(parent.glob(f".{output.name}.partial-*")) + sorted(parent.glob(f".{output.name}.old-*")):
+        if candidate.is_dir() and _stale(candidate):
+            shutil.rmtree(candidate, ignore_errors=True)
+            removed.append(candidate)
+    return removed
+
+
+def _stale(directory: Path) -> bool:
+    if ".old-" in directory.name:
+        return True  # a replaced output, which its run deletes right after the swap
+    lock = directory / LOCK
+    if not lock.exists():
+        return time.time() - directory.stat().st_mtime > STALE_WITHOUT_LOCK
+    try:
+        with open(lock) as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # its run is still under way
+    except OSError:
+        return False
+    return True
+
+
+def _check_replaceable(output: Path) -> None:
+    if output.exists() and (not output.is_dir() or (any(output.iterdir()) and not (output / "summary").is_dir())):
+        raise PipelineError(f"{output} exists and is not an output of this pipeline: not replacing it")
+
+
+def _reason(error: OSError) -> str:
+    return f"{error.strerror} ({error.filename})" if error.strerror and error.filename else str(error)
+
+
+def _spark_reason(error: Exception) -> str:
+    """The Python error at the bottom of what Spark reports (its last line), else its first."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    python = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*:", line)]
+    return (python[-1] if python else lines[0] if lines else type(error).__name__)[:500]
+
+
 def _replace(output: Path, stage: Path) -> None:
     """Move the finished staging directory to `output`, replacing what was there."""
     old = None
     if output.exists():
-        if not output.is_dir() or (any(output.iterdir()) and not (output / "summary").is_dir()):
-            raise PipelineError(f"{output} exists and is not an output of this pipeline: not replacing it")
+        _check_replaceable(output)
         old = output.parent / f".{output.name}.old-{uuid.uuid4().hex[:8]}"
         output.rename(old)
     stage.rename(output)

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from optimizer.errors import InvalidInputError, KafkaAssignmentError
+from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError
 from optimizer.evaluate import cross_rack_reads
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id
@@ -60,6 +60,8 @@ def solve_document(
             problem = problem_from_data(parse_document(document, name), name)
         except InvalidInputError as error:
             input_error = str(error)
+        except Exception as error:  # a bug must not stop the fleet: this document's rows say it
+            input_error = f"internal error while validating: {type(error).__name__}: {str(error)[:500]}"
     if input_error is not None:
         kind = _kind_of(document)
         return [_empty_row(name, kind, solver, "invalid", input_error, signature) for solver in solvers]
@@ -90,7 +92,7 @@ def write_parts(rows: list[dict[str, Any]], stage: str | Path, part: str) -> Non
     )
     for name, data in (("summary", table.drop_columns(["assignment"])), ("assignments", assignments)):
         directory = stage / name
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(exist_ok=True)  # not the stage itself: a failed run's stage is gone for good
         temporary = directory / f".{part}.{os.getpid()}.tmp"
         pq.write_table(data, temporary)
         os.replace(temporary, directory / f"part-{part}.parquet")
@@ -192,6 +194,9 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
     try:
         # Kafka's assignment is scored on the same goals as the exact one, to compare them.
         solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
+    except NoSolutionError as error:
+        row = _empty_row(name, problem.kind, solver, "time_limit", str(error), signature)
+        return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     except KafkaAssignmentError as error:
         row = _empty_row(name, problem.kind, solver, "error", str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}

@@ -8,7 +8,9 @@ and needs nothing beyond the standard library.
 Definitions used throughout (docs/report.md repeats them for readers of the report):
 
 * a row is **solved** when it carries an assignment: `error` is null and its status is neither
-  `invalid` nor `error` (an `infeasible` or `time_limit` row still has an assignment);
+  `invalid` nor `error` (an `infeasible` or `time_limit` row still has an assignment; a
+  `time_limit` row with an `error` found none in time, and counts among the **errors** with the
+  `error` rows);
 * the **baseline** is Kafka's heuristic `kafka`; the **reference** is the best exact-type solver
   present, the first of `exact`, `milp`, `cpsat`, `flow`;
 * comparisons cover only the problems where both the baseline and the reference are solved, so
@@ -144,7 +146,8 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "problems": len({row["problem"] for row in rows}),
         "solved": len(solved),
         "invalid": sum(1 for row in rows if row.get("status") == "invalid"),
-        "errors": sum(1 for row in rows if row.get("status") == "error"),
+        # no assignment though the document was valid: a solver failed, or found none in time
+        "errors": sum(1 for row in rows if not is_solved(row) and row.get("status") != "invalid"),
         "cross_rack_partitions": sum(_int(row.get("cross_rack_partitions")) for row in solved),
         "moves": sum(_int(row.get("moves")) for row in solved),
         "load_skew_mean": statistics.fmean(skews) if skews else None,
