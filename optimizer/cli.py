@@ -30,7 +30,7 @@ from optimizer.errors import (
     SolverError,
     SolverUnavailableError,
 )
-from optimizer.deadline import now
+from optimizer.deadline import TimeLimitReached, deadline_after, now, run_within
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
@@ -315,7 +315,7 @@ def solve_command(
     hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
     started = now()
-    problem = _load_or_exit(problem_path)
+    problem = _load_or_exit(problem_path, time_limit)
     try:
         solution = solve(
             problem,
@@ -344,12 +344,17 @@ def _left(time_limit: float | None, started: float) -> float | None:
     return None if time_limit is None else max(0.0, time_limit - (now() - started))
 
 
-def _load_or_exit(path: Path) -> Problem:
+def _load_or_exit(path: Path, time_limit: float | None = None) -> Problem:
+    """The problem at `path`, read within `time_limit` (exit 3 past it, 1 if invalid)."""
     try:
-        return load_problem(path)
+        return run_within(deadline_after(time_limit), lambda: load_problem(path))
     except InvalidInputError as error:
         _print_invalid(error)
         sys.exit(ExitCode.INVALID_INPUT)
+    except TimeLimitReached:
+        slow = " (YAML reads at about 1 MB/s, JSON much faster)" if path.suffix.lower() in (".yaml", ".yml") else ""
+        err.print(f"[red]✗[/red] reading {escape(str(path))} took longer than the time limit ({time_limit:g} s){slow}")
+        sys.exit(ExitCode.NO_SOLUTION)
 
 
 def _write_or_exit(solution, output: Path) -> None:
@@ -369,7 +374,7 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
     started = now()
-    problem = _load_or_exit(problem_path)
+    problem = _load_or_exit(problem_path, time_limit)
     try:
         comparison = compare(problem, goals=_goal_list(goal_names), time_limit=_left(time_limit, started))
     except (SolverUnavailableError, PluginError, GoalError) as error:
@@ -414,46 +419,62 @@ def goals_command(as_json: bool) -> None:
     out.print("plugins: " + ", ".join(escape(f"{p.name} {p.version}") for p in loaded.loaded))
 
 
+LARGE_ASSIGNMENT = 5_000
+"""Entries (tasks or partitions held) beyond which `solve` prints plain lines, not a table:
+laying out a table of 100,000 partitions takes seconds, and nobody reads it in a terminal."""
+
+
 def _print_solution(problem: Problem, solution) -> None:
     out.print(f"{escape(_describe(problem))}: solved with {solution.solver.name}")
     _print_issues(solution.warnings, out)
     streams = problem.kind == "streams"
-    table = Table(title_justify="left")
-    table.add_column("client" if streams else "member", no_wrap=True)
-    table.add_column("active")
-    if streams:
-        table.add_column("standby")
-        table.add_column("warm-up")
-    for member, held in solution.assignment.items():
-        cells = [", ".join(held.active) or "-"]
+    entries = sum(len(h.active) + len(h.standby) + len(h.warmup) for h in solution.assignment.values())
+    if entries > LARGE_ASSIGNMENT:
+        # ids are validated (no control characters), and plain text has no markup to escape
+        lines = []
+        for member, held in solution.assignment.items():
+            parts = [f"active ({len(held.active)}): {', '.join(held.active) or '-'}"]
+            if streams:
+                parts += [f"standby ({len(held.standby)}): {', '.join(held.standby) or '-'}", f"warm-up ({len(held.warmup)}): {', '.join(held.warmup) or '-'}"]
+            lines.append(f"{member}: " + "; ".join(parts))
+        click.echo("\n".join(lines))
+    else:
+        table = Table(title_justify="left")
+        table.add_column("client" if streams else "member", no_wrap=True)
+        table.add_column("active")
         if streams:
-            cells += [", ".join(held.standby) or "-", ", ".join(held.warmup) or "-"]
-        table.add_row(escape(member), *map(escape, cells))
-    out.print(table)
+            table.add_column("standby")
+            table.add_column("warm-up")
+        for member, held in solution.assignment.items():
+            cells = [", ".join(held.active) or "-"]
+            if streams:
+                cells += [", ".join(held.standby) or "-", ", ".join(held.warmup) or "-"]
+            table.add_row(escape(member), *map(escape, cells))
+        out.print(table)
     if solution.followup_rebalance:
         out.print("follow-up rebalance needed: " + ("warm-ups or task movements remain" if streams else "partitions are withheld until their owners revoke them"))
     for goal in solution.goals:
         bound = "" if goal.bound is None else f", bound {goal.bound:g}"
         out.print(f"goal {escape(goal.name)}: {goal.value:g} ({goal.status}{bound}, {goal.seconds:.3f} s)")
-    evaluation = evaluate(problem, solution)
-    out.print(f"figures: {escape(_figures(evaluation))}")
+    out.print(f"figures: {escape(_figures(problem.kind, solution.metrics))}")  # solve() evaluated it
     for note in solution.solver.options.get("notes", ()):
         out.print(f"note: {escape(str(note))}")
 
 
-def _figures(evaluation: Evaluation) -> str:
-    m = evaluation.metrics
-    if evaluation.kind == "consumer":
+def _figures(kind: str, metrics: dict[str, Any]) -> str:
+    """The headline metrics of an evaluation (`Evaluation.metrics`, dumped) on one line."""
+    m = metrics
+    if kind == "consumer":
         return (
-            f"sizes {m.min_size}-{m.max_size}, balance score {m.balance_score}, kept "
-            f"{m.owned_kept}, moved {m.owned_moved}, cross-rack {m.cross_rack_partitions}"
-            + (f", withheld {m.withheld_partitions}" if m.withheld_partitions else "")
+            f"sizes {m['min_size']}-{m['max_size']}, balance score {m['balance_score']}, kept "
+            f"{m['owned_kept']}, moved {m['owned_moved']}, cross-rack {m['cross_rack_partitions']}"
+            + (f", withheld {m['withheld_partitions']}" if m["withheld_partitions"] else "")
         )
     return (
-        f"load skew {m.active_load_skew:g}/{m.stateful_load_skew:g}, cross-rack "
-        f"{m.cross_rack_active_partitions}/{m.cross_rack_standby_partitions}, moves "
-        f"{m.active_moves}/{m.standby_moves}, warm-ups {m.warmup_tasks}, tag conflicts "
-        f"{m.standby_tag_conflicts}, kip925 cost {m.kip925_cost}"
+        f"load skew {m['active_load_skew']:g}/{m['stateful_load_skew']:g}, cross-rack "
+        f"{m['cross_rack_active_partitions']}/{m['cross_rack_standby_partitions']}, moves "
+        f"{m['active_moves']}/{m['standby_moves']}, warm-ups {m['warmup_tasks']}, tag conflicts "
+        f"{m['standby_tag_conflicts']}, kip925 cost {m['kip925_cost']}"
     )
 
 
@@ -499,7 +520,7 @@ def examples(directory: Path) -> None:
                 table.add_row(shown, label, "[red]invalid file[/red]", escape("; ".join(map(str, error.issues))))
                 continue
             if evaluation.valid:
-                table.add_row(shown, label, "[green]yes[/green]", escape(_figures(evaluation)))
+                table.add_row(shown, label, "[green]yes[/green]", escape(_figures(problem.kind, evaluation.metrics.model_dump(mode="json"))))
             else:
                 failures += 1
                 codes = ", ".join(sorted({v.code.value for v in evaluation.violations}))

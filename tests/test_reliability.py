@@ -70,6 +70,7 @@ def test_an_application_without_tasks_gets_an_empty_valid_assignment(solver):
     assert set(solution.assignment) == {"a", "b"}
     assert all(not held.active and not held.standby and not held.warmup for held in solution.assignment.values())
     assert all(g.value == 0 for g in solution.goals)
+    assert [w.location for w in solution.warnings] == ["tasks", "clients"]  # b has no rack
 
 
 @pytest.mark.parametrize(

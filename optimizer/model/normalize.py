@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id, shown
+from optimizer.model.ids import shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
@@ -34,10 +34,22 @@ class Normalized(Generic[P]):
     """One warning per tolerated condition, with its location."""
 
 
+_RECENT: list[tuple[StreamsProblem | ConsumerProblem, Normalized]] = []
+
+
 def normalize(problem: P) -> Normalized[P]:
+    """The problem as Kafka acts on it, with the warnings; computed once per problem object (a
+    few recent ones are kept: solving, checking and printing a result each ask for it)."""
+    for known, normalized in _RECENT:
+        if known is problem:
+            return normalized
     if isinstance(problem, StreamsProblem):
-        return _normalize_streams(problem)
-    return _normalize_consumer(problem)
+        normalized = _normalize_streams(problem)
+    else:
+        normalized = _normalize_consumer(problem)
+    _RECENT.insert(0, (problem, normalized))
+    del _RECENT[8:]
+    return normalized
 
 
 def _natural(value: str) -> tuple:
@@ -96,6 +108,10 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
             )
         clients.append(client)
 
+    if not problem.tasks:
+        warnings.append(
+            warning("tasks", "the application has no tasks: every client gets an empty assignment, as in Kafka")
+        )
     requested = problem.config.num_standby_replicas
     if requested > len(problem.clients) - 1 and any(t.stateful for t in problem.tasks):
         granted = len(problem.clients) - 1
@@ -166,8 +182,8 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
     for index, member in enumerate(problem.members):
         kept, gone = [], []
         for owned in member.owned_partitions:
-            topic, number = parse_partition_id(owned)
-            if topic in topics and number < topics[topic].partitions:
+            topic, _, number = owned.rpartition("-")  # validated: '<topic>-<partition>'
+            if topic in topics and int(number) < topics[topic].partitions:
                 kept.append(owned)
                 claims[owned].append(index)
             else:
