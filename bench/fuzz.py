@@ -5,7 +5,9 @@ Run: ./run python bench/fuzz.py [--limit N] [--solvers kafka,exact] [--time-limi
 
 Every mutation of `tests/fuzzing.py` at every field path of every base problem (no sampling),
 each mutant validated and, when valid, solved by every solver with the time limit, and its
-solution checked by the evaluator (which `solve` does). A mutant fails the run when anything
+solution checked by the evaluator (which `solve` does). Then `--generated N` random problems of
+every shape (racks or none, rackless clients, tags, standbys, stateless only, no tasks; consumer
+groups of every strategy) solved by kafka, kip925, exact, milp and cpsat. A mutant fails the run when anything
 other than `InvalidInputError` is raised, when an error message has no location though it is
 about a field, when a message is longer than `MESSAGE_LIMIT`, or when a solve takes longer than
 the time limit plus `GRACE` seconds. The failures are listed in the result file, one per cause
@@ -107,6 +109,58 @@ def _where(error: BaseException, path, label) -> str:
     return f"{type(error).__name__} at {place}: {str(error)[:200]} [{path} {label}]"
 
 
+GENERATED_SOLVERS = ("kafka", "kip925", "exact", "milp", "cpsat")
+
+
+def generated(seed: int, time_limit: float):
+    """One random problem of a random shape (racks or none, some clients rackless, tags,
+    standbys, stateless only, no tasks; consumer groups of every strategy), solved by every
+    solver that applies."""
+    import random
+
+    from optimizer.generate import random_consumer_problem, random_streams_problem
+
+    rng = random.Random(seed)
+    signal.alarm(RUNAWAY)
+    try:
+        if rng.random() < 0.7:
+            clients = rng.randint(1, 6)
+            problem = random_streams_problem(
+                seed, tasks=rng.randint(0, 24), clients=clients, racks=rng.choice([0, 1, 2, 3]),
+                rackless_clients=rng.choice([0, 0, 1]) if clients > 1 else 0,
+                standby_replicas=rng.randint(0, 2), stateful_fraction=rng.choice([0.0, 0.5, 1.0]),
+                threads=(1, rng.randint(1, 4)), tags=rng.choice([(), ("zone",), ("zone", "cluster")]),
+                strategy=rng.choice(["none", "min_traffic", "balance_subtopology"]),
+            )  # fmt: skip
+            solvers = GENERATED_SOLVERS
+        else:
+            problem = random_consumer_problem(
+                seed, members=rng.randint(1, 6), topics=rng.randint(1, 4), partitions=(1, 8),
+                racks=rng.choice([0, 2, 3]), equal_subscriptions=rng.random() < 0.5,
+                strategy=rng.choice(["range", "roundrobin", "sticky", "cooperative-sticky"]),
+            )  # fmt: skip
+            solvers = ("kafka", "exact", "milp", "cpsat")
+        for solver in solvers:
+            started = time.perf_counter()
+            try:
+                solve(problem, solver=solver, time_limit=time_limit)
+            except Exception as error:  # noqa: BLE001
+                if type(error).__name__ in ("SolverUnavailableError", "NoSolutionError"):
+                    continue
+                return f"crash in solve ({solver})", _where(error, ("generated", seed), problem.kind)
+            if time.perf_counter() - started > time_limit + GRACE + 1:
+                return f"slow ({solver})", f"generated seed {seed}: {time.perf_counter() - started:.1f} s"
+        return "generated solved", None
+    except _Runaway:
+        return "runaway", f"generated seed {seed}: over {RUNAWAY} s"
+    finally:
+        signal.alarm(0)
+
+
+def _generated_job(job):
+    return generated(*job)
+
+
 def jobs(solvers, time_limit, limit):
     count = 0
     for base in base_documents():
@@ -127,13 +181,16 @@ def main() -> None:
     parser.add_argument("--solvers", default="kafka,exact")
     parser.add_argument("--time-limit", type=float, default=5.0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--generated", type=int, default=1000, help="random problems solved by every solver")
     args = parser.parse_args()
     solvers = args.solvers.split(",")
     started = time.perf_counter()
     outcomes: Counter[str] = Counter()
     failures: dict[str, list[str]] = {}
     with multiprocessing.Pool(args.workers, _init_worker) as pool:
-        for outcome, detail in pool.imap_unordered(check, jobs(solvers, args.time_limit, args.limit), chunksize=4):
+        mutants = pool.imap_unordered(check, jobs(solvers, args.time_limit, args.limit), chunksize=4)
+        randoms = pool.imap_unordered(_generated_job, ((seed, args.time_limit) for seed in range(args.generated)), chunksize=4)
+        for outcome, detail in (*mutants, *randoms):
             outcomes[outcome] += 1
             if detail is not None:
                 key = f"{outcome}: {detail.split(' [')[0].split(': ')[0]}"
@@ -143,6 +200,7 @@ def main() -> None:
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}",
         "solvers": solvers,
+        "generated": {"problems": args.generated, "solvers": list(GENERATED_SOLVERS)},
         "time_limit": args.time_limit,
         "mutants": sum(outcomes.values()),
         "outcomes": dict(outcomes),

@@ -8,7 +8,7 @@ User code imports from here only:
 
 from importlib.metadata import PackageNotFoundError, version
 
-from optimizer.errors import InvalidInputError, KafkaAssignmentError
+from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError, SolverError
 from optimizer.evaluate import Evaluation, evaluate
 from optimizer.model import (
     ClientAssignment,
@@ -50,6 +50,8 @@ __all__ = [
     "Evaluation",
     "InvalidInputError",
     "KafkaAssignmentError",
+    "NoSolutionError",
+    "SolverError",
     "Problem",
     "Solution",
     "StreamsProblem",

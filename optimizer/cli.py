@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer import __version__
+from optimizer.deadline import TimeLimitReached, deadline_after, now, run_within
 from optimizer.errors import (
     InvalidInputError,
     KafkaAssignmentError,
@@ -30,7 +31,6 @@ from optimizer.errors import (
     SolverError,
     SolverUnavailableError,
 )
-from optimizer.deadline import TimeLimitReached, deadline_after, now, run_within
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
@@ -541,7 +541,7 @@ def examples(directory: Path) -> None:
 @click.option("--local", "local_runner", is_flag=True, help="Run without Spark, in this process (same rows).")
 @click.option("--solvers", default="kafka,exact", show_default=True, metavar="S1,S2,...", help="Solvers to run on every problem.")
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: each kind's default sequence).")
-@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="Per problem and solver, for exact goal sequences.")
+@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="Per problem and solver: Kafka's assignor and the exact goal sequence (see solve --help).")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N", help="Problems per Spark task (default: batches shrinking from 1/(2 x cores) of the fleet to 1/(32 x cores)).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
 def pipeline_command(
@@ -560,7 +560,8 @@ def pipeline_command(
     Writes OUTPUT/summary (one row per problem and solver: status, goal values, metrics, seconds,
     error), OUTPUT/assignments (one row per task or partition copy) and OUTPUT/plugins. Problems
     that are invalid or fail get a row with the reason; the job still succeeds. Exit 1 when the
-    input cannot be read at all, 2 on bad options."""
+    input cannot be read at all, 2 on bad options or an output that cannot be written (a full or
+    read-only disk, a directory that is not a pipeline output: checked before any work)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from optimizer.pipeline.run import PipelineError, run_pipeline

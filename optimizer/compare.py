@@ -100,7 +100,7 @@ def compare(
     kafka = solve(problem, solver="kafka", time_limit=remaining(deadline))
     kafka_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), warmups=False)
+    exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), warmups=False, kafka=kafka)
     exact_seconds = time.perf_counter() - started
     normalized = normalize(problem).problem
     rows = []

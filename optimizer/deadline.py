@@ -11,7 +11,8 @@ Timers exist only in the main thread of a process (the command line, the pipelin
 and Spark's Python workers all solve there). In another thread, or when SIGALRM already has a
 handler that is not ours, `work` runs to its end: the time limit then bounds the solvers only.
 Deadlines nest: an inner one never extends an outer one, and an outer deadline that passes
-inside an inner `run_within` is the outer caller's to handle.
+inside an inner `run_within` is the outer caller's to handle. The first deadline installs the
+SIGALRM handler for good; without a deadline under way it does nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -64,6 +66,8 @@ def can_interrupt() -> bool:
     """Whether `run_within` can stop work here (main thread, SIGALRM ours or unused)."""
     if threading.current_thread() is not threading.main_thread():
         return False
+    if signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):  # held back by the caller
+        return False
     handler = signal.getsignal(signal.SIGALRM)
     return handler in (signal.SIG_DFL, signal.SIG_IGN, None, _on_alarm)
 
@@ -74,44 +78,77 @@ def run_within(deadline: float | None, work: Callable[[], T]) -> T:
         return work()
     if deadline <= now():
         raise TimeLimitReached
-    token = object()
+    entry = (deadline, object())
     outer = signal.getsignal(signal.SIGALRM)
-    _active.append((deadline, token))
-    signal.signal(signal.SIGALRM, _on_alarm)
     passing: _Expired | None = None
+    owner = None
     try:
         try:
-            _arm()
+            with _alarms_blocked():  # an outer deadline cannot strike half-way through this
+                signal.signal(signal.SIGALRM, _on_alarm)
+                _active.append(entry)
+                _arm()
             return work()
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)  # first: no alarm past this point
+            # First of all: no alarm of this deadline from here on. An alarm already delivered
+            # whose handler has not run yet can then only be an outer deadline's.
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            _forget(entry)
     except _Expired as expired:
         passing = expired
-        if expired.token is token:
+        if expired.token is entry[1]:
             raise TimeLimitReached from None
         raise
     finally:
-        _active.remove((deadline, token))
-        signal.signal(signal.SIGALRM, outer)
-        if _active:
-            earliest, owner = min(_active, key=lambda entry: entry[0])
-            if earliest > now():
-                _arm()
-            elif passing is None or passing.token is token:
-                raise _Expired(owner)  # an outer deadline passed while this work ran
+        with _alarms_blocked():
+            _forget(entry)
+            # The handler stays (it does nothing without a deadline under way): restoring the
+            # default would let an alarm that is already on its way end the process, or have
+            # Python report it as "ignored due to race condition".
+            if outer not in (signal.SIG_DFL, _on_alarm):
+                signal.signal(signal.SIGALRM, outer)
+            if _active:
+                earliest, token = min(_active, key=lambda item: item[0])
+                if earliest > now():
+                    _arm()
+                elif passing is None or passing.token is entry[1]:
+                    owner = token
+        if owner is not None:
+            raise _Expired(owner)  # an outer deadline passed while this work ran
+
+
+def _forget(entry: tuple[float, object]) -> None:
+    if entry in _active:
+        _active.remove(entry)
+
+
+@contextmanager
+def _alarms_blocked():
+    """SIGALRM held back (never nested). A handler already due may still run inside the calls
+    that block and unblock (Python runs handlers after them): SIGALRM is unblocked in any case."""
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+
+
+REPEAT = 0.1
+"""Seconds between alarms once a deadline has passed: should the first stop be swallowed (work
+can catch anything), the next one stops the work again."""
 
 
 def _arm() -> None:
     """Set the timer for the earliest deadline under way (at once if it has passed)."""
     earliest, _ = min(_active, key=lambda entry: entry[0])
-    signal.setitimer(signal.ITIMER_REAL, max(earliest - now(), 1e-4))
+    signal.setitimer(signal.ITIMER_REAL, max(earliest - now(), 1e-4), REPEAT)
 
 
 def _on_alarm(signum, frame) -> None:
     if not _active:
-        return
+        return  # a late alarm: every deadline is over
     earliest, token = min(_active, key=lambda entry: entry[0])
-    if earliest > now():  # early: wait for the right moment
+    if earliest > now():  # early (a nested deadline was re-armed): wait for the right moment
         _arm()
         return
     raise _Expired(token)

@@ -76,6 +76,28 @@ class SequenceResult:
     fallback: bool = False
 
 
+@dataclass
+class Progress:
+    """How far a sequence has got, kept up to date as it runs, for a caller that stops it at a
+    deadline (`optimizer.solve`): the integer model in use, its latest solution and the stages
+    done. `result()` turns that into the sequence's result, as if it had ended there."""
+
+    formulation: object = None
+    solution: object = None
+    stages: list = field(default_factory=list)
+
+    def result(self, note: str) -> SequenceResult | None:
+        """The assignment of the latest solution and the stages that led to it, or None when
+        no stage has found one."""
+        if self.solution is None or self.formulation is None:
+            return None
+        try:
+            assignment = self.formulation.decode(self.solution)
+        except Exception:  # noqa: BLE001 - a compressed model's counts that cannot be spread
+            return None
+        return SequenceResult(assignment, list(self.stages), [note])
+
+
 class SequenceError(Exception):
     """The goals cannot be solved as asked (no back-end can express them)."""
 
@@ -88,11 +110,12 @@ def run_sequence(
     tolerances: dict[str, Tolerance] | None = None,
     hint: Callable[[], dict] | None = None,
     compress: bool | None = None,
+    progress: Progress | None = None,
 ) -> SequenceResult:
     """Solve `goals` (priority order) on the normalised `problem`; `hint()` gives a full
     assignment to start from (called only by back-ends that use one). Streams problems go to the
     compressed formulation when it is much smaller and every goal supports it (`compress`: True
-    forces it, False never)."""
+    forces it, False never). `progress`, when given, follows the integer back-ends' stages."""
     if backend not in BACKENDS:
         raise SequenceError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
     tolerances = tolerances or {}
@@ -121,13 +144,13 @@ def run_sequence(
         return _too_large(full, note)
     result, reason, start = None, None, None
     if problem.kind == "streams" and compress is not False:
-        result, reason, start = _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, compress is True)
+        result, reason, start = _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, compress is True, progress)
     if result is None:
         if full > MAX_MODEL_VARIABLES:
             return _too_large(full, note, reason)
         if start is not None:
             hint = lambda: start  # noqa: E731 - the compressed model's assignment is the best start
-        result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulate(problem))
+        result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulate(problem), progress=progress)
     if reason:
         result.notes.insert(0, f"compressed model not used: {reason}")
     if note:
@@ -159,7 +182,7 @@ def _too_large(variables: int, *notes: str | None) -> SequenceResult:
     )
 
 
-def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force):
+def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress):
     """The sequence on the compressed formulation (optimizer.compressed). Returns (result, None,
     None) when its assignment reaches every stage's value, else (None, why not, the assignment
     to start the full model from, if any)."""
@@ -180,7 +203,9 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     for room in (False, True):
         try:
             formulation = compressed.CompressedStreamsFormulation(problem, room=room)
-            result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False)
+            result = _run_linear(
+                problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress
+            )
         except compressed.NotCompressible as error:
             return None, str(error), None
         except compressed.DecodeError as error:
@@ -207,7 +232,9 @@ def _session(backend: str, model):
     return MilpSession(model)
 
 
-def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True) -> SequenceResult:
+def _run_linear(
+    problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None
+) -> SequenceResult:
     try:
         expressions = {id(goal): goal.encode(formulation) for goal in goals}
     except NotImplementedError as error:
@@ -229,6 +256,8 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
     current = formulation.encode(hint()) if hint is not None else None
     stages: list[Stage] = []
     fallback = False
+    if progress is not None:
+        progress.formulation, progress.solution, progress.stages = formulation, None, stages
 
     order = frozen_first + soft
     if constrained:
@@ -239,7 +268,7 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
         if first.status == StageStatus.INFEASIBLE and not resolve_conflicts:
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
         if first.status == StageStatus.INFEASIBLE:
-            conflict = _conflicting(problem, constrained, expressions, engine)
+            conflict = _conflicting(problem, constrained, expressions, engine, remaining)
             notes.append(
                 "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
                 + "; they are minimised as soft goals instead"
@@ -251,6 +280,8 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
             fallback = True
         elif first.has_solution:
             current = first.solution
+            if progress is not None:
+                progress.solution = current
             for goal in constrained:
                 value = expressions[id(goal)].value(first.solution)
                 stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
@@ -269,6 +300,10 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
                 tolerance = tolerances.get(goal.name, Tolerance())
                 session.add_row(expression, -(2**40), tolerance.limit(value))
                 continue
+        if remaining() == 0.0:
+            stages.append(Stage(goal, StageStatus.TIME_LIMIT, backend=engine))
+            notes.append(f"stage {goal.name!r} not started: the time limit was reached")
+            break
         result: StageResult = session.minimize(expression, remaining(), current)
         stage = Stage(goal, result.status, result.objective, result.bound, result.seconds, engine)
         stages.append(stage)
@@ -276,22 +311,28 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
             notes.append(f"stage {goal.name!r} found no solution ({result.status})")
             break
         current = result.solution
+        if progress is not None:
+            progress.solution = current
         tolerance = tolerances.get(goal.name, Tolerance())
         session.add_row(expression, -(2**40), tolerance.limit(result.objective))
     assignment = formulation.decode(current) if current is not None else None
     return SequenceResult(assignment, stages, notes, fallback)
 
 
-def _conflicting(problem, constrained: list[Goal], expressions, engine: str) -> list[Goal]:
-    """A small set of hard goals that cannot hold together: drop goals while the rest conflict."""
+def _conflicting(problem, constrained: list[Goal], expressions, engine: str, remaining: Callable[[], float | None]) -> list[Goal]:
+    """A small set of hard goals that cannot hold together: drop goals while the rest conflict
+    (each trial within 10 s and the time left; when time runs out, the set found so far)."""
     formulation = formulate(problem)
     exprs = {id(g): g.encode(formulation) for g in constrained}
     kept = list(constrained)
     for goal in list(constrained):
+        left = remaining()
+        if left == 0.0:
+            break
         trial = [g for g in kept if g is not goal]
         session = _session(engine, formulation.model)
         for other in trial:
             session.add_row(exprs[id(other)], -(2**40), other.hard_bound(problem))
-        if session.minimize(LinExpr.zero(), 10.0, None).status == StageStatus.INFEASIBLE:
+        if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == StageStatus.INFEASIBLE:
             kept = trial
     return kept

@@ -41,7 +41,7 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem, TaskAssignor
-from optimizer.sequence import BACKENDS, SequenceError, SequenceResult, Tolerance, run_sequence
+from optimizer.sequence import BACKENDS, Progress, SequenceError, SequenceResult, Tolerance, run_sequence
 from plugins.manager import PluginError, plugins
 
 SOLVERS = ("exact", "cpsat", "milp", "flow", "kafka", "kip925")
@@ -52,8 +52,8 @@ INTERRUPT_MARGIN = 1.0
 solvers stop at the limit itself; this leaves room to decode their last solution)."""
 
 FALLBACK_SECONDS = 2.0
-"""Seconds Kafka's assignor gets, past the time limit, as the exact engine's fallback when it
-has not run yet."""
+"""Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
+engine's fallback when it has not run yet."""
 
 DEFAULT_GOALS = {
     "streams": ("balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"),
@@ -91,8 +91,13 @@ def solve(
     time_limit: float | None = None,
     tolerances: dict[str, Tolerance | str] | None = None,
     warmups: bool = True,
+    kafka: Solution | None = None,
 ) -> Solution:
-    """Assign `problem` with `solver`; the result is re-checked by the evaluator."""
+    """Assign `problem` with `solver`; the result is re-checked by the evaluator.
+
+    `kafka`: Kafka's solution of this problem when it is already at hand (as in `compare`); the
+    exact engine then starts from it and falls back to it instead of running Kafka's assignor
+    again."""
     if solver not in SOLVERS:
         raise SolverUnavailableError(f"unknown solver {solver!r}: expected one of {', '.join(SOLVERS)}")
     normalized = normalize(problem)
@@ -109,7 +114,7 @@ def solve(
             )
         except TimeLimitReached:
             what = "Kafka's assignor" if solver == "kafka" else "the kip925 reference goal"
-            raise NoSolutionError(f"{what} did not finish within the time limit ({time_limit:g} s)") from None
+            raise NoSolutionError(f"{what} did not finish within the time limit") from None
         if goals is not None:
             try:
                 scored = resolve_goals(goals, problem.kind)
@@ -129,7 +134,7 @@ def solve(
         if unknown:
             raise SolverUnavailableError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
         assignment, followup, notes, goal_results, options = _exact(
-            normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups
+            normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups, kafka
         )
     seconds = time.perf_counter() - started
     solution = Solution(
@@ -170,7 +175,7 @@ def _heuristic(problem, solver: str, raw):
     return _streams_assignment(result), result.followup_rebalance, list(result.notes), options
 
 
-def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmups):
+def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmups, kafka):
     backend = solver
     options = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
@@ -180,29 +185,32 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
     @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
     def hint() -> dict:
         started.append(True)
-        assignment, *_ = _heuristic(problem, "kafka", raw)
+        assignment = kafka.assignment if kafka is not None else _heuristic(problem, "kafka", raw)[0]
         return {c: held.model_copy(update={"warmup": ()}) for c, held in assignment.items()}
 
+    progress = Progress()
+
     def sequence():
-        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint)
+        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint, progress=progress)
 
     try:
         result = run_within(None if deadline is None else deadline + INTERRUPT_MARGIN, sequence)
     except SequenceError as error:
         raise SolverUnavailableError(str(error)) from None
-    except TimeLimitReached:
-        result = SequenceResult(None, [], [f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"], True)
-    if result.assignment is None and hint.cache_info().currsize == 0:
+    except TimeLimitReached:  # what the stages done so far found is kept
+        stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"
+        result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)
+    if deadline is not None and result.assignment is None and hint.cache_info().currsize == 0:
         if started:  # it ran as the engine's start and was stopped: it will not finish now
             raise NoSolutionError(
-                f"no assignment within the time limit ({time_limit:g} s): the exact engine found none, "
+                "no assignment within the time limit: the exact engine found none, "
                 "and Kafka's assignor, its fallback, did not finish either"
             )
-        try:
-            run_within(now() + FALLBACK_SECONDS, hint)
+        try:  # what is left of the time limit (the engine may have given up early), and a bit more
+            run_within(max(deadline, now()) + FALLBACK_SECONDS, hint)
         except TimeLimitReached:
             raise NoSolutionError(
-                f"no assignment within the time limit ({time_limit:g} s): the exact engine found none, and "
+                "no assignment within the time limit: the exact engine found none, and "
                 f"Kafka's assignor, its fallback, did not finish in {FALLBACK_SECONDS:g} s more"
             ) from None
     notes = list(result.notes)

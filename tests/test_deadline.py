@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from optimizer import deadline as deadline_module
 from optimizer.deadline import TimeLimitReached, now, run_within
 
 
@@ -25,7 +26,7 @@ def test_work_is_stopped_at_its_deadline():
         run_within(now() + 0.2, lambda: spin(5))
     assert now() - started < 0.5
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    assert deadline_module._active == []
 
 
 def test_work_that_finishes_returns_its_result():
@@ -75,3 +76,23 @@ def test_outside_the_main_thread_work_runs_to_its_end():
     thread.start()
     thread.join()
     assert results == ["done"]
+
+
+def test_nested_deadlines_under_a_tight_outer_one_leave_no_trace(capfd):
+    """An outer deadline striking at any point of an inner run_within's set-up or clean-up:
+    the outer caller always gets TimeLimitReached, and nothing stays registered or armed."""
+
+    def work():
+        while True:
+            run_within(now() + 10, lambda: None)
+
+    for _ in range(2000):
+        with pytest.raises(TimeLimitReached):
+            run_within(now() + 0.0005, work)
+        assert deadline_module._active == []
+    time.sleep(0.3)  # a late alarm, if any, arrives now: it must do nothing
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, ())  # never left blocked
+    with pytest.raises(TimeLimitReached):  # and the next deadline still stops its work
+        run_within(now() + 0.1, lambda: spin(5))
+    assert "race condition" not in capfd.readouterr().err

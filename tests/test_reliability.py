@@ -190,7 +190,7 @@ def test_the_time_limit_bounds_the_exact_engine_and_its_fallback(tmp_path, monke
 def test_a_stopped_exact_engine_returns_kafkas_assignment_marked(tmp_path, monkeypatch):
     """The exact engine's Python work runs past the limit: it is stopped, and Kafka's assignment
     (which ran first, as its start) is returned, marked as the fallback; exit 3."""
-    def slow_sequence(problem, goals, backend, time_limit, tolerances, hint):
+    def slow_sequence(problem, goals, backend, time_limit, tolerances, hint, progress=None):
         hint()
         _spin_forever()
 
@@ -205,6 +205,35 @@ def test_a_stopped_exact_engine_returns_kafkas_assignment_marked(tmp_path, monke
     assert solution["solver"]["options"]["fallback"] == "kafka"
     assert any("stopped" in note for note in solution["solver"]["options"]["notes"])
     assert {g["status"] for g in solution["goals"]} == {"heuristic"}
+
+
+def test_the_stages_done_before_the_engine_is_stopped_are_kept(tmp_path, monkeypatch):
+    """A stage whose Python work runs past the limit is stopped; the stages before it keep their
+    results (the assignment of the last one), the rest say time_limit."""
+    from optimizer.backends import milp
+
+    calls = []
+    minimize = milp.MilpSession.minimize
+
+    def third_call_hangs(self, objective, time_limit, hint):
+        calls.append(time_limit)
+        if len(calls) == 3:
+            _spin_forever()
+        return minimize(self, objective, time_limit, hint)
+
+    monkeypatch.setattr(milp.MilpSession, "minimize", third_call_hangs)
+    from optimizer.generate import random_streams_problem
+
+    problem = random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)
+    goals = ["balance", "cross_rack_traffic", "stickiness", "subtopology_spread"]
+    started = time.monotonic()
+    solution = solve(problem, solver="milp", goals=goals, time_limit=1.0, warmups=False)  # stickiness hangs
+    assert time.monotonic() - started < 1.0 + solve_module.INTERRUPT_MARGIN + 1
+    statuses = {g.name: str(g.status) for g in solution.goals}
+    assert statuses["balance"] == "optimal" and statuses["cross_rack_traffic"] == "optimal"
+    assert statuses["stickiness"] == statuses["subtopology_spread"] == "time_limit"
+    assert "fallback" not in solution.solver.options
+    assert any("stopped" in n for n in solution.solver.options["notes"])
 
 
 def test_a_flow_that_cannot_be_built_falls_back_to_milp():
@@ -248,3 +277,23 @@ def test_a_solver_bug_and_an_unexpected_exception_exit_4(tmp_path, monkeypatch):
     assert "Traceback" not in result.output
     monkeypatch.setenv("KAFKA_ASSIGN_TRACEBACK", "1")
     assert "Traceback" in run("solve", path).output
+
+
+def test_a_model_too_large_to_build_returns_kafkas_assignment(monkeypatch):
+    """No exact model beyond MAX_MODEL_VARIABLES: Kafka's assignment, marked, with or without a
+    time limit."""
+    import optimizer.sequence
+
+    monkeypatch.setattr(optimizer.sequence, "MAX_MODEL_VARIABLES", 10)
+    from optimizer.generate import random_consumer_problem, random_streams_problem
+
+    for problem in (
+        random_streams_problem(4, tasks=8, clients=3, standby_replicas=1),
+        random_consumer_problem(4, members=3, topics=2, partitions=(4, 6)),
+    ):
+        for time_limit in (None, 30):
+            solution = solve(problem, goals=["balance", "stickiness"], tolerances={"stickiness": "1"}, time_limit=time_limit)
+            assert solution.solver.options["fallback"] == "kafka"
+            assert any("variables, more than 10: not built" in n for n in solution.solver.options["notes"])
+            kafka = solve(problem, solver="kafka").assignment
+            assert {c: h.active for c, h in solution.assignment.items()} == {c: h.active for c, h in kafka.items()}

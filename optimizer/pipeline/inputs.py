@@ -139,6 +139,8 @@ def _record(text: str, source: str) -> Record:
             data = json.loads(text)
         except ValueError as error:
             return Record(source, text, source, f"{source}: not a JSON document: {error}")
+        except RecursionError:
+            return Record(source, "{}", source, f"{source}: not a JSON document: nested too deeply")
     if not isinstance(data, dict):
         return Record(source, text, source, f"{source}: a problem document is a JSON object")
     name = data.get("name")

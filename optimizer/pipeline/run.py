@@ -16,12 +16,14 @@ summary row per (problem, solver), whatever happened to the problem.
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import shutil
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -99,9 +101,7 @@ def run_pipeline(
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         removed_stale_stages(output)
-        stage = output.parent / f".{output.name}.partial-{uuid.uuid4().hex[:8]}"
-        stage.mkdir()
-        lock = _hold(stage)
+        stage, lock = _new_stage(output)
     except OSError as error:
         raise PipelineError(f"cannot write next to {output}: {_reason(error)}") from None
     try:
@@ -127,9 +127,8 @@ def run_pipeline(
         for part in (stage / "summary").glob("*"):
             part.unlink()
         pq.write_table(summary, stage / "summary" / "part-00000.parquet")
-        lock.close()
-        (stage / LOCK).unlink()
         _replace(output, stage)
+        (output / LOCK).unlink()  # held until the output is in place, so never stale before
     except OSError as error:  # a full or read-only disk, while writing the tables
         shutil.rmtree(stage, ignore_errors=True)
         raise PipelineError(f"cannot write {output}: {_reason(error)}") from None
@@ -194,13 +193,16 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         # One partition, so one task, per batch, started in batch order.
         numbers = spark.range(0, count, 1, max(1, count))
         solved = numbers.mapInArrow(partial(staged_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
+    tag = f"kafka-assignment-optimizer-{stage.name}"  # this run's jobs, not others in the session
+    spark.sparkContext.addJobTag(tag)
     try:
         with _SparkProgress(spark, progress):
             receipts = solved.toArrow()
     except Exception as error:  # noqa: BLE001 - Spark wraps what failed in its own exceptions
-        spark.sparkContext.cancelAllJobs()  # no task of this job may write into the stage any more
+        spark.sparkContext.cancelJobsWithTag(tag)  # no task of this run may write into the stage any more
         raise PipelineError(f"the Spark job failed: {_spark_reason(error)}") from None
     finally:
+        spark.sparkContext.removeJobTag(tag)
         if joined is not None:
             joined.unpersist()
     shutil.rmtree(stage / STAGED_INPUT, ignore_errors=True)
@@ -321,42 +323,69 @@ def _check_rows(summary: pa.Table, names: list[str], solvers: Sequence[str]) -> 
 
 
 LOCK = ".lock"
-"""In a staging directory: held (flock) by the run writing it, so that a later run can tell a
-stale directory (its run was killed) from one in use."""
+"""In a staging directory: held (flock) by the run writing it from before the directory gets
+its `.partial-*` name until it is the output, so that a later run can tell a stale directory
+(its run was killed) from one in use."""
 
 STALE_WITHOUT_LOCK = 3600.0
-"""Seconds after which a staging directory without a lock file (written by an older version,
-or killed before it took the lock) is stale."""
+"""Seconds after which a staging directory without a lock file (written by an older version)
+or one still being created (`.starting-*`) counts as stale."""
 
 
-def _hold(stage: Path):
-    """Take the staging directory's lock for this run; the returned file holds it until closed
-    (or until the process ends, however it ends)."""
-    handle = open(stage / LOCK, "w")  # noqa: SIM115 - held for the whole run
+def _new_stage(output: Path):
+    """A new staging directory next to `output`, and the open file that holds its lock: the
+    lock is taken under a temporary name, so no `.partial-*` directory is ever unlocked while
+    its run lives."""
+    name = uuid.uuid4().hex[:8]
+    starting = output.parent / f".{output.name}.starting-{name}"
+    starting.mkdir()
+    handle = open(starting / LOCK, "w")  # noqa: SIM115 - held for the whole run
     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    return handle
+    stage = output.parent / f".{output.name}.partial-{name}"
+    starting.rename(stage)  # the lock is on the file, which moves with the directory
+    return stage, handle
+
+
+@contextmanager
+def _swap_lock(output: Path):
+    """Swaps of `output` and the clean-up next to it, one at a time: a lock on the directory
+    holding `output` (no lock file is left behind)."""
+    descriptor = os.open(output.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def removed_stale_stages(output: Path) -> list[Path]:
-    """Remove the staging (`.NAME.partial-*`) and replaced (`.NAME.old-*`) directories that
-    killed runs left next to `output`; a staging directory whose run still holds its lock stays."""
+    """Clean up after killed runs next to `output`: staging directories (`.NAME.partial-*`)
+    whose run no longer holds their lock are removed; a replaced output (`.NAME.old-*`) is
+    removed when `output` exists, and put back when a swap was cut off between its two renames."""
     removed = []
     parent = output.parent
     if not parent.is_dir():
         return removed
-    for candidate in sorted(parent.glob(f".{output.name}.partial-*")) + sorted(parent.glob(f".{output.name}.old-*")):
-        if candidate.is_dir() and _stale(candidate):
+    with _swap_lock(output):
+        olds = sorted(parent.glob(f".{output.name}.old-*"), key=lambda p: p.stat().st_mtime)
+        if olds and not output.exists():
+            olds.pop().rename(output)  # the previous output, as it was
+        stale = [p for p in parent.glob(f".{output.name}.partial-*") if p.is_dir() and _stale(p)]
+        stale += [p for p in parent.glob(f".{output.name}.starting-*") if p.is_dir() and _older(p)]
+        for candidate in sorted(olds + stale):
             shutil.rmtree(candidate, ignore_errors=True)
             removed.append(candidate)
     return removed
 
 
+def _older(directory: Path) -> bool:
+    return time.time() - directory.stat().st_mtime > STALE_WITHOUT_LOCK
+
+
 def _stale(directory: Path) -> bool:
-    if ".old-" in directory.name:
-        return True  # a replaced output, which its run deletes right after the swap
     lock = directory / LOCK
     if not lock.exists():
-        return time.time() - directory.stat().st_mtime > STALE_WITHOUT_LOCK
+        return _older(directory)
     try:
         with open(lock) as handle:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -384,12 +413,19 @@ def _spark_reason(error: Exception) -> str:
 
 
 def _replace(output: Path, stage: Path) -> None:
-    """Move the finished staging directory to `output`, replacing what was there."""
+    """Move the finished staging directory to `output`, replacing what was there (put back if
+    the second rename fails; a run killed between the two is put right by the next run)."""
     old = None
-    if output.exists():
-        _check_replaceable(output)
-        old = output.parent / f".{output.name}.old-{uuid.uuid4().hex[:8]}"
-        output.rename(old)
-    stage.rename(output)
+    with _swap_lock(output):
+        if output.exists():
+            _check_replaceable(output)
+            old = output.parent / f".{output.name}.old-{uuid.uuid4().hex[:8]}"
+            output.rename(old)
+        try:
+            stage.rename(output)
+        except OSError:
+            if old is not None:
+                old.rename(output)
+            raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

@@ -69,8 +69,9 @@ import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.limits import MAX_PARTITIONS
 from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import shown as _quoted
+from optimizer.model.limits import MAX_PARTITIONS
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.streams import PROBLEM_FORMAT, StreamsProblem
 from optimizer.pipeline.inputs import Record
@@ -490,13 +491,13 @@ def _application_reference_issues(
         elif is_applications:
             issues.append(
                 _error(
-                    where, f"application {application!r} is listed more than once ({_rows_text(rows, count)})"
+                    where, f"application {_quoted(application)} is listed more than once ({_rows_text(rows, count)})"
                 )
             )
         else:
             issues.append(
                 _error(
-                    where, f"application {application!r} is not in applications ({_rows_text(rows, count)})"
+                    where, f"application {_quoted(application)} is not in applications ({_rows_text(rows, count)})"
                 )
             )
     return issues
@@ -520,28 +521,28 @@ def _convert(value: Any, type_: str) -> Any:
     if type_ == STRING:
         if isinstance(value, str):
             return value
-        raise _BadCell(f"{value!r} is not text")
+        raise _BadCell(f"{_quoted(value)} is not text")
     if type_ == INT:
         if isinstance(value, bool):
-            raise _BadCell(f"{value!r} is not a whole number")
+            raise _BadCell(f"{_quoted(value)} is not a whole number")
         if isinstance(value, int):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
         if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
             return int(value.strip().split(".")[0])
-        raise _BadCell(f"{value!r} is not a whole number")
+        raise _BadCell(f"{_quoted(value)} is not a whole number")
     if type_ == BOOL:
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
-        raise _BadCell(f"{value!r} is not true or false")
+        raise _BadCell(f"{_quoted(value)} is not true or false")
     if isinstance(value, str):
         return [part.strip() for part in value.split(";") if part.strip()]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise _BadCell(f"{value!r} is not a list of text")
+    raise _BadCell(f"{_quoted(value)} is not a list of text")
 
 
 @dataclass
@@ -552,7 +553,7 @@ class _Application:
 
     def where(self, table: str, row: dict[str, Any]) -> str:
         keys = TABLES[table].key or ("application",)
-        return f"{table}[{', '.join(f'{key}={row.get(key)!r}' for key in keys)}]"
+        return f"{table}[{', '.join(f'{key}={_quoted(row.get(key))}' for key in keys)}]"
 
     def add(self, location: str, message: str) -> None:
         self.issues.append(_error(location, message))
@@ -646,7 +647,7 @@ def _assemble(app: dict[str, Any], children: dict[str, list[dict[str, Any]]], ro
     elif kind == CONSUMER:
         _consumer(document, children, context)
     elif kind is not None:
-        context.add(f"{where}.kind", f"unknown kind {kind!r}: expected 'streams' or 'consumer'")
+        context.add(f"{where}.kind", f"unknown kind {_quoted(kind)}: expected 'streams' or 'consumer'")
     if kind in KINDS:
         for table, rows in sorted(children.items()):
             if rows and kind not in TABLES[table].kinds:
@@ -670,7 +671,7 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
 
     def client_of(table: str, row: dict[str, Any]) -> dict[str, Any] | None:
         if row["client"] not in clients:
-            app.add(f"{app.where(table, row)}.client", f"client {row['client']!r} is not in clients")
+            app.add(f"{app.where(table, row)}.client", f"client {_quoted(row['client'])} is not in clients")
             return None
         return clients[row["client"]]
 
@@ -681,7 +682,7 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
         if row["role"] not in _PREVIOUS_ROLES:
             app.add(
                 f"{app.where('previous', row)}.role",
-                f"unknown role {row['role']!r}: expected active or standby",
+                f"unknown role {_quoted(row['role'])}: expected active or standby",
             )
         elif (client := client_of("previous", row)) is not None:
             client.setdefault(_PREVIOUS_ROLES[row["role"]], []).append(row["task"])
@@ -703,10 +704,10 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
     for row in app.rows("task_partitions", children.get("task_partitions", [])):
         where = app.where("task_partitions", row)
         if row["role"] not in _SOURCE_ROLES:
-            app.add(f"{where}.role", f"unknown role {row['role']!r}: expected source or changelog")
+            app.add(f"{where}.role", f"unknown role {_quoted(row['role'])}: expected source or changelog")
             continue
         if row["task"] not in tasks:
-            app.add(f"{where}.task", f"task {row['task']!r} is not in tasks")
+            app.add(f"{where}.task", f"task {_quoted(row['task'])} is not in tasks")
             continue
         ident = (row["topic"], row["partition"])
         if ident not in racks:
@@ -741,7 +742,7 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
         if not 0 <= row["partition"] < topic["partitions"]:
             app.add(
                 app.where("partitions", row),
-                f"topic {row['topic']!r} has {topic['partitions']} partitions in topics; "
+                f"topic {_quoted(row['topic'])} has {topic['partitions']} partitions in topics; "
                 f"there is no partition {row['partition']}",
             )
             continue
@@ -761,7 +762,7 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
 
     def member_of(table: str, row: dict[str, Any]) -> dict[str, Any] | None:
         if row["member"] not in members:
-            app.add(f"{app.where(table, row)}.member", f"member {row['member']!r} is not in members")
+            app.add(f"{app.where(table, row)}.member", f"member {_quoted(row['member'])} is not in members")
             return None
         return members[row["member"]]
 

@@ -178,7 +178,7 @@ def staged_batches(
 def _kind_of(document: str) -> str | None:
     try:
         kind = json.loads(document).get("kind")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     return kind if kind in ("streams", "consumer") else None
 
@@ -201,7 +201,7 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         row = _empty_row(name, problem.kind, solver, "error", str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     except Exception as error:  # a bug must not stop the fleet: it becomes this problem's error row
-        row = _empty_row(name, problem.kind, solver, "error", f"internal error: {type(error).__name__}: {error}", signature)
+        row = _empty_row(name, problem.kind, solver, "error", f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
     metrics = solution.metrics

@@ -199,3 +199,42 @@ def test_a_worker_bug_while_validating_is_that_documents_row(monkeypatch):
     rows = worker_module.solve_document("x", "{}", ["kafka", "exact"])
     assert [r["status"] for r in rows] == ["invalid", "invalid"]
     assert all("internal error while validating: TypeError" in r["error"] for r in rows)
+
+
+def test_a_swap_cut_off_between_its_renames_is_put_right(tmp_path, monkeypatch):
+    """Killed after moving the previous output aside but before moving the new one in: the next
+    run puts the previous output back rather than deleting it; a second rename that fails is
+    rolled back at once."""
+    output = tmp_path / "out"
+    aside = tmp_path / ".out.old-0000abcd"
+    (aside / "summary").mkdir(parents=True)
+    (aside / "summary" / "marker").write_text("previous output")
+    assert run_module.removed_stale_stages(output) == []
+    assert (output / "summary" / "marker").read_text() == "previous output"
+    (tmp_path / ".out.old-1111abcd").mkdir()  # with the output in place, a leftover goes
+    assert [p.name for p in run_module.removed_stale_stages(output)] == [".out.old-1111abcd"]
+
+    stage = tmp_path / ".out.partial-2222abcd"
+    stage.mkdir()
+    real_rename = Path.rename
+
+    def failing(self, target):
+        if self == stage:
+            raise OSError(28, "No space left on device")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", failing)
+    with pytest.raises(OSError):
+        run_module._replace(output, stage)
+    assert (output / "summary" / "marker").read_text() == "previous output"
+    assert not list(tmp_path.glob(".out.old-*"))
+
+
+def test_a_deeply_nested_line_costs_one_row(tmp_path):
+    fleet = tmp_path / "fleet.jsonl"
+    fleet.write_text(json.dumps(GOOD[2]) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    result = run_pipeline(fleet, tmp_path / "out", solvers=["kafka"], runner="local")
+    rows = _summary(result.output)
+    assert rows["fleet.jsonl:2", "kafka"]["status"] == "invalid"
+    assert "nested too deeply" in rows["fleet.jsonl:2", "kafka"]["error"]
+    assert rows["group", "kafka"]["error"] is None
