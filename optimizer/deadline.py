@@ -12,13 +12,16 @@ and Spark's Python workers all solve there). In another thread, or when SIGALRM 
 handler that is not ours, `work` runs to its end: the time limit then bounds the solvers only.
 Deadlines nest: an inner one never extends an outer one, and an outer deadline that passes
 inside an inner `run_within` is the outer caller's to handle. The first deadline installs the
-SIGALRM handler for good; without a deadline under way it does nothing.
+SIGALRM handler (and a `sys.unraisablehook` that keeps quiet about an alarm that struck inside a
+`__del__` or a gc callback, where Python cannot raise: the repeated alarm stops the work again)
+for good; without a deadline under way both do nothing.
 """
 
 from __future__ import annotations
 
 import math
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -85,7 +88,7 @@ def run_within(deadline: float | None, work: Callable[[], T]) -> T:
     try:
         try:
             with _alarms_blocked():  # an outer deadline cannot strike half-way through this
-                signal.signal(signal.SIGALRM, _on_alarm)
+                _install()
                 _active.append(entry)
                 _arm()
             return work()
@@ -142,6 +145,24 @@ def _arm() -> None:
     """Set the timer for the earliest deadline under way (at once if it has passed)."""
     earliest, _ = min(_active, key=lambda entry: entry[0])
     signal.setitimer(signal.ITIMER_REAL, max(earliest - now(), 1e-4), REPEAT)
+
+
+def _install() -> None:
+    """Our SIGALRM handler and unraisable hook, for good: both do nothing without a deadline."""
+    global _reported_unraisable
+    signal.signal(signal.SIGALRM, _on_alarm)
+    if sys.unraisablehook is not _quiet_unraisable:
+        _reported_unraisable, sys.unraisablehook = sys.unraisablehook, _quiet_unraisable
+
+
+def _quiet_unraisable(unraisable) -> None:
+    """An alarm that struck where Python cannot raise (a `__del__`, a gc callback) is dropped
+    there; the repeated alarm stops the work again. Only that is kept quiet."""
+    if not isinstance(unraisable.exc_value, _Expired):
+        _reported_unraisable(unraisable)
+
+
+_reported_unraisable = sys.unraisablehook
 
 
 def _on_alarm(signum, frame) -> None:

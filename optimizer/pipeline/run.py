@@ -128,7 +128,7 @@ def run_pipeline(
             part.unlink()
         pq.write_table(summary, stage / "summary" / "part-00000.parquet")
         _replace(output, stage)
-        (output / LOCK).unlink()  # held until the output is in place, so never stale before
+        (output / LOCK).unlink(missing_ok=True)  # held until the output is in place, so never stale before
     except OSError as error:  # a full or read-only disk, while writing the tables
         shutil.rmtree(stage, ignore_errors=True)
         raise PipelineError(f"cannot write {output}: {_reason(error)}") from None
