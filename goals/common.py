@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from optimizer.costs import StreamsIndex
+from optimizer.model.base import per_object
 from optimizer.model.streams import StreamsProblem
 
 
@@ -51,18 +52,10 @@ def active_counts(index: StreamsIndex, placement: StreamsPlacement, rows=None) -
     return np.bincount(owners[owners >= 0], minlength=len(index.clients))
 
 
-_INDEXES: list[tuple[StreamsProblem, StreamsIndex]] = []
-
-
+@per_object
 def index_of(problem: StreamsProblem) -> StreamsIndex:
-    """The problem's index, built once per problem object (a few recent ones are kept)."""
-    for known, index in _INDEXES:
-        if known is problem:
-            return index
-    index = StreamsIndex.of(problem)
-    _INDEXES.insert(0, (problem, index))
-    del _INDEXES[8:]
-    return index
+    """The problem's index, built once per problem object."""
+    return StreamsIndex.of(problem)
 
 
 def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer import __version__
-from optimizer.deadline import TimeLimitReached, deadline_after, now, run_within
+from optimizer.deadline import TimeLimitReached, deadline_after, remaining, run_within
 from optimizer.errors import (
     InvalidInputError,
     KafkaAssignmentError,
@@ -314,14 +314,14 @@ def solve_command(
     found nothing within the time limit (Kafka's assignment is then returned, marked so), or when
     hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
-    started = now()
-    problem = _load_or_exit(problem_path, time_limit)
+    deadline = deadline_after(time_limit)  # the whole command, reading the file included
+    problem = _load_or_exit(problem_path, deadline, time_limit)
     try:
         solution = solve(
             problem,
             solver=solver,
             goals=_goal_list(goal_names),
-            time_limit=_left(time_limit, started),
+            time_limit=remaining(deadline),
             tolerances=_tolerances(tolerances),
             warmups=not no_warmups,
         )
@@ -338,16 +338,10 @@ def solve_command(
         sys.exit(ExitCode.NO_SOLUTION)
 
 
-def _left(time_limit: float | None, started: float) -> float | None:
-    """What is left of the command's time limit once the file is read: the limit bounds the
-    whole command, reading and validating included."""
-    return None if time_limit is None else max(0.0, time_limit - (now() - started))
-
-
-def _load_or_exit(path: Path, time_limit: float | None = None) -> Problem:
-    """The problem at `path`, read within `time_limit` (exit 3 past it, 1 if invalid)."""
+def _load_or_exit(path: Path, deadline: float | None = None, time_limit: float | None = None) -> Problem:
+    """The problem at `path`, read by `deadline` (exit 3 past it, 1 if invalid)."""
     try:
-        return run_within(deadline_after(time_limit), lambda: load_problem(path))
+        return run_within(deadline, lambda: load_problem(path))
     except InvalidInputError as error:
         _print_invalid(error)
         sys.exit(ExitCode.INVALID_INPUT)
@@ -373,10 +367,10 @@ def _write_or_exit(solution, output: Path) -> None:
 def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, as_json: bool) -> None:
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
-    started = now()
-    problem = _load_or_exit(problem_path, time_limit)
+    deadline = deadline_after(time_limit)  # the whole command, reading the file included
+    problem = _load_or_exit(problem_path, deadline, time_limit)
     try:
-        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=_left(time_limit, started))
+        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
     except (SolverUnavailableError, PluginError, GoalError) as error:
         err.print(f"[red]✗[/red] {escape(str(error))}")
         sys.exit(ExitCode.USAGE)

@@ -139,12 +139,14 @@ def run_sequence(
     else:
         note = None
 
-    full = model_variables(problem)
-    if full > MAX_MODEL_VARIABLES and not (problem.kind == "streams" and compress is not False):
+    small, full = model_variables(problem)
+    if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
         return _too_large(full, note)
     result, reason, start = None, None, None
-    if problem.kind == "streams" and compress is not False:
-        result, reason, start = _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, compress is True, progress)
+    if small is not None and compress is not False:
+        result, reason, start = _run_compressed(
+            problem, goals, backend, time_limit, tolerances, hint, started, compress is True, progress, small, full
+        )
     if result is None:
         if full > MAX_MODEL_VARIABLES:
             return _too_large(full, note, reason)
@@ -158,17 +160,18 @@ def run_sequence(
     return result
 
 
-def model_variables(problem) -> int:
-    """Assignment variables of the full integer model (before goals add theirs)."""
+def model_variables(problem) -> tuple[int | None, int]:
+    """Assignment variables (before goals add theirs) of the compressed Streams model (None for
+    consumers, which have none) and of the full integer model."""
     if problem.kind == "streams":
         from optimizer import compressed
 
-        return compressed.sizes(problem)[1]
+        return compressed.sizes(problem)
     subscribers: dict[str, int] = {}
     for member in problem.members:
         for topic in member.subscriptions:
             subscribers[topic] = subscribers.get(topic, 0) + 1
-    return sum(topic.partitions * subscribers.get(topic.name, 0) for topic in problem.topics)
+    return None, sum(topic.partitions * subscribers.get(topic.name, 0) for topic in problem.topics)
 
 
 def _too_large(variables: int, *notes: str | None) -> SequenceResult:
@@ -182,13 +185,13 @@ def _too_large(variables: int, *notes: str | None) -> SequenceResult:
     )
 
 
-def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress):
-    """The sequence on the compressed formulation (optimizer.compressed). Returns (result, None,
-    None) when its assignment reaches every stage's value, else (None, why not, the assignment
-    to start the full model from, if any)."""
+def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full):
+    """The sequence on the compressed formulation (optimizer.compressed), whose model has about
+    `small` variables where the full one has `full`. Returns (result, None, None) when its
+    assignment reaches every stage's value, else (None, why not, the assignment to start the full
+    model from, if any)."""
     from optimizer import compressed
 
-    small, full = compressed.sizes(problem)
     if small > MAX_MODEL_VARIABLES:
         return None, f"it would have {small:,} variables", None
     if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
 from pydantic import BaseModel, ConfigDict
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class FrozenModel(BaseModel):
@@ -27,3 +34,23 @@ class FrozenModel(BaseModel):
         for key in [key for key in copied.__dict__ if key not in fields]:
             del copied.__dict__[key]
         return copied
+
+
+def per_object(function: Callable[[T], R]) -> Callable[[T], R]:
+    """`function(obj)` computed once per object, by identity, for the eight most recent objects.
+
+    For what is derived from a frozen problem: solving, checking and printing one result ask for
+    the same derivation several times, and a problem need not be hashable to be looked up."""
+    recent: list[tuple[T, R]] = []
+
+    @functools.wraps(function)
+    def once(obj: T) -> R:
+        for known, value in recent:
+            if known is obj:
+                return value
+        value = function(obj)
+        recent.insert(0, (obj, value))
+        del recent[8:]
+        return value
+
+    return once

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, partition_id, shown
+from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, described, partition_id, shown
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
 from optimizer.model.streams import PROBLEM_FORMAT
@@ -50,7 +50,7 @@ def _strategy_name(value: Any) -> Any:
         not_names = [i for i, entry in enumerate(value) if not isinstance(entry, str)]
         if not_names:
             raise ValueError(
-                f"entry [{not_names[0]}] is {_kind(value[not_names[0]])}: each strategy is a name "
+                f"entry [{not_names[0]}] is {described(value[not_names[0]])}: each strategy is a name "
                 "(range, roundrobin, sticky, cooperative-sticky) or one of Kafka's assignor class names"
             )
         names = [_strategy_name(entry) for entry in value]
@@ -65,12 +65,6 @@ def _strategy_name(value: Any) -> Any:
     if isinstance(value, str):
         return _KAFKA_CLASS_NAMES.get(value.strip(), value.strip())
     return value
-
-
-def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", tuple: "a list", bool: "true/false", type(None): "null"}.get(
-        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
-    )
 
 
 class Topic(FrozenModel):

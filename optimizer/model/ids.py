@@ -111,6 +111,16 @@ def shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit + 2 else f"{text[:limit]}... ({len(text):,} characters)"
 
 
+def described(value: object) -> str:
+    """What a parsed JSON or YAML value is, in words: `a mapping`, `a list`, `a text`, ..."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    names = {dict: "a mapping", list: "a list", tuple: "a list", str: "a single text", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 def escape_unprintable(text: str) -> str:
     """`text` with control and invisible format characters written as escapes (for paths and
     other text that is not an id but is printed)."""

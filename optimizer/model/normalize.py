@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from optimizer.model.base import per_object
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import shown
 from optimizer.model.issues import Issue, warning
@@ -34,22 +35,12 @@ class Normalized(Generic[P]):
     """One warning per tolerated condition, with its location."""
 
 
-_RECENT: list[tuple[StreamsProblem | ConsumerProblem, Normalized]] = []
-
-
+@per_object
 def normalize(problem: P) -> Normalized[P]:
-    """The problem as Kafka acts on it, with the warnings; computed once per problem object (a
-    few recent ones are kept: solving, checking and printing a result each ask for it)."""
-    for known, normalized in _RECENT:
-        if known is problem:
-            return normalized
+    """The problem as Kafka acts on it, with the warnings (computed once per problem object)."""
     if isinstance(problem, StreamsProblem):
-        normalized = _normalize_streams(problem)
-    else:
-        normalized = _normalize_consumer(problem)
-    _RECENT.insert(0, (problem, normalized))
-    del _RECENT[8:]
-    return normalized
+        return _normalize_streams(problem)
+    return _normalize_consumer(problem)
 
 
 def _natural(value: str) -> tuple:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import shown
+from optimizer.model.ids import described, shown
 from optimizer.model.issues import Issue, Severity, format_loc, issues_from_validation_error
 from optimizer.model.limits import MAX_DOCUMENT_BYTES, MAX_YAML_BYTES
 from optimizer.model.solution import Solution
@@ -174,12 +174,6 @@ def parse_document(text: str, source: str) -> Any:
         raise _parse_error(source, f"malformed {kind}: nested too deeply") from None
 
 
-def _kind_of(data: Any) -> str:
-    return {list: "a list", str: "a single text", int: "a number", float: "a number", bool: "true/false"}.get(
-        type(data), type(data).__name__
-    )
-
-
 def _parse_error(source: str, message: str) -> InvalidInputError:
     return InvalidInputError(source, [Issue(severity=Severity.ERROR, message=message)])
 
@@ -211,7 +205,7 @@ def read_document(path: str | Path) -> Any:
 def problem_from_data(data: Any, source: str = "<problem>") -> Problem:
     """Validate a parsed problem document; InvalidInputError lists every problem found."""
     if not isinstance(data, dict):
-        raise _parse_error(source, f"a problem document is a mapping of fields, got {_kind_of(data)}")
+        raise _parse_error(source, f"a problem document is a mapping of fields, got {described(data)}")
     kind = data.get("kind")
     model = PROBLEM_KINDS.get(kind) if isinstance(kind, str) else None
     if model is None:
@@ -291,7 +285,7 @@ def save_problem(problem: Problem, path: str | Path) -> None:
 
 def solution_from_data(data: Any, source: str = "<solution>") -> Solution:
     if not isinstance(data, dict):
-        raise _parse_error(source, f"a solution document is a mapping of fields, got {_kind_of(data)}")
+        raise _parse_error(source, f"a solution document is a mapping of fields, got {described(data)}")
     try:
         return Solution.model_validate(data)
     except ValidationError as error:
