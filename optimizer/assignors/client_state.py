@@ -3,7 +3,8 @@
 Lags follow Kafka: a previous active that reports no lag is a running active, Kafka's
 LATEST_OFFSET (-2), which sorts before every real lag; a previous standby that reports none is
 taken as caught up (0); any other client restores the whole changelog (`changelog_end_offset`,
-or the largest long when unknown). A stateful task without changelog has lag 0 everywhere.
+or the largest long when unknown). A stateful task without changelog has lag 0 everywhere. As in
+Kafka, a task a client reports a lag for and did not run as active is a previous standby of it.
 """
 
 from __future__ import annotations
@@ -97,8 +98,12 @@ def client_states(problem: StreamsProblem) -> list[ClientState]:
     for client_id in kafka_client_order(c.id for c in problem.clients):
         client = problem.client_by_id[client_id]
         previous_active = frozenset(parse_task_id(t) for t in client.previous_active)
-        previous_standby = frozenset(parse_task_id(t) for t in client.previous_standby)
         reported = {task: lag for task, lag in ((parse_task_id(t), lag) for t, lag in client.lags.items()) if task in end_offset}
+        # Kafka's initializeRemainingPrevTasksFromTaskOffsetSums: every task a client reports an
+        # offset sum for, and did not run as active, is one of its previous standbys.
+        previous_standby = frozenset(parse_task_id(t) for t in client.previous_standby) | (
+            reported.keys() - previous_active
+        )
         states.append(
             ClientState(
                 id=client.id,

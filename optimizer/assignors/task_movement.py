@@ -151,7 +151,8 @@ def assign_active_task_movements(
         destination.assign_standby(task)
 
     count = 0
-    for movement in movements:  # Kafka walks the queue's heap array
+    while movements:  # polled in priority order, as Kafka does since 3.4.0
+        movement = movements.poll()
         task, destination = movement.task, movement.destination
         source = caught.least_loaded(task, lambda c, t=task: t in c.standby)
         if source is not None:
@@ -187,7 +188,8 @@ def assign_standby_task_movements(
                 movements.offer(_Movement(task, client, caught.count(task)))
 
     count = 0
-    for movement in movements:
+    while movements:
+        movement = movements.poll()
         task, destination = movement.task, movement.destination
 
         def eligible(c: ClientState, t: TaskKey = task) -> bool:

@@ -3,9 +3,11 @@ TaskMovementTest and ClientTagAwareStandbyTaskAssignorTest, with Kafka's expecte
 
 from __future__ import annotations
 
+from optimizer import problem_from_data
 from optimizer.assignors.client_state import client_states
 from optimizer.assignors.high_availability import high_availability_assign
 from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor
+from optimizer.assignors.sticky_task import sticky_task_assign
 from tests.assignors.kafka_fixtures import MAX_LONG, ids, lag_problem, mock
 
 S2 = ["0_0", "0_1"]
@@ -165,3 +167,40 @@ def test_tag_fallback_walks_kafkas_full_hash_map():
     })  # fmt: skip
     standby = {c: set(h.standby) for c, h in solve(problem, solver="kafka").assignment.items()}
     assert {"0_3", "0_9", "0_15"} <= standby["C"] and {"0_6", "0_12", "0_18"} <= standby["B"]
+
+
+def test_a_reported_lag_makes_a_previous_standby():
+    # Kafka's ClientState.initializeRemainingPrevTasksFromTaskOffsetSums: a task a client reports
+    # an offset sum for, and did not run as active, is one of its previous standbys.
+    problem = lag_problem(
+        {"C1": {"threads": 3, "lags": {"0_0": 139_456}}, "C2": {"threads": 1, "previous_standby": ["0_1"]}},
+        ["0_0", "0_1", "0_2"], num_standby_replicas=0,
+    )  # fmt: skip
+    by_id = {c.id: c for c in client_states(problem)}
+    assert ids(by_id["C1"].previous_standby) == ["0_0"] and ids(by_id["C2"].previous_standby) == ["0_1"]
+    # The legacy sticky assignor hands a task to a previous standby holder first.
+    sticky = problem.model_copy(update={"config": problem.config.model_copy(update={"task_assignor_class": "sticky"})})
+    result = {c.id: ids(c.active) for c in sticky_task_assign(sticky).clients}
+    assert result == {"C1": ["0_0", "0_2"], "C2": ["0_1"]}
+
+
+def test_movements_are_polled_in_priority_order():
+    # Since Kafka 3.4.0 TaskMovement polls its queue (fewest caught-up clients, then task id);
+    # walking the heap array instead gives the warm-up of 2_0 to the other client.
+    a, b = "650b6703-5388-7d3a-c74b-6391c9ca22c4", "eab89637-d9ae-b106-ad99-bd0abe1a087d"
+    ends = {"0_0": 1578, "0_1": 0, "1_0": 4356, "2_0": 1_707_864, "3_0": 13_923}
+    problem = problem_from_data({
+        "kind": "streams",
+        "config": {"num.standby.replicas": 0, "acceptable.recovery.lag": 0, "max.warmup.replicas": 3},
+        "clients": [
+            {"id": a, "threads": 4, "previous_active": ["0_0", "1_0", "3_0"], "lags": {"0_0": 1293, "1_0": 1135}},
+            {"id": b, "threads": 3, "previous_active": ["0_1", "2_0"]},
+        ],
+        "tasks": [
+            {"id": t, "stateful": True, "source_partitions": [{"topic": f"in{t[0]}", "partition": int(t[2])}],
+             "changelog_partitions": [{"topic": f"store{t[0]}-changelog", "partition": int(t[2])}],
+             "changelog_end_offset": end}
+            for t, end in ends.items()
+        ],
+    })  # fmt: skip
+    assert run(problem) == ({a: (["0_0", "0_1", "1_0", "3_0"], [], ["2_0"]), b: (["2_0"], [], ["0_0", "1_0"])}, True)

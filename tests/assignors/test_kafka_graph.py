@@ -1,0 +1,58 @@
+"""`kafka_graph` against the edge-by-edge port of Kafka's Graph: the same assignment, ties included."""
+
+import numpy as np
+import pytest
+
+from goals.kip925.cycle_canceling import cancel_negative_cycles
+from goals.kip925.graph import Graph
+from optimizer.assignors.kafka_graph import cancel_cycles_as_kafka
+
+
+def _kafka_graph_port(cost: np.ndarray, holder: np.ndarray) -> np.ndarray:
+    n, m = cost.shape
+    graph = Graph()
+    sink = n + m
+    for i in range(n):
+        for j in range(m):
+            graph.add_edge(i, n + j, 1, int(cost[i, j]), int(holder[i] == j))
+        graph.add_edge(-1, i, 1, 0, 1)
+    counts = np.bincount(holder, minlength=m)
+    for j in range(m):
+        graph.add_edge(n + j, sink, int(counts[j]), 0, int(counts[j]))
+    graph.source, graph.sink = -1, sink
+    graph.solve_min_cost_flow()
+    return np.array([next(v - n for v, e in sorted(graph.edges_from(i).items()) if e.flow > 0) for i in range(n)])
+
+
+def _instance(rng, n, m, spread):
+    holder = rng.integers(0, m, size=n)
+    cost = rng.integers(0, spread, size=(n, m))
+    if rng.random() < 0.5:  # KIP-925's shape: traffic x 10, plus 1 off the current client
+        cost = cost * 10 + (np.arange(m)[None, :] != holder[:, None])
+    return cost, holder
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_same_assignment_as_kafkas_graph(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        n, m = int(rng.integers(1, 28)), int(rng.integers(2, 6))
+        cost, holder = _instance(rng, n, m, int(rng.choice([2, 3, 20])))  # few values: many ties
+        expected = _kafka_graph_port(cost, holder)
+        assert cancel_cycles_as_kafka(cost, holder).tolist() == expected.tolist(), (cost.tolist(), holder.tolist())
+
+
+def test_large_graph_reaches_the_minimum_cost_and_keeps_counts():
+    rng = np.random.default_rng(7)
+    cost, holder = _instance(rng, 600, 30, 3)
+    result = cancel_cycles_as_kafka(cost, holder)
+    optimum = cancel_negative_cycles(cost, holder).assignment
+    rows = np.arange(len(holder))
+    assert cost[rows, result].sum() == cost[rows, optimum].sum() < cost[rows, holder].sum()
+    assert np.bincount(result, minlength=30).tolist() == np.bincount(holder, minlength=30).tolist()
+
+
+def test_two_clients_swap_the_pair_that_saves_most():
+    # Task 0 (on client 0) costs 5 there and 0 on client 1; task 1 (on client 1) the reverse.
+    cost = np.array([[5, 0], [0, 5], [1, 1]])
+    assert cancel_cycles_as_kafka(cost, np.array([0, 1, 0])).tolist() == [1, 0, 0]
