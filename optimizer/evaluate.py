@@ -176,7 +176,7 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
     else:
         violations, metrics = _evaluate_consumer(normalized.problem, problem, assignment, followup)
     violations.sort(key=lambda v: (v.code.value, v.client or "", v.task or "", v.message))
-    warnings = normalized.warnings
+    warnings = normalized.warnings + tuple(violations.anomalies)
     named = solution.problem if isinstance(solution, Solution) else None
     if named and problem.name and named != problem.name:
         warnings += (
@@ -192,7 +192,12 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
 
 
 class _Findings(list[Violation]):
-    """The violations found so far."""
+    """The violations found so far, and the anomalies: what Kafka's own assignors do and Kafka
+    tolerates, reported as warnings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anomalies: list[Issue] = []
 
     def flag(
         self, code: ViolationCode, message: str, client: str | None = None, task: str | None = None
@@ -515,6 +520,7 @@ def _evaluate_consumer(
     assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
     # The partitions of the problem's topics by id, so that only ids outside them are parsed.
     known = {f"{t.name}-{n}": (t.name, n) for t in problem.topics for n in range(t.partitions)}
+    claims = {m.id: set(m.owned_partitions) for m in raw.members}
     owners: dict[str, list[str]] = defaultdict(list)
     sizes: dict[str, int] = dict.fromkeys(members, 0)
     for member_id in sorted(assignment):
@@ -545,12 +551,24 @@ def _evaluate_consumer(
                 )
                 continue
             if topic not in members[member_id].subscriptions:
-                flag(
-                    ViolationCode.NOT_SUBSCRIBED,
-                    f"member {shown(member_id)} got {partition} but does not subscribe to {topic}",
-                    member_id,
-                    partition,
-                )
+                if partition in claims.get(member_id, ()):
+                    # Kafka's general sticky assignor returns a partition to a previous owner of
+                    # an older generation without checking its subscription (decision 47).
+                    violations.anomalies.append(
+                        warning(
+                            "assignment",
+                            f"Kafka anomaly: member {shown(member_id)} gets {partition}, which it owned, "
+                            f"but no longer subscribes to {topic}; its consumer will not fetch it and "
+                            "will rejoin the group (a further rebalance)",
+                        )
+                    )
+                else:
+                    flag(
+                        ViolationCode.NOT_SUBSCRIBED,
+                        f"member {shown(member_id)} got {partition} but does not subscribe to {topic}",
+                        member_id,
+                        partition,
+                    )
             owners[partition].append(member_id)
             sizes[member_id] += 1
 
@@ -627,13 +645,16 @@ def _evaluate_consumer(
     return violations, metrics
 
 
-def record_evaluation(solution: Solution, evaluation: Evaluation, problem: Problem) -> Solution:
-    """The solution with the evaluation's metrics and the problem's warnings recorded in it."""
+def record_evaluation(
+    solution: Solution, evaluation: Evaluation, problem: Problem, solver_warnings: tuple[Issue, ...] = ()
+) -> Solution:
+    """The solution with the evaluation's metrics, the problem's warnings and the solver's
+    (`solver_warnings`) recorded in it."""
     return solution.model_copy(
         update={
             "problem": solution.problem or problem.name,
             "kind": problem.kind,
             "metrics": evaluation.metrics.model_dump(mode="json"),
-            "warnings": evaluation.warnings,
+            "warnings": evaluation.warnings + tuple(solver_warnings),
         }
     )

@@ -37,6 +37,7 @@ from optimizer.errors import NoSolutionError, SolverError, SolverUnavailableErro
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import TaskKey
+from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
@@ -106,10 +107,11 @@ def solve(
     plugin_info = tuple(PluginInfo(name=p.name, version=p.version) for p in loaded.loaded)
     goal_results: tuple[GoalResult, ...] = ()
     options: dict = {}
+    solver_warnings: tuple[Issue, ...] = ()  # where Kafka's own answer is knowingly not reproduced
     deadline = deadline_after(time_limit)
     if solver in ("kafka", "kip925"):
         try:
-            assignment, followup, notes, options = run_within(
+            assignment, followup, notes, options, solver_warnings = run_within(
                 deadline, lambda: _heuristic(normalized.problem, solver, problem)
             )
         except TimeLimitReached:
@@ -154,7 +156,7 @@ def solve(
     if not evaluation.valid:
         details = "; ".join(f"{v.code.value}: {v.message}" for v in evaluation.violations[:10])
         raise SolverError(f"solver {solver!r} produced an invalid assignment (a bug): {details}")
-    return record_evaluation(solution, evaluation, problem)
+    return record_evaluation(solution, evaluation, problem, solver_warnings)
 
 
 def _heuristic(problem, solver: str, raw):
@@ -169,10 +171,11 @@ def _heuristic(problem, solver: str, raw):
             for member, parts in sorted(result.assignment.items())
         }
         options = {"assignor": str(problem.config.partition_assignment_strategy)}
-        return assignment, result.followup_rebalance, list(result.notes), options
+        warnings = tuple(warning(where, what) for where, what in result.warnings)
+        return assignment, result.followup_rebalance, list(result.notes), options, warnings
     run, options = _streams_solver(problem, solver)
     result = run(problem)
-    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options
+    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, ()
 
 
 def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmups, kafka):

@@ -12,7 +12,13 @@
   changes owner until its holder has revoked it, and asks for a follow-up rebalance.
 
 Kafka iterates the group's members in a Java HashMap by member id; which member keeps the one
-extra partition, and some tie-breaks, depend on that order, so it is reproduced.
+extra partition, and some tie-breaks, depend on that order, so it is reproduced. What each member
+gets is Kafka's; the order of the partitions within a member's list is not (a consumer does not
+depend on it): solutions list them sorted.
+
+Owned partitions numbered beyond their topic's partition count are not checked by Kafka's sticky
+assignors; `sticky_assign` follows what Kafka does with them where that gives an assignment, and
+says in the result's warnings where Kafka's own answer would be broken (decision 46).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass, field
 
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
-from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import parse_partition_id, shown
 
 TP = tuple[str, int]
 
@@ -32,9 +38,11 @@ TP = tuple[str, int]
 @dataclass
 class ConsumerAssignorResult:
     assignment: dict[str, list[TP]]
-    """Member id -> partitions, in the order Kafka lists them."""
+    """Member id -> partitions (their order within a member is not Kafka's)."""
     followup_rebalance: bool = False
     notes: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    """(location, message): where Kafka's own answer is not reproduced, and why."""
 
 
 def kafka_consumer_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
@@ -258,12 +266,19 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
     members = group.hash_order()
     raw_owned: dict[str, list[TP]] = {}
     generation: dict[str, int] = {}
-    for member in problem.members:
+    # Claims on partitions numbered beyond their topic's partition count: Kafka checks only that
+    # the topic exists, so they stay in its bookkeeping (see where `beyond` is used).
+    beyond: dict[str, list[TP]] = {}
+    phantom: set[TP] = set()
+    for index, member in enumerate(problem.members):
         owned = []
         for partition in member.owned_partitions:
             topic, p = parse_partition_id(partition)
-            if topic in group.partitions and p < group.partitions[topic]:
+            if topic in group.partitions:
                 owned.append((topic, p))
+                if p >= group.partitions[topic]:
+                    beyond.setdefault(member.id, []).append((topic, p))
+                    phantom.add((topic, p))
         raw_owned[member.id] = owned
         generation[member.id] = member.generation
 
@@ -298,10 +313,22 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
                 previous_owner[tp] = member
 
     racks = _RackInfo(group, members)
+    warnings = []
+    location = {m.id: f"members[{i}] (id {shown(m.id)}).owned_partitions" for i, m in enumerate(problem.members)}
     if all_equal:
+        # Kafka's constrained builder keeps such claims, and its merge of the sorted assigned
+        # partitions into all partitions then stalls on them: later partitions count as
+        # unassigned twice, and the rebalance fails (decision 46). They are ignored here.
+        for member, phantoms in beyond.items():
+            owned[member] = [tp for tp in owned[member] if tp not in set(phantoms)]
+            warnings.append((location[member], _phantom_message(phantoms, "constrained")))
         assignment, transferring = _constrained(group, members, owned, contested, racks)
     else:
-        assignment = _General(group, members, owned, raw_owned, generation, max_generation, racks).build()
+        # Kafka's general builder keeps them where they are: they count towards their member's
+        # load while it balances, and come back in the member's assignment. Followed, then
+        # left out of the answer below (the partitions do not exist).
+        general = _General(group, members, owned, raw_owned, generation, max_generation, racks)
+        assignment = general.build()
         transferring = None
     notes = ["constrained (equal subscriptions)" if all_equal else "general (subscriptions differ)"]
     followup = False
@@ -312,10 +339,41 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
             transferring = {tp: m for tp, m in added.items() if tp in revoked}
         for tp, member in transferring.items():
             _discard(assignment[member], tp)
-        followup = any(tp not in set(assignment[m]) for m, parts in raw_owned.items() for tp in parts)
+        followup = any(
+            tp not in set(assignment[m]) for m, parts in raw_owned.items() for tp in parts if tp not in phantom
+        )
         if transferring:
             notes.append(f"{len(transferring)} partitions withheld until their owners revoke them")
-    return _result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes)
+    for member, parts in assignment.items():
+        kept = [tp for tp in parts if tp not in phantom]
+        if len(kept) < len(parts):
+            assignment[member] = kept
+            builder = "general, assigned twice" if general.phantom_stalls_kafka else "general"
+            warnings.append((location[member], _phantom_message(sorted(set(parts) - set(kept)), builder)))
+    return _result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes, warnings=warnings)
+
+
+def _phantom_message(phantoms: list[TP], builder: str) -> str:
+    names = ", ".join(f"{t}-{p}" for t, p in sorted(phantoms))
+    if builder == "constrained":
+        what = (
+            "Kafka's sticky assignor (equal subscriptions) keeps such claims, which corrupts its list "
+            "of unassigned partitions: at Kafka 1eb7644 this rebalance fails with IllegalStateException "
+            "('No more unfilled consumers to be assigned') or assigns partitions twice; ignored here"
+        )
+    elif builder == "general":
+        what = (
+            "Kafka's sticky assignor (subscriptions differ) keeps such claims: they count towards the "
+            "member's load and Kafka hands them back to it; followed, but left out of this answer"
+        )
+    else:
+        what = (
+            "Kafka's sticky assignor (subscriptions differ) keeps such claims, and its list of "
+            "unassigned partitions stalls on them: at Kafka 1eb7644 it assigns the partitions after them "
+            "a second time (to several members). Here they count towards the member's load as in "
+            "Kafka, and are left out of this answer"
+        )
+    return f"claims partitions {names} beyond the topic's partition count: {what}"
 
 
 def _discard(items: list, item) -> None:
@@ -491,8 +549,9 @@ class _General:
         self.member_topics = {m: [t for t in group.subscriptions[m] if t in group.partitions] for m in members}
         self.max_size = {m: sum(group.partitions[t] for t in self.member_topics[m]) for m in members}
         self.owner: dict[TP, str] = {tp: m for m in members for tp in owned[m]}
-        topics = sorted(group.partitions, key=lambda t: (len(self.topic_consumers[t]), t))
-        self.all_partitions = [(t, p) for t in topics for p in range(group.partitions[t])]
+        self.topics = sorted(group.partitions, key=lambda t: (len(self.topic_consumers[t]), t))
+        self.all_partitions = [(t, p) for t in self.topics for p in range(group.partitions[t])]
+        self.phantom_stalls_kafka = False
         self.previous: dict[TP, tuple[str, int]] = {}
         for member in members:
             if generation[member] < max_generation:
@@ -521,6 +580,16 @@ class _General:
             self.current[member] = kept
         held = {tp for parts in self.current.values() for tp in parts}
         unassigned = [tp for tp in self.all_partitions if tp not in held]
+        # Kafka merges its sorted kept partitions into all partitions: a claim beyond its topic's
+        # partition count never matches, so every kept partition sorted after it is taken for
+        # unassigned too (and assigned again). Only reported (see sticky_assign).
+        rank = {t: i for i, t in enumerate(self.topics)}
+        phantoms = [(rank[t], p) for t, p in held if p >= self.group.partitions[t]]
+        if phantoms:
+            first = min(phantoms)
+            self.phantom_stalls_kafka = any(
+                (rank[t], p) > first for t, p in held if p < self.group.partitions[t]
+            )
         initializing = self.size(self.ordered()[-1]) == 0
 
         if self.racks.member_rack:
@@ -632,8 +701,10 @@ class _General:
         self._reassign(tp, target)
 
     def _reassign(self, tp: TP, new: str) -> None:
-        old = self.owner[tp]
-        moved = self.movements.partition_to_move(tp, old, new)
+        # Kafka may move another partition of the topic instead (undoing an earlier opposite
+        # move); its processPartitionMovement takes the owner of the partition actually moved.
+        moved = self.movements.partition_to_move(tp, self.owner[tp], new)
+        old = self.owner[moved]
         self.movements.record(moved, old, new)
         self.current[old].remove(moved)
         self.current[new].append(moved)

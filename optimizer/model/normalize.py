@@ -171,20 +171,25 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
     valid_owned: list[list[str]] = []
     claims: dict[str, list[int]] = defaultdict(list)
     for index, member in enumerate(problem.members):
-        kept, gone = [], []
+        kept, gone, beyond = [], [], []
         for owned in member.owned_partitions:
             topic, _, number = owned.rpartition("-")  # validated: '<topic>-<partition>'
-            if topic in topics and int(number) < topics[topic].partitions:
+            if topic not in topics:
+                gone.append(owned)
+            elif int(number) >= topics[topic].partitions:
+                beyond.append(owned)
+            else:
                 kept.append(owned)
                 claims[owned].append(index)
-            else:
-                gone.append(owned)
+        where = f"members[{index}] (id {shown(member.id)}).owned_partitions"
         if gone:
             warnings.append(
-                warning(
-                    f"members[{index}] (id {shown(member.id)}).owned_partitions",
-                    f"partitions {_names(gone)} no longer exist; dropped, as KIP-54 step 1 does",
-                )
+                warning(where, f"partitions {_names(gone)} belong to topics that no longer exist; dropped, as KIP-54 step 1 does")
+            )
+        if beyond:
+            # Kafka's sticky assignors do not check this: solve's warnings say what Kafka does.
+            warnings.append(
+                warning(where, f"partitions {_names(beyond)} are beyond their topic's partition count; ignored")
             )
         valid_owned.append(kept)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from optimizer import evaluate, solve
 from optimizer.assignors.consumer import kafka_consumer_assign
-from optimizer.model import problem_from_data
+from optimizer.model import ClientAssignment, problem_from_data
 
 
 def assign(topics: dict[str, int], members: dict[str, dict], strategy: str, racks=None):
@@ -247,3 +248,96 @@ def test_contested_claims_through_solve():
     data["config"]["partition.assignment.strategy"] = "cooperative-sticky"
     exact = solve(problem_from_data(data))
     assert exact.followup_rebalance and exact.metrics["withheld_partitions"] >= 1
+
+
+# Where Kafka's own code (1eb7644) does something unusual: Kafka's answers from its Java classes --
+
+
+def test_reassigning_moves_the_partition_kafka_picks_from_its_own_owner():
+    # PartitionMovements may move another partition of the topic than the one looked at (undoing
+    # an earlier opposite move); the move is from that partition's owner (Kafka's
+    # processPartitionMovement). Taking the looked-at partition's owner crashed.
+    all_three = ["clicks_v2", "audit.log", "orders-eu"]
+    racks = {"clicks_v2": [["r1"]] + [["r1", "r2", "r3"]] * 15 + [["r2"]], "audit.log": None, "orders-eu": None}
+    data = {
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": "sticky"},
+        "topics": [{"name": "clicks_v2", "partitions": 17, "replica_racks": racks["clicks_v2"]},
+                   {"name": "audit.log", "partitions": 8}, {"name": "orders-eu", "partitions": 25}],
+        "members": [
+            {"id": "A4", "rack": "r3", "subscriptions": all_three, "generation": 36, "owned_partitions":
+             [f"clicks_v2-{p}" for p in (8, 10, 14, 15, 9, 5, 13, 1)] + ["orders-eu-15"]},
+            {"id": "C9", "subscriptions": all_three, "generation": 38},
+            {"id": "c13", "subscriptions": ["orders-eu", "audit.log", "clicks_v2"], "generation": 35,
+             "owned_partitions": ["clicks_v2-12", "clicks_v2-16", "audit.log-4", "audit.log-7"]},
+            {"id": "m23", "subscriptions": ["audit.log"], "generation": 37},
+        ],
+    }  # fmt: skip
+    result = kafka_consumer_assign(problem_from_data(data)).assignment
+    got = {m: {f"{t}-{p}" for t, p in parts} for m, parts in result.items()}
+    assert got == {
+        "A4": {f"clicks_v2-{p}" for p in (0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16)},
+        "C9": {"clicks_v2-4", "clicks_v2-11"} | {f"orders-eu-{p}" for p in range(1, 25, 2)},
+        "c13": {"clicks_v2-12"} | {f"orders-eu-{p}" for p in range(0, 25, 2)},
+        "m23": {f"audit.log-{p}" for p in range(8)},
+    }
+
+
+def test_stale_previous_owner_gets_back_a_partition_it_no_longer_subscribes_to():
+    data = {
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": "sticky"},
+        "topics": [{"name": "B", "partitions": 8}, {"name": "orders", "partitions": 17}],
+        "members": [
+            {"id": "consumer2", "subscriptions": ["B"], "owned_partitions": ["orders-13"], "generation": -1},
+            {"id": "consumer7", "subscriptions": ["orders", "B"], "generation": 35},
+            {"id": "consumer14", "subscriptions": ["orders"], "generation": 35},
+        ],
+    }
+    solution = solve(problem_from_data(data), "kafka")  # Kafka's answer, not a SolverError
+    assert set(solution.assignment["consumer2"].active) == {f"B-{p}" for p in range(7)} | {"orders-13"}
+    assert [w.message for w in solution.warnings if "Kafka anomaly" in w.message] == [
+        (
+            "Kafka anomaly: member 'consumer2' gets orders-13, which it owned, but no longer subscribes to "
+            "orders; its consumer will not fetch it and will rejoin the group (a further rebalance)"
+        )
+    ]
+    # Any other member than a previous owner getting it is still a violation.
+    moved = solution.assignment | {
+        "consumer2": ClientAssignment(active=tuple(p for p in solution.assignment["consumer2"].active if p != "orders-13")),
+        "consumer7": ClientAssignment(active=(*solution.assignment["consumer7"].active, "orders-13")),
+    }
+    assert evaluate(problem_from_data(data), moved).valid
+    taken = moved | {"consumer14": ClientAssignment(active=(*moved["consumer14"].active, "B-7"))}
+    taken["consumer7"] = ClientAssignment(active=tuple(p for p in moved["consumer7"].active if p != "B-7"))
+    assert [v.code.value for v in evaluate(problem_from_data(data), taken).violations] == ["NOT_SUBSCRIBED"]
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+def test_claims_beyond_the_partition_count_count_towards_load_as_in_kafka(strategy):
+    # Subscriptions differ: Kafka keeps A's claim on t0-5 (t0 has 2 partitions), so A counts as
+    # holding one partition while balancing, and Kafka hands t0-5 back to it.
+    problem = problem_from_data({
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": strategy},
+        "topics": [{"name": "t0", "partitions": 2}, {"name": "t1", "partitions": 2}],
+        "members": [{"id": "A", "subscriptions": ["t0", "t1"], "owned_partitions": ["t0-5"], "generation": 1},
+                    {"id": "B", "subscriptions": ["t0"], "generation": 1}],
+    })  # fmt: skip
+    solution = solve(problem, "kafka")
+    assert {m: set(a.active) for m, a in solution.assignment.items()} == {"A": {"t1-0", "t1-1"}, "B": {"t0-0", "t0-1"}}
+    assert not solution.followup_rebalance
+    assert any("t0-5 beyond the topic's partition count" in w.message and "hands them back" in w.message for w in solution.warnings)
+
+
+def test_claims_beyond_the_partition_count_with_equal_subscriptions_say_kafka_fails():
+    problem = problem_from_data({
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": "sticky"},
+        "topics": [{"name": "t0", "partitions": 2}],
+        "members": [{"id": "A", "subscriptions": ["t0"], "owned_partitions": ["t0-0", "t0-7"], "generation": 1},
+                    {"id": "B", "subscriptions": ["t0"], "generation": 1}],
+    })  # fmt: skip
+    solution = solve(problem, "kafka")
+    assert {m: set(a.active) for m, a in solution.assignment.items()} == {"A": {"t0-0"}, "B": {"t0-1"}}
+    assert any("IllegalStateException" in w.message for w in solution.warnings)

@@ -34,7 +34,9 @@ def test_owned_partitions_that_no_longer_exist_are_dropped():
     data = copy.deepcopy(CONSUMER)
     data["members"][0]["owned_partitions"] = ["orders-eu-0", "orders-eu-9", "legacy-1"]
     problem = problem_from_data(data)
-    assert warned(problem, "members[0] (id 'm1').owned_partitions", "legacy-1, orders-eu-9 no longer exist")
+    where = "members[0] (id 'm1').owned_partitions"
+    assert warned(problem, where, "legacy-1 belong to topics that no longer exist; dropped, as KIP-54 step 1 does")
+    assert warned(problem, where, "orders-eu-9 are beyond their topic's partition count; ignored")
     assert normalize(problem).problem.members[0].owned_partitions == ("orders-eu-0",)
 
 

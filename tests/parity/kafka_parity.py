@@ -1,0 +1,168 @@
+"""Kafka parity: `--solver kafka` against Apache Kafka's own answers (issue 11).
+
+The golden cases live outside the repository, in `../shared/kafka-parity/` (`KAO_KAFKA_PARITY`
+overrides the place): each file holds a problem in our format, the solution Kafka's unmodified
+Java assignor gave for it, the assignor's name and the Kafka commit. `check(path)` solves the
+problem with `solver="kafka"` and compares:
+
+* Streams: each client's active tasks, and its standby and warm-up tasks (Kafka sends warm-ups as
+  standbys; the golden warm-up labels were recovered from Kafka's calls, so they are compared too);
+  and whether a follow-up (probing) rebalance is asked for.
+* Consumer groups: each member's partitions (as sets: the list order within a member is not part
+  of Kafka's contract) and whether a follow-up rebalance is asked for. Where Kafka's own answer
+  changed with the order members were inserted into a Java HashMap (`order_sensitive`), only the
+  evaluator's metrics are compared.
+
+One known divergence is by design (docs/decisions.md, decision 46): members claiming partitions
+numbered beyond their topic's partition count. Kafka's sticky assignors keep such claims; the
+answer then holds partitions that do not exist, or the same partition on several members, or
+Kafka throws. Such a case is `documented` when the solution's warnings say what Kafka does and
+the assignment equals Kafka's without the partitions that do not exist (where Kafka's is an
+assignment at all).
+
+Used by tests/parity/test_kafka_parity.py (the suite) and bench/parity.py (the figures in
+docs/validation.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from optimizer import evaluate, problem_from_data, solve
+from optimizer.model import solution_from_data
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _parity_dir() -> Path:
+    """`KAO_KAFKA_PARITY`, else `shared/kafka-parity` beside the checkout or beside one of its
+    parent directories (a clean clone made elsewhere on the machine finds it too)."""
+    if os.environ.get("KAO_KAFKA_PARITY"):
+        return Path(os.environ["KAO_KAFKA_PARITY"])
+    for folder in ROOT.parents:
+        candidate = folder / "shared" / "kafka-parity"
+        if candidate.is_dir():
+            return candidate
+    return ROOT.parent / "shared" / "kafka-parity"
+
+
+PARITY_DIR = _parity_dir()
+
+# The assignors this project reproduces at Kafka commit 1eb7644 (issue 11); the broker-side ones
+# of KIP-848 and KIP-1071 and KIP-924's public assignor are issue 13's.
+STREAMS_ASSIGNORS = ("high_availability", "legacy_sticky")
+CONSUMER_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: str
+    assignor: str
+    status: str
+    """`exact`; `metrics` (order-sensitive case, metrics equal); `documented` (decision 46, with
+    its warning); `differs`; `error` (our solve raised)."""
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status in ("exact", "metrics", "documented")
+
+
+def streams_cases() -> list[Path]:
+    folder = PARITY_DIR / "streams"
+    files = sorted(folder.glob("*.json")) + sorted((folder / "repro").glob("*.json"))
+    return [f for f in files if _assignor(f) in STREAMS_ASSIGNORS]
+
+
+def consumer_cases() -> list[Path]:
+    return [f for f in sorted((PARITY_DIR / "consumer").glob("*.json")) if _assignor(f) in CONSUMER_ASSIGNORS]
+
+
+def _assignor(path: Path) -> str:
+    name = path.stem.removesuffix(".golden")
+    if "__" in name:  # consumer files name their assignor; avoid parsing the big ones twice
+        suffix = name.rsplit("__", 1)[1]
+        if suffix in ("uniform", "server-range"):
+            return suffix
+    return json.loads(path.read_text())["assignor"]
+
+
+def check(path: Path) -> Outcome:
+    case = json.loads(path.read_text())
+    name = path.name
+    problem = problem_from_data(case["problem"])
+    try:
+        ours = solve(problem, "kafka")
+    except Exception as error:  # noqa: BLE001 - a crash is an outcome to report
+        return Outcome(name, case["assignor"], "error", f"{type(error).__name__}: {error}")
+    said = " ".join(w.message for w in ours.warnings)
+    if case["kafka"] is None:  # Kafka's assignor threw
+        error = case.get("kafka_error", "")
+        if "IllegalStateException" in error and "IllegalStateException" in said:
+            return Outcome(name, case["assignor"], "documented", f"Kafka: {error}")
+        return Outcome(name, case["assignor"], "differs", f"Kafka threw ({error}); our warnings do not say so")
+    expected = solution_from_data(case["kafka"])
+    phantom = _not_in_problem(problem, expected)
+    if phantom:
+        if "beyond the topic's partition count" not in said:
+            return Outcome(name, case["assignor"], "differs", "Kafka keeps claims beyond the partition count; no warning")
+        if phantom == "twice":
+            if "a second time" in said:
+                return Outcome(name, case["assignor"], "documented", "Kafka assigns partitions twice")
+            return Outcome(name, case["assignor"], "differs", "Kafka assigns partitions twice; no warning says so")
+        expected = _without(expected, phantom)
+        differences = _differences(expected, ours)
+        if not differences:
+            return Outcome(name, case["assignor"], "documented", f"Kafka also hands back {sorted(phantom)}")
+        return Outcome(name, case["assignor"], "differs", "; ".join(differences[:5]))
+    differences = _differences(expected, ours)
+    if not differences:
+        return Outcome(name, case["assignor"], "exact")
+    if case.get("order_sensitive"):
+        theirs, mine = _metrics(problem, expected), _metrics(problem, ours)
+        if theirs == mine:
+            return Outcome(name, case["assignor"], "metrics")
+        changed = sorted(k for k in theirs if theirs[k] != mine.get(k))
+        return Outcome(name, case["assignor"], "differs", "metrics " + ", ".join(f"{k}: kafka {theirs[k]} ours {mine.get(k)}" for k in changed))
+    return Outcome(name, case["assignor"], "differs", "; ".join(differences[:5]) + (f" (+{len(differences) - 5})" if len(differences) > 5 else ""))
+
+
+def _differences(expected, ours) -> list[str]:
+    found = []
+    for client in sorted(set(expected.assignment) | set(ours.assignment)):
+        want, got = expected.assignment.get(client), ours.assignment.get(client)
+        for role in ("active", "standby", "warmup"):
+            w = set(getattr(want, role, ()) or ())
+            g = set(getattr(got, role, ()) or ())
+            if w != g:
+                found.append(f"{client} {role}: kafka only {sorted(w - g)}, ours only {sorted(g - w)}")
+    if bool(expected.followup_rebalance) != bool(ours.followup_rebalance):
+        found.append(f"followup_rebalance: kafka {expected.followup_rebalance}, ours {ours.followup_rebalance}")
+    return found
+
+
+def _not_in_problem(problem, solution) -> set[str] | str:
+    """Partitions of a consumer solution that do not exist, or "twice" when one is on several
+    members; an empty set for a sound answer (and for every Streams one)."""
+    if problem.kind != "consumer":
+        return set()
+    exists = {f"{t.name}-{n}" for t in problem.topics for n in range(t.partitions)}
+    listed = [p for member in solution.assignment.values() for p in member.active]
+    if len(listed) != len(set(listed)):
+        return "twice"
+    return {p for p in listed if p not in exists}
+
+
+def _without(solution, partitions: set[str]):
+    assignment = {
+        member: held.model_copy(update={"active": tuple(p for p in held.active if p not in partitions)})
+        for member, held in solution.assignment.items()
+    }
+    return solution.model_copy(update={"assignment": assignment})
+
+
+def _metrics(problem, solution) -> dict:
+    return dict(evaluate(problem, solution).metrics)
