@@ -143,7 +143,10 @@ class RackAwareTaskAssignor:
         nodes = n_tasks + n_clients * n_subtopologies + n_clients + 2
         edges = n_tasks * n_clients + n_subtopologies * n_clients + n_tasks + n_clients
         if not fast_enough(nodes, edges):
-            self.notes.append(f"balance_subtopology {n_tasks}x{n_clients}: contracted cycle canceling")
+            self.notes.append(
+                f"balance_subtopology {n_tasks}x{n_clients}: contracted cycle canceling, Kafka's cost; among "
+                "equally cheap placements Kafka may pick another"
+            )
             present = [g for g, group in enumerate(valid) if group]
             group_of = np.empty(n_tasks, dtype=np.int64)
             for new, g in enumerate(present):
