@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, streams_cases  # noqa: E402
+from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, streams_cases
 
 
 def main() -> None:
