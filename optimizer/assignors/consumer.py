@@ -270,7 +270,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
     # the topic exists, so they stay in its bookkeeping (see where `beyond` is used).
     beyond: dict[str, list[TP]] = {}
     phantom: set[TP] = set()
-    for index, member in enumerate(problem.members):
+    for member in problem.members:
         owned = []
         for partition in member.owned_partitions:
             topic, p = parse_partition_id(partition)
@@ -314,6 +314,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
 
     racks = _RackInfo(group, members)
     warnings = []
+    stalls = False  # whether Kafka's general builder assigns partitions twice (see _General)
     location = {m.id: f"members[{i}] (id {shown(m.id)}).owned_partitions" for i, m in enumerate(problem.members)}
     if all_equal:
         # Kafka's constrained builder keeps such claims, and its merge of the sorted assigned
@@ -329,6 +330,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
         # left out of the answer below (the partitions do not exist).
         general = _General(group, members, owned, raw_owned, generation, max_generation, racks)
         assignment = general.build()
+        stalls = general.phantom_stalls_kafka
         transferring = None
     notes = ["constrained (equal subscriptions)" if all_equal else "general (subscriptions differ)"]
     followup = False
@@ -348,7 +350,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
         kept = [tp for tp in parts if tp not in phantom]
         if len(kept) < len(parts):
             assignment[member] = kept
-            builder = "general, assigned twice" if general.phantom_stalls_kafka else "general"
+            builder = "general, assigned twice" if stalls else "general"
             warnings.append((location[member], _phantom_message(sorted(set(parts) - set(kept)), builder)))
     return _result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes, warnings=warnings)
 
