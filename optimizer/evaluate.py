@@ -520,7 +520,11 @@ def _evaluate_consumer(
     assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
     # The partitions of the problem's topics by id, so that only ids outside them are parsed.
     known = {f"{t.name}-{n}": (t.name, n) for t in problem.topics for n in range(t.partitions)}
-    claims = {m.id: set(m.owned_partitions) for m in raw.members}
+    # Who claims each partition, as reported (before Kafka's clean-up).
+    claimed_by: dict[str, set[str]] = defaultdict(set)
+    for member in raw.members:
+        for partition in member.owned_partitions:
+            claimed_by[partition].add(member.id)
     owners: dict[str, list[str]] = defaultdict(list)
     sizes: dict[str, int] = dict.fromkeys(members, 0)
     for member_id in sorted(assignment):
@@ -551,7 +555,7 @@ def _evaluate_consumer(
                 )
                 continue
             if topic not in members[member_id].subscriptions:
-                if partition in claims.get(member_id, ()):
+                if member_id in claimed_by.get(partition, ()):
                     # Kafka's general sticky assignor returns a partition to a previous owner of
                     # an older generation without checking its subscription (decision 47).
                     violations.anomalies.append(
@@ -576,10 +580,6 @@ def _evaluate_consumer(
     # who still holds a partition: every member listing it, whatever the generation, keeps
     # consuming it until it revokes it, so no other member may get it in the same round.
     previous_owner = {p: m.id for m in problem.members for p in m.owned_partitions}
-    claimed_by: dict[str, set[str]] = defaultdict(set)
-    for member in raw.members:
-        for partition in member.owned_partitions:
-            claimed_by[partition].add(member.id)
     cooperative = (
         problem.config.partition_assignment_strategy == AssignmentStrategy.COOPERATIVE_STICKY
     )

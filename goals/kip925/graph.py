@@ -29,6 +29,24 @@ def fast_enough(nodes: int, edges: int) -> bool:
     return (nodes + 1) * (2 * edges + nodes) <= MAX_STEPS_PER_SEARCH
 
 
+def kafka_assignment(cost, holder) -> list[int]:
+    """Kafka's min-cost flow on an assignment graph, step for step: tasks (cost[i, j] on client
+    j, currently on client holder[i]) re-placed with every client keeping its count. The
+    reference for `optimizer.assignors.kafka_graph` and the benchmarks."""
+    n_tasks, n_clients = len(cost), len(cost[0]) if len(cost) else 0
+    graph = Graph()
+    for i in range(n_tasks):
+        for j in range(n_clients):
+            graph.add_edge(i, n_tasks + j, 1, int(cost[i][j]), int(holder[i] == j))
+        graph.add_edge(-1, i, 1, 0, 1)
+    for j in range(n_clients):
+        count = sum(1 for h in holder if h == j)
+        graph.add_edge(n_tasks + j, n_tasks + n_clients, count, 0, count)
+    graph.source, graph.sink = -1, n_tasks + n_clients
+    graph.solve_min_cost_flow()
+    return [next(v - n_tasks for v, e in sorted(graph.edges_from(i).items()) if e.flow > 0) for i in range(n_tasks)]
+
+
 @dataclass
 class Edge:
     destination: int

@@ -184,7 +184,10 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
         where = f"members[{index}] (id {shown(member.id)}).owned_partitions"
         if gone:
             warnings.append(
-                warning(where, f"partitions {_names(gone)} belong to topics that no longer exist; dropped, as KIP-54 step 1 does")
+                warning(
+                    where,
+                    f"partitions {_names(gone)} belong to topics that no longer exist; dropped, as KIP-54 step 1 does",
+                )
             )
         if beyond:
             # Kafka's sticky assignors do not check this: solve's warnings say what Kafka does.
