@@ -22,9 +22,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from goals.base import Goal
-from goals.common import balance_slack, index_of, saturated_clients, streams_placement
+from optimizer.costs import StreamsIndex
+from optimizer.goal import Goal
+from goals.common import streams_placement
 from optimizer.formulation import LinExpr
+from optimizer.levels import balance_slack, saturated_clients
 
 
 class Balance(Goal):
@@ -42,7 +44,7 @@ class Balance(Goal):
         if problem.kind == "consumer":
             sizes = [len(held.active) for held in assignment.values()]
             return int(sum(s * s for s in sizes))
-        index = index_of(problem)
+        index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         threads = index.threads
         actives = np.bincount(placement.active[placement.active >= 0], minlength=len(index.clients))
@@ -189,76 +191,3 @@ def _fill_segments(pairs: np.ndarray, segments: np.ndarray):
         solution[segments] = np.arange(len(segments)) < size
 
     return fix
-
-
-# --------------------------------------------------------------------------- boxes for the flow
-
-
-def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Every (lower, upper) per-client count box [ceil(c*L), floor(c*(L+1))] that some level L
-    gives and whose sums admit `total`, without boxes contained in another. Empty when more than
-    `limit` remain, or when the thread counts are too varied to list the levels cheaply (the
-    caller then uses another back-end).
-
-    A box admits the total only for L in [share - 1, share] (share = total / all threads), and
-    levels below 0 give boxes inside the box of level 0. The box changes only where c*L crosses
-    an integer, so the levels tried are those breakpoints inside the window (and one beyond each
-    end), each with the open interval after it. For a client of c threads that is at most
-    min(c, total) + 3 breakpoints: the work is bounded by the tasks, not by the thread counts.
-    """
-    threads = np.asarray(threads, dtype=np.int64)
-    if not len(threads):
-        return []
-    share = Fraction(total, int(threads.sum()))
-    low, high = max(share - 1, Fraction(0)), share
-    distinct = np.unique(threads).tolist()
-    if sum(min(c, total) + 3 for c in distinct) > _MAX_BREAKPOINTS:
-        return []
-    breakpoints = set()
-    for c in distinct:
-        for j in range(math.floor(low * c) - 1, math.ceil(high * c) + 2):
-            breakpoints.add(Fraction(j, c))
-    # The boxes in level order: lower and upper bounds both grow with the level.
-    chain: list[tuple[np.ndarray, np.ndarray]] = []
-    for level in sorted(p for p in breakpoints if p >= 0):
-        a, b = level.numerator, level.denominator
-        # At the breakpoint itself, and on the open interval just after it (no other breakpoint
-        # inside): there ceil(c*L) = floor(c*a/b) + 1 and floor(c*(L+1)) = floor(c*(a+b)/b).
-        upper = (threads * (a + b)) // b
-        for lower in (-((-threads * a) // b), (threads * a) // b + 1):
-            if (lower <= upper).all() and lower.sum() <= total <= upper.sum():
-                chain.append((lower, upper))
-    # In a chain whose bounds only grow, a box lies inside another exactly when a later one has
-    # the same lower bounds or an earlier one the same upper bounds: keep the last of each run
-    # of equal lower bounds that is also the first of its run of equal upper bounds.
-    maximal = [
-        (lower, upper)
-        for i, (lower, upper) in enumerate(chain)
-        if (i + 1 == len(chain) or not np.array_equal(chain[i + 1][0], lower))
-        and (i == 0 or not np.array_equal(chain[i - 1][1], upper))
-    ]
-    if len(maximal) > 4 * limit:
-        return []
-    # Each box tightened to the counts it admits with the total (the bounding box of those):
-    # a client can hold no fewer than what the others' upper bounds leave, and no more than
-    # what their lower bounds leave. Tightened, a box may lie inside another.
-    boxes: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
-    for lower, upper in maximal:
-        lower, upper = np.maximum(lower, total - (upper.sum() - upper)), np.minimum(upper, total - (lower.sum() - lower))
-        boxes.setdefault((lower.tobytes(), upper.tobytes()), (lower, upper))
-    found = list(boxes.values())
-    kept = [
-        (lower, upper)
-        for i, (lower, upper) in enumerate(found)
-        if not any(
-            j != i and (other_lower <= lower).all() and (upper <= other_upper).all()
-            for j, (other_lower, other_upper) in enumerate(found)
-        )
-    ]
-    if len(kept) > limit:
-        return []
-    return sorted(kept, key=lambda box: (box[0].tolist(), box[1].tolist()))
-
-
-_MAX_BREAKPOINTS = 4096
-"""Levels `level_boxes` lists at most before leaving balance to another back-end."""

@@ -1,4 +1,5 @@
-"""The built-in goals, registered through the same hook as third-party goals."""
+"""The built-in goals, registered through the same hook as third-party goals: the plugin
+`builtin` of `plugins.manager.DEFAULT_PLUGINS`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from goals.movement_budget import MovementBudget
 from goals.standby_rack_diversity import StandbyRackDiversity
 from goals.stickiness import Stickiness
 from goals.subtopology_spread import SubtopologySpread
+from optimizer.version import __version__
 from plugins.hookspecs import hookimpl
+from plugins.registry import PluginGoals
+
+__all__ = ["BUILTIN_GOALS", "__version__", "register_goals"]
 
 BUILTIN_GOALS = (
     Balance,
@@ -25,6 +30,6 @@ BUILTIN_GOALS = (
 
 
 @hookimpl
-def register_goals(registry) -> None:
+def register_goals(registry: PluginGoals) -> None:
     for goal in BUILTIN_GOALS:
         registry.add(goal)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.base import Goal
-from goals.common import caught_up_ranks, index_of, streams_placement
+from optimizer.costs import StreamsIndex
+from optimizer.goal import Goal
+from goals.common import caught_up_ranks, streams_placement
 from optimizer.formulation import LinExpr
 
 
@@ -27,7 +28,7 @@ class CaughtUp(Goal):
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
-        index = index_of(problem)
+        index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         cost = behind(problem, index)
         assigned = np.flatnonzero(placement.active >= 0)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from optimizer.costs import StreamsIndex
-from optimizer.model.base import per_object
 from optimizer.model.streams import StreamsProblem
 
 
@@ -52,12 +50,6 @@ def active_counts(index: StreamsIndex, placement: StreamsPlacement, rows=None) -
     return np.bincount(owners[owners >= 0], minlength=len(index.clients))
 
 
-@per_object
-def index_of(problem: StreamsProblem) -> StreamsIndex:
-    """The problem's index, built once per problem object."""
-    return StreamsIndex.of(problem)
-
-
 def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     """tasks x clients: KIP-441's rank of each client on each stateful task (lower is more caught
     up; 0 within acceptable.recovery.lag or running it); 0 everywhere for stateless tasks.
@@ -88,48 +80,3 @@ def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
             if row is not None and logged[row]:
                 ranks[row, k] = rank(lag)
     return ranks
-
-
-# --------------------------------------------------------------------------- balance levels
-
-
-def saturated_clients(threads: np.ndarray, copies: int, per_client_cap: int) -> np.ndarray:
-    """Clients that even a perfectly even spread (per thread) would fill to `per_client_cap`.
-
-    Water filling: the level L with sum(min(cap, threads * L)) = copies; a client whose share
-    threads * L exceeds the cap holds every task (Streams puts one copy of a task per client).
-    """
-    saturated = np.zeros(len(threads), dtype=bool)
-    if copies == 0:
-        return saturated
-    while True:
-        free = ~saturated
-        if not free.any():
-            return saturated
-        level = Fraction(copies - per_client_cap * int(saturated.sum()), int(threads[free].sum()))
-        over = free & np.array([t * level > per_client_cap for t in threads.tolist()])
-        if not over.any():
-            return saturated
-        saturated |= over
-
-
-def balance_slack(counts: np.ndarray, threads: np.ndarray) -> int:
-    """Smallest whole e such that some level L has L*c - e <= n <= (L+1)*c + e for every client.
-
-    Per pair (i, j) that needs e*(c_i + c_j) >= n_i*c_j - n_j*c_i - c_i*c_j; exact integers. The
-    pair's need grows with n_i and falls with n_j, so only the largest and the smallest count of
-    each thread count matter: the work is (distinct thread counts)^2, not clients^2.
-    """
-    if len(counts) < 2:
-        return 0
-    classes, of = np.unique(np.asarray(threads, dtype=np.int64), return_inverse=True)
-    n = np.asarray(counts, dtype=np.int64)
-    most = np.full(len(classes), np.iinfo(np.int64).min, dtype=np.int64)
-    least = np.full(len(classes), np.iinfo(np.int64).max, dtype=np.int64)
-    np.maximum.at(most, of, n)
-    np.minimum.at(least, of, n)
-    c = classes
-    numerator = most[:, None] * c[None, :] - least[None, :] * c[:, None] - c[:, None] * c[None, :]
-    denominator = c[:, None] + c[None, :]
-    needed = -((-numerator) // denominator)  # ceil
-    return int(max(0, needed.max()))

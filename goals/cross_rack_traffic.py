@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.base import Goal
-from goals.common import index_of, streams_placement
+from optimizer.costs import StreamsIndex
+from optimizer.goal import Goal
+from goals.common import streams_placement
 from optimizer.formulation import LinExpr
 
 
@@ -61,7 +62,7 @@ class CrossRackTraffic(Goal):
                     if racks is not None and int(number) < len(racks) and racks[int(number)]:
                         total += member.rack not in racks[int(number)]
             return total
-        index = index_of(problem)
+        index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         return int(
             _at(index, index.source_cross_by_rack, np.flatnonzero(placement.active >= 0), placement.active).sum()

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.base import Goal
-from goals.common import index_of, streams_placement
+from optimizer.costs import StreamsIndex
+from optimizer.goal import Goal
+from goals.common import streams_placement
 from optimizer.formulation import LinExpr
 
 HA_TRAFFIC, HA_NON_OVERLAP = 10, 1
@@ -44,7 +45,7 @@ class Kip925Cost(Goal):
     def evaluate(self, problem, assignment) -> int:
         from goals.cross_rack_traffic import _at
 
-        index = index_of(problem)
+        index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         traffic, non_overlap = weights(problem, index)
         assigned = np.flatnonzero(placement.active >= 0)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.base import Goal, GoalError
+from optimizer.errors import GoalError
+from optimizer.goal import Goal
 from goals.stickiness import moves, moves_expr
 from optimizer.formulation import LinExpr
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.base import Goal
-from goals.common import index_of, streams_placement
+from optimizer.costs import StreamsIndex
+from optimizer.goal import Goal
+from goals.common import streams_placement
 from optimizer.formulation import LinExpr
 
 
@@ -32,7 +33,7 @@ def moves(problem, assignment) -> int:
             held = set(assignment[member.id].active) if member.id in assignment else set()
             moved += sum(partition not in held for partition in member.owned_partitions)
         return moved
-    index = index_of(problem)
+    index = StreamsIndex.of(problem)
     placement = streams_placement(index, assignment)
     previous = index.previous_active()
     had = previous >= 0
@@ -73,7 +74,7 @@ class Stickiness(Goal):
         moved = moves(problem, assignment)
         if problem.kind == "consumer":
             return moved
-        index = index_of(problem)
+        index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         held = index.previous_holders
         return moved + int((~held[placement.standby_rows, placement.standby_clients]).sum())

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.base import Goal
-from goals.common import index_of, streams_placement
+from optimizer.costs import StreamsIndex
+from optimizer.goal import Goal
+from goals.common import streams_placement
 from optimizer.formulation import LinExpr, excess_repair
 
 
@@ -31,7 +32,7 @@ class SubtopologySpread(Goal):
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
-        index = index_of(problem)
+        index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         groups, caps = subtopology_caps(index)
         held = np.zeros_like(caps)

@@ -4,12 +4,29 @@ User code imports from here only:
 
     from optimizer import load_problem, evaluate
     problem = load_problem("app.json")
+
+A goal plugin subclasses `Goal`, encodes on the members declared by `StreamsFormulationAPI`,
+`ConsumerFormulationAPI` and the flow terms protocols, and registers with `@hookimpl`.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError, SolverError
+from optimizer.compare import Comparison, compare
+from optimizer.costs import StreamsIndex
+from optimizer.errors import (
+    ExitCode,
+    GoalError,
+    InvalidInputError,
+    KafkaAssignmentError,
+    NoSolutionError,
+    PipelineError,
+    PluginError,
+    SolverError,
+    SolverUnavailableError,
+    TimeLimitReached,
+    UsageError,
+)
 from optimizer.evaluate import Evaluation, evaluate
+from optimizer.formulation import LinExpr
+from optimizer.goal import Assignment, Goal
 from optimizer.model import (
     ClientAssignment,
     ConsumerProblem,
@@ -23,43 +40,64 @@ from optimizer.model import (
     save_problem,
     save_solution,
 )
-
-try:
-    __version__ = version("kafka-assignment-optimizer")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
-
-from optimizer.compare import Comparison, compare  # noqa: E402 - needs __version__ set first
-from optimizer.rebalance import next_rebalance  # noqa: E402
-from optimizer.sequence import Tolerance  # noqa: E402
-from optimizer.solve import solve  # noqa: E402
-from plugins.hookspecs import hookimpl  # noqa: E402
-from goals.base import Goal, GoalError  # noqa: E402
-from optimizer.formulation import LinExpr  # noqa: E402
+from optimizer.protocols import (
+    ConsumerFlowTermsAPI,
+    ConsumerFormulationAPI,
+    FlowTermsAPI,
+    FormulationAPI,
+    LinearModelAPI,
+    StreamsFlowTermsAPI,
+    StreamsFormulationAPI,
+    StreamsVariablesAPI,
+)
+from optimizer.rebalance import next_rebalance
+from optimizer.sequence import Tolerance
+from optimizer.solve import solve
+from optimizer.version import __version__
+from plugins.hookspecs import hookimpl
+from plugins.registry import GoalRegistry, PluginGoals
 
 __all__ = [
+    "Assignment",
     "ClientAssignment",
     "Comparison",
-    "Goal",
-    "GoalError",
-    "LinExpr",
-    "Tolerance",
-    "compare",
-    "hookimpl",
+    "ConsumerFlowTermsAPI",
+    "ConsumerFormulationAPI",
     "ConsumerProblem",
     "Evaluation",
+    "ExitCode",
+    "FlowTermsAPI",
+    "FormulationAPI",
+    "Goal",
+    "GoalError",
+    "GoalRegistry",
     "InvalidInputError",
     "KafkaAssignmentError",
+    "LinExpr",
+    "LinearModelAPI",
     "NoSolutionError",
-    "SolverError",
+    "PipelineError",
+    "PluginError",
+    "PluginGoals",
     "Problem",
     "Solution",
+    "SolverError",
+    "SolverUnavailableError",
+    "StreamsFlowTermsAPI",
+    "StreamsFormulationAPI",
+    "StreamsIndex",
     "StreamsProblem",
+    "StreamsVariablesAPI",
+    "TimeLimitReached",
+    "Tolerance",
+    "UsageError",
     "__version__",
+    "compare",
     "evaluate",
+    "hookimpl",
     "load_problem",
-    "next_rebalance",
     "load_solution",
+    "next_rebalance",
     "normalize",
     "problem_from_data",
     "save_problem",

@@ -1,9 +1,11 @@
 """The `kafka-assign` command line.
 
-Exit codes (DESIGN.md): 0 success, 1 invalid input (including an invalid assignment given to
-`evaluate`), 2 usage error, 3 no feasible solution or a time limit without a solution, 4 an
-internal error (a bug: a solver's result failed the evaluator, or an unexpected exception; the
-message says so, and KAFKA_ASSIGN_TRACEBACK=1 prints the traceback too).
+Exit codes (DESIGN.md, `optimizer.errors.ExitCode`): 0 success, 1 invalid input (including an
+invalid assignment given to `evaluate`), 2 usage error, 3 no feasible solution or a time limit
+without a solution, 4 an internal error (a bug: a solver's result failed the evaluator, or an
+unexpected exception; the message says so, and KAFKA_ASSIGN_TRACEBACK=1 prints the traceback
+too). Every error the project raises on purpose reaches `_fail`, which prints it and exits with
+the error's own `exit_code`; commands catch errors only to go on with the next file.
 """
 
 from __future__ import annotations
@@ -12,9 +14,8 @@ import json
 import os
 import sys
 import traceback
-from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich import box
@@ -22,15 +23,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer import __version__
-from optimizer.deadline import TimeLimitReached, deadline_after, remaining, run_within
-from optimizer.errors import (
-    InvalidInputError,
-    KafkaAssignmentError,
-    NoSolutionError,
-    SolverError,
-    SolverUnavailableError,
-)
+from optimizer.deadline import deadline_after, remaining, run_within
+from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, SolverError, TimeLimitReached, UsageError
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
@@ -42,19 +36,10 @@ from optimizer.model.problem import (
     save_solution,
     solution_to_data,
 )
-from goals.base import GoalError
 from optimizer.compare import compare
 from optimizer.solve import SOLVERS, solve
-from plugins.manager import PluginError, plugins
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    INVALID_INPUT = 1
-    USAGE = 2
-    NO_SOLUTION = 3
-    INTERNAL = 4
-
+from optimizer.version import __version__
+from plugins.manager import plugins
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -101,7 +86,19 @@ TRACEBACK_ENV = "KAFKA_ASSIGN_TRACEBACK"
 """Set to 1 to print the traceback of an internal error as well."""
 
 
-def _internal_error(error: BaseException) -> None:
+def _fail(error: KafkaAssignmentError) -> NoReturn:
+    """An error the project raised on purpose reached the command line: print it, exit with its
+    own code (`optimizer.errors`)."""
+    if isinstance(error, InvalidInputError):
+        _print_invalid(error)
+    elif isinstance(error, SolverError):
+        err.print(f"[red]✗[/red] internal error: {escape(str(error))}")
+    else:
+        err.print(f"[red]✗[/red] {escape(str(error))}")
+    sys.exit(error.exit_code)
+
+
+def _internal_error(error: BaseException) -> NoReturn:
     """A bug reached the command line: say so in one message, exit 4 (never a bare traceback)."""
     err.print(
         f"[red]✗[/red] internal error (a bug in kafka-assignment-optimizer {escape(__version__)}, please report it): "
@@ -122,12 +119,8 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
-        except SolverError as error:
-            err.print(f"[red]✗[/red] internal error: {escape(str(error))}")
-            sys.exit(ExitCode.INTERNAL)
-        except NoSolutionError as error:
-            err.print(f"[red]✗[/red] {escape(str(error))}")
-            sys.exit(ExitCode.NO_SOLUTION)
+        except KafkaAssignmentError as error:
+            _fail(error)
         except Exception as error:  # noqa: BLE001 - the last line of defence
             _internal_error(error)
 
@@ -224,11 +217,7 @@ def evaluate_command(
 
     evaluation = evaluate(problem, solution)
     if output is not None:
-        try:
-            save_solution(record_evaluation(solution, evaluation, problem), output)
-        except OSError as error:
-            err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
-            sys.exit(ExitCode.USAGE)
+        _write(record_evaluation(solution, evaluation, problem), output)
     if as_json:
         click.echo(evaluation.model_dump_json(indent=2))
     else:
@@ -315,21 +304,17 @@ def solve_command(
     hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
-    problem = _load_or_exit(problem_path, deadline, time_limit)
-    try:
-        solution = solve(
-            problem,
-            solver=solver,
-            goals=_goal_list(goal_names),
-            time_limit=remaining(deadline),
-            tolerances=_tolerances(tolerances),
-            warmups=not no_warmups,
-        )
-    except (SolverUnavailableError, PluginError, GoalError) as error:
-        err.print(f"[red]✗[/red] {escape(str(error))}")
-        sys.exit(ExitCode.USAGE)
+    problem = _load(problem_path, deadline, time_limit)
+    solution = solve(
+        problem,
+        solver=solver,
+        goals=_goal_list(goal_names),
+        time_limit=remaining(deadline),
+        tolerances=_tolerances(tolerances),
+        warmups=not no_warmups,
+    )
     if output is not None:
-        _write_or_exit(solution, output)
+        _write(solution, output)
     if as_json:
         click.echo(json.dumps(solution_to_data(solution), indent=2))
     else:
@@ -338,25 +323,24 @@ def solve_command(
         sys.exit(ExitCode.NO_SOLUTION)
 
 
-def _load_or_exit(path: Path, deadline: float | None = None, time_limit: float | None = None) -> Problem:
-    """The problem at `path`, read by `deadline` (exit 3 past it, 1 if invalid)."""
+def _load(path: Path, deadline: float | None = None, time_limit: float | None = None) -> Problem:
+    """The problem at `path`, read by `deadline` (InvalidInputError, or TimeLimitReached past it)."""
     try:
         return run_within(deadline, lambda: load_problem(path))
-    except InvalidInputError as error:
-        _print_invalid(error)
-        sys.exit(ExitCode.INVALID_INPUT)
     except TimeLimitReached:
         slow = " (YAML reads at about 1 MB/s, JSON much faster)" if path.suffix.lower() in (".yaml", ".yml") else ""
-        err.print(f"[red]✗[/red] reading {escape(str(path))} took longer than the time limit ({time_limit:g} s){slow}")
-        sys.exit(ExitCode.NO_SOLUTION)
+        raise TimeLimitReached(f"reading {path} took longer than the time limit ({time_limit:g} s){slow}") from None
 
 
-def _write_or_exit(solution, output: Path) -> None:
+def _cannot_write(output: Path, error: OSError) -> UsageError:
+    return UsageError(f"cannot write {output}: {error.strerror or error}")
+
+
+def _write(solution, output: Path) -> None:
     try:
         save_solution(solution, output)
     except OSError as error:
-        err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
-        sys.exit(ExitCode.USAGE)
+        raise _cannot_write(output, error) from None
 
 
 @cli.command("compare")
@@ -368,12 +352,8 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
-    problem = _load_or_exit(problem_path, deadline, time_limit)
-    try:
-        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
-    except (SolverUnavailableError, PluginError, GoalError) as error:
-        err.print(f"[red]✗[/red] {escape(str(error))}")
-        sys.exit(ExitCode.USAGE)
+    problem = _load(problem_path, deadline, time_limit)
+    comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), indent=2))
     else:
@@ -384,11 +364,7 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
 @click.option("--json", "as_json", is_flag=True, help="Print the goals as JSON.")
 def goals_command(as_json: bool) -> None:
     """List the goals available (built-in and from plugins) and the plugins loaded."""
-    try:
-        loaded = plugins()
-    except PluginError as error:
-        err.print(f"[red]✗[/red] {escape(str(error))}")
-        sys.exit(ExitCode.USAGE)
+    loaded = plugins()
     rows = []
     for name in loaded.goals.names():
         goal = loaded.goals.get(name)
@@ -558,11 +534,10 @@ def pipeline_command(
     read-only disk, a directory that is not a pipeline output: checked before any work)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from optimizer.pipeline.run import PipelineError, run_pipeline
+    from optimizer.pipeline.run import run_pipeline
 
     if local_runner and master:
-        err.print("[red]✗[/red] --local runs without Spark: drop --master")
-        sys.exit(ExitCode.USAGE)
+        raise UsageError("--local runs without Spark: drop --master")
     runner = "local" if local_runner else "spark"
     unit = "problems" if local_runner else "batches"
     with Progress(
@@ -574,22 +549,13 @@ def pipeline_command(
         def report_progress(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        try:
-            result = run_pipeline(
-                input_path, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
-                runner=runner, master=master, batch_size=batch_size, progress=report_progress,
-            )  # fmt: skip
-        except InvalidInputError as error:
-            progress.stop()
-            _print_invalid(error)
-            sys.exit(ExitCode.INVALID_INPUT)
-        except PipelineError as error:
-            progress.stop()
-            err.print(f"[red]✗[/red] {escape(str(error))}")
-            sys.exit(ExitCode.USAGE)
+        result = run_pipeline(
+            input_path, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
+            runner=runner, master=master, batch_size=batch_size, progress=report_progress,
+        )  # fmt: skip
     _print_fleet(result)
     if report_path is not None:
-        _write_report_or_exit(output, report_path)
+        _write_report(output, report_path)
 
 
 @cli.command("report")
@@ -598,7 +564,7 @@ def pipeline_command(
 def report_command(input_dir: Path, output: Path) -> None:
     """An HTML report of a pipeline run: fleet totals, the largest savings, problems not solved
     and plots, in one file viewable offline."""
-    _write_report_or_exit(input_dir, output)
+    _write_report(input_dir, output)
 
 
 @cli.command("fleet")
@@ -615,20 +581,13 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
     out.print(f"wrote {count} problem documents to {escape(str(output))}")
 
 
-def _write_report_or_exit(input_dir: Path, output: Path) -> None:
+def _write_report(input_dir: Path, output: Path) -> None:
     from optimizer.report import write_report
 
     try:
         written = write_report(input_dir, output)
-    except InvalidInputError as error:
-        _print_invalid(error)
-        sys.exit(ExitCode.INVALID_INPUT)
     except OSError as error:
-        err.print(f"[red]✗[/red] cannot write {escape(str(output))}: {escape(error.strerror or str(error))}")
-        sys.exit(ExitCode.USAGE)
-    except KafkaAssignmentError as error:  # matplotlib missing
-        err.print(f"[red]✗[/red] {escape(str(error))}")
-        sys.exit(ExitCode.USAGE)
+        raise _cannot_write(output, error) from None
     out.print(f"report: {escape(str(written.resolve()))}")
 
 

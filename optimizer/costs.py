@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from optimizer.model.base import derived
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
 
@@ -34,13 +35,8 @@ class StreamsIndex:
 
     @classmethod
     def of(cls, problem: StreamsProblem) -> StreamsIndex:
-        tasks = tuple(sorted(problem.tasks, key=lambda t: tuple(map(int, t.id.split("_")))))
-        clients = tuple(sorted(problem.clients, key=lambda c: c.id))
-        racks = {c.rack for c in clients if c.rack is not None}
-        for task in tasks:
-            for partition in (*task.source_partitions, *task.changelog_partitions):
-                racks.update(partition.replica_racks)
-        return cls(problem, tasks, clients, tuple(sorted(racks)))
+        """The problem's index, built once per problem object and kept on it."""
+        return _index_of(problem)
 
     @cached_property
     def task_position(self) -> dict[str, int]:
@@ -179,3 +175,14 @@ def active_cost_matrix(
         elsewhere[np.flatnonzero(has_owner), current[has_owner]] = False
         cost = cost + non_overlap_cost * elsewhere
     return cost.astype(np.int64)
+
+
+@derived
+def _index_of(problem: StreamsProblem) -> StreamsIndex:
+    tasks = tuple(sorted(problem.tasks, key=lambda t: tuple(map(int, t.id.split("_")))))
+    clients = tuple(sorted(problem.clients, key=lambda c: c.id))
+    racks = {c.rack for c in clients if c.rack is not None}
+    for task in tasks:
+        for partition in (*task.source_partitions, *task.changelog_partitions):
+            racks.update(partition.replica_racks)
+    return StreamsIndex(problem, tasks, clients, tuple(sorted(racks)))

@@ -28,11 +28,9 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import TypeVar
 
+from optimizer.errors import TimeLimitReached
+
 T = TypeVar("T")
-
-
-class TimeLimitReached(Exception):
-    """The deadline given to `run_within` passed before its work finished."""
 
 
 class _Expired(BaseException):

@@ -1,20 +1,71 @@
-"""The project's exceptions. Outcomes such as infeasible or timed out are statuses, not errors."""
+"""The project's exceptions: one hierarchy under `KafkaAssignmentError`, declared here.
+
+Outcomes such as infeasible or timed out are statuses in a result, not errors. Each error says
+who sees it and what the command line exits with (`exit_code`, one of `ExitCode`); the command
+line maps every error through that attribute alone. The engine's own control-flow signals (a
+back-end that cannot take a sequence, a formulation that cannot be compressed) are private to
+the engine and never reach a caller. The root, `UsageError` and `PluginError` are defined in
+`plugins.errors`, the bottom layer, because the plugin manager raises them without importing
+`optimizer`; import every error from here.
+
+    KafkaAssignmentError
+    ├── InvalidInputError        1  a problem, solution or table that cannot be used
+    ├── UsageError               2  asked for something that cannot be done as asked
+    │   ├── PluginError             plugins and goal names
+    │   ├── GoalError               a goal's argument or kind, a tolerance
+    │   ├── SolverUnavailableError  a solver or back-end that cannot take the request
+    │   └── PipelineError           pipeline options, input and output places
+    ├── NoSolutionError          3  nothing found within the time limit
+    │   └── TimeLimitReached        the time limit ran out (reading a file, a solver)
+    └── SolverError              4  a bug: a solver's result failed the evaluator
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import IntEnum
 from typing import TYPE_CHECKING
+
+from plugins.errors import KafkaAssignmentError, PluginError, UsageError
 
 if TYPE_CHECKING:
     from optimizer.model.issues import Issue
 
+__all__ = [
+    "ExitCode",
+    "GoalError",
+    "InvalidInputError",
+    "KafkaAssignmentError",
+    "NoSolutionError",
+    "PipelineError",
+    "PluginError",
+    "SolverError",
+    "SolverUnavailableError",
+    "TimeLimitReached",
+    "UsageError",
+]
 
-class KafkaAssignmentError(Exception):
-    """Base of every error this package raises on purpose."""
+
+class ExitCode(IntEnum):
+    """The command line's exit codes (DESIGN.md section 3)."""
+
+    OK = 0
+    INVALID_INPUT = 1
+    USAGE = 2
+    NO_SOLUTION = 3
+    INTERNAL = 4
+    """A bug: a solver's result failed the evaluator, or an unexpected exception."""
 
 
 class InvalidInputError(KafkaAssignmentError):
-    """An input document that cannot be used; `issues` names every problem and where it is."""
+    """An input document that cannot be used; `issues` names every problem and where it is.
+
+    Who sees it: `load_problem`, `load_solution` and `problem_from_data` callers, the pipeline's
+    readers (a whole input that cannot be read; single bad problems become rows instead).
+    Exit code 1.
+    """
+
+    exit_code = ExitCode.INVALID_INPUT
 
     def __init__(self, source: str, issues: Iterable[Issue]):
         self.source = source
@@ -25,15 +76,57 @@ class InvalidInputError(KafkaAssignmentError):
         super().__init__("\n".join(lines))
 
 
-class SolverUnavailableError(KafkaAssignmentError):
-    """A solver or back-end was asked for that cannot handle the request."""
+class GoalError(UsageError):
+    """A goal cannot be used as asked: a wrong or missing argument (`movement_budget` without a
+    number), a goal listed twice, a goal for another kind of problem, a malformed tolerance.
+
+    Who sees it: `solve` and `compare` callers; goal classes raise it from `__init__`. Exit code 2.
+    """
 
 
-class SolverError(KafkaAssignmentError):
-    """A solver returned an assignment the evaluator rejects: a bug, reported with the violations.
-    The command line exits 4 (internal error), not 3 (no feasible solution)."""
+class SolverUnavailableError(UsageError):
+    """A solver or back-end was asked for that cannot handle the request (an unknown name, the
+    flow back-end on goals without a flow encoding, `kip925` on a consumer group).
+
+    Who sees it: `solve` and `compare` callers. Exit code 2.
+    """
+
+
+class PipelineError(UsageError):
+    """The fleet pipeline cannot run as asked: unknown solvers or runner, an output directory
+    that is not one of its outputs or cannot be written, a Spark job that failed as a whole.
+    Single problems that fail never raise: they get a row with the reason.
+
+    Who sees it: `run_pipeline` callers and `kafka-assign pipeline`. Exit code 2.
+    """
 
 
 class NoSolutionError(KafkaAssignmentError):
     """Nothing to return: no solver produced an assignment within the time limit (the exact
-    engine's own result, and Kafka's assignor as its fallback). The command line exits 3."""
+    engine's own result, and Kafka's assignor as its fallback).
+
+    Who sees it: `solve` and `compare` callers. Exit code 3.
+    """
+
+    exit_code = ExitCode.NO_SOLUTION
+
+
+class TimeLimitReached(NoSolutionError):
+    """The time limit ran out before the work asked for finished (`optimizer.deadline`).
+
+    Who sees it: callers of `run_within`, such as the command line reading a problem file;
+    `solve` turns it into its fallback or a NoSolutionError. Exit code 3.
+    """
+
+    def __init__(self, message: str = "the time limit was reached"):
+        super().__init__(message)
+
+
+class SolverError(KafkaAssignmentError):
+    """A solver returned an assignment the evaluator rejects: a bug, reported with the
+    violations, never a property of the problem.
+
+    Who sees it: `solve`, `compare` and pipeline rows (as an error). Exit code 4 (internal).
+    """
+
+    exit_code = ExitCode.INTERNAL

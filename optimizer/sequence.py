@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from goals.base import Goal, GoalError
+from optimizer.errors import GoalError
+from optimizer.goal import Goal
 from optimizer.backends import StageResult, StageStatus
 from optimizer.formulation import LinExpr, formulate
 from optimizer.model.limits import MAX_MODEL_VARIABLES

@@ -27,13 +27,12 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 
-from goals.base import Goal, GoalError
-from optimizer import __version__
 from optimizer.assignors.consumer import kafka_consumer_assign
 from optimizer.assignors.high_availability import StreamsAssignorResult, high_availability_assign
 from optimizer.assignors.sticky_task import sticky_task_assign
-from optimizer.deadline import TimeLimitReached, deadline_after, now, remaining, run_within
-from optimizer.errors import NoSolutionError, SolverError, SolverUnavailableError
+from optimizer.deadline import deadline_after, now, remaining, run_within
+from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
+from optimizer.goal import Goal
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import TaskKey
@@ -43,7 +42,8 @@ from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem, TaskAssignor
 from optimizer.sequence import BACKENDS, Progress, SequenceError, SequenceResult, Tolerance, run_sequence
-from plugins.manager import PluginError, plugins
+from optimizer.version import __version__
+from plugins.manager import plugins
 
 SOLVERS = ("exact", "cpsat", "milp", "flow", "kafka", "kip925")
 """Solver names `solve` accepts."""
@@ -71,10 +71,7 @@ def resolve_goals(specs: Sequence[str | Goal] | None, kind: str) -> list[Goal]:
             goals.append(spec)
             continue
         name, _, argument = spec.strip().partition("=")
-        try:
-            goals.append(registry.get(name.strip())(argument.strip() if argument else None))
-        except PluginError as error:
-            raise GoalError(str(error)) from None
+        goals.append(registry.get(name.strip())(argument.strip() if argument else None))
     names = [g.name for g in goals]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -118,23 +115,17 @@ def solve(
             what = "Kafka's assignor" if solver == "kafka" else "the kip925 reference goal"
             raise NoSolutionError(f"{what} did not finish within the time limit") from None
         if goals is not None:
-            try:
-                scored = resolve_goals(goals, problem.kind)
-            except GoalError as error:
-                raise SolverUnavailableError(str(error)) from None
+            scored = resolve_goals(goals, problem.kind)
             goal_results = tuple(
                 GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, assignment)), status=GoalStatus.HEURISTIC)
                 for g in scored
             )
     else:
-        try:
-            goal_objects = resolve_goals(goals, problem.kind)
-            parsed = {name: (t if isinstance(t, Tolerance) else Tolerance.parse(t)) for name, t in (tolerances or {}).items()}
-        except GoalError as error:
-            raise SolverUnavailableError(str(error)) from None
+        goal_objects = resolve_goals(goals, problem.kind)
+        parsed = {name: (t if isinstance(t, Tolerance) else Tolerance.parse(t)) for name, t in (tolerances or {}).items()}
         unknown = sorted(set(parsed) - {g.name for g in goal_objects})
         if unknown:
-            raise SolverUnavailableError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
+            raise GoalError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
         assignment, followup, notes, goal_results, options = _exact(
             normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups, kafka
         )

@@ -1,28 +1,30 @@
 """Loading plugins: the built-in goals, then the entry points of `kafka_assignment_optimizer`.
 
-`KAFKA_ASSIGNMENT_OPTIMIZER_PLUGINS` limits which entry-point plugins load: a comma-separated
-list of their names (empty: none). The built-in plugin always loads. Every solution records the
-plugins loaded, with their versions.
+The built-in plugins are modules named in `DEFAULT_PLUGINS`, imported by name (as datasette
+does), so that this layer imports nothing above it. `KAFKA_ASSIGNMENT_OPTIMIZER_PLUGINS` limits
+which entry-point plugins load: a comma-separated list of their names (empty: none). The built-in
+plugins always load. Every solution records the plugins loaded, with their versions.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.metadata import entry_points, version
+from importlib.metadata import entry_points
 
 import pluggy
 
 from plugins import hookspecs
+from plugins.errors import PluginError
 from plugins.hookspecs import PROJECT
+from plugins.registry import GoalRegistry
 
 ALLOWLIST_ENV = "KAFKA_ASSIGNMENT_OPTIMIZER_PLUGINS"
-BUILTIN = "builtin"
-
-
-class PluginError(Exception):
-    """A plugin could not be loaded or conflicts with another."""
+DEFAULT_PLUGINS = {"builtin": "goals.builtin"}
+"""Built-in plugins, by plugin name: the module that implements their hooks (its `__version__`
+is the version recorded)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Plugins:
 
     manager: pluggy.PluginManager
     loaded: tuple[LoadedPlugin, ...]
-    goals: object  # goals.registry.GoalRegistry
+    goals: GoalRegistry
 
 
 def _allowed() -> set[str] | None:
@@ -47,27 +49,20 @@ def _allowed() -> set[str] | None:
     return {name.strip() for name in value.split(",") if name.strip()}
 
 
-def _package_version() -> str:
-    try:
-        return version("kafka-assignment-optimizer")
-    except Exception:  # noqa: BLE001 - running from a source tree that is not installed
-        return "0+unknown"
-
-
 def load_plugins() -> Plugins:
     """A fresh plugin manager with the built-in and the allowed entry-point plugins."""
-    from goals import builtin
-    from goals.registry import GoalRegistry
-
     manager = pluggy.PluginManager(PROJECT)
     manager.add_hookspecs(hookspecs)
-    manager.register(builtin, name=BUILTIN)
-    loaded = [LoadedPlugin(BUILTIN, _package_version())]
+    loaded = []
+    for name, module_name in DEFAULT_PLUGINS.items():
+        module = importlib.import_module(module_name)
+        manager.register(module, name=name)
+        loaded.append(LoadedPlugin(name, getattr(module, "__version__", "")))
     allowed = _allowed()
     for entry in sorted(entry_points(group=PROJECT), key=lambda e: e.name):
         if allowed is not None and entry.name not in allowed:
             continue
-        if entry.name == BUILTIN or manager.has_plugin(entry.name):
+        if manager.has_plugin(entry.name):
             raise PluginError(f"two plugins are named {entry.name!r}")
         try:
             plugin = entry.load()
@@ -76,6 +71,10 @@ def load_plugins() -> Plugins:
         manager.register(plugin, name=entry.name)
         dist = entry.dist
         loaded.append(LoadedPlugin(entry.name, dist.version if dist is not None else ""))
+    try:
+        manager.check_pending()  # a @hookimpl that matches no hook: a misspelt hook name
+    except pluggy.PluginValidationError as error:
+        raise PluginError(f"plugin {manager.get_name(error.plugin)!r}: {error}") from None
 
     registry = GoalRegistry()
     # Each implementation is called with the registry scoped to its plugin, so that a duplicate

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from optimizer import deadline as deadline_module
-from optimizer.deadline import TimeLimitReached, now, run_within
+from optimizer.deadline import now, run_within
+from optimizer.errors import TimeLimitReached
 
 
 def spin(seconds: float) -> str:

@@ -31,9 +31,10 @@ import time
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from goals.balance import level_boxes
-from goals.common import index_of
+
 from optimizer.backends import StageStatus
+from optimizer.costs import StreamsIndex
+from optimizer.levels import level_boxes
 from optimizer.model.solution import ClientAssignment
 
 MAX_WEIGHT = 2**60
@@ -56,7 +57,7 @@ class StreamsFlowTerms:
 
     def __init__(self, problem):
         self.problem = problem
-        self.index = index_of(problem)
+        self.index = StreamsIndex.of(problem)
         self.rack_columns = len(self.index.racks) + 1  # the last column: clients without rack
         self.racks = np.zeros((len(self.index.tasks), self.rack_columns), dtype=np.int64)
         self.pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -185,7 +186,7 @@ def unsupported(problem, goals, tolerances) -> str | None:
         if sum(t.caps is not None for t in terms) > 1:
             return "more than one goal caps subtopologies"
         if any(t.balance for t in terms):
-            index = index_of(problem)
+            index = StreamsIndex.of(problem)
             n_stateful = int(index.stateful.sum())
             if not level_boxes(index.threads, len(index.tasks)):
                 return "too many balance boxes (thread counts too varied)"
@@ -251,7 +252,7 @@ def solve_sequence(problem, goals, time_limit):
 
 
 def _solve_streams(problem, goals):
-    index = index_of(problem)
+    index = StreamsIndex.of(problem)
     n_tasks, n_clients = len(index.tasks), len(index.clients)
     constrained, ordered = _order(problem, goals)
     terms_of = {}

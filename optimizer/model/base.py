@@ -8,7 +8,6 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-T = TypeVar("T")
 R = TypeVar("R")
 
 
@@ -36,21 +35,20 @@ class FrozenModel(BaseModel):
         return copied
 
 
-def per_object(function: Callable[[T], R]) -> Callable[[T], R]:
-    """`function(obj)` computed once per object, by identity, for the eight most recent objects.
+M = TypeVar("M", bound=FrozenModel)
 
-    For what is derived from a frozen problem: solving, checking and printing one result ask for
-    the same derivation several times, and a problem need not be hashable to be looked up."""
-    recent: list[tuple[T, R]] = []
+
+def derived(function: Callable[[M], R]) -> Callable[[M], R]:
+    """`function(model)` computed once per frozen model and kept on the model itself, as
+    `functools.cached_property` does, for derivations defined outside the model's module (the
+    normalised problem, the problem's index). `model_copy` drops it with the cached properties."""
+    key = f"{function.__module__}.{function.__qualname__}"
 
     @functools.wraps(function)
-    def once(obj: T) -> R:
-        for known, value in recent:
-            if known is obj:
-                return value
-        value = function(obj)
-        recent.insert(0, (obj, value))
-        del recent[8:]
-        return value
+    def once(model: M) -> R:
+        cache = model.__dict__
+        if key not in cache:
+            cache[key] = function(model)
+        return cache[key]
 
     return once

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from optimizer.model.base import per_object
+from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import shown
 from optimizer.model.issues import Issue, warning
@@ -35,7 +35,7 @@ class Normalized(Generic[P]):
     """One warning per tolerated condition, with its location."""
 
 
-@per_object
+@derived
 def normalize(problem: P) -> Normalized[P]:
     """The problem as Kafka acts on it, with the warnings (computed once per problem object)."""
     if isinstance(problem, StreamsProblem):

@@ -9,7 +9,7 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from optimizer import Tolerance, problem_from_data, solve
+from optimizer import GoalError, Tolerance, problem_from_data, solve
 from optimizer.cli import cli
 from optimizer.compressed import CompressedStreamsFormulation, DecodeError
 from optimizer.generate import random_consumer_problem, random_streams_problem
@@ -52,7 +52,7 @@ def test_tolerance_parsing_and_limits():
     assert Tolerance.parse("3").limit(10) == 13
     assert Tolerance.parse("10%").limit(45) == 49
     assert Tolerance.parse("10%").limit(0) == 0
-    with pytest.raises(ValueError, match="whole number or a percentage"):
+    with pytest.raises(GoalError, match="whole number or a percentage"):
         Tolerance.parse("a lot")
 
 

@@ -6,9 +6,11 @@ provides:
   without any solver (the problem is the normalised one, see `optimizer.normalize`);
 * `encode(formulation) -> LinExpr`: the same value as a linear expression over the formulation's
   variables (adding auxiliary variables and rows as needed), so that it runs on CP-SAT and MILP;
-  a Streams goal written with the formulation's methods alone may say `compressible = True`;
+  what it may use is declared in `optimizer.protocols` (`StreamsFormulationAPI`,
+  `ConsumerFormulationAPI`); a Streams goal that never uses the variables `x`/`y` may say
+  `compressible = True`;
 * optionally `flow(terms) -> bool`: the same value as arc costs of the min-cost-flow network
-  (`optimizer.backends.flow`), returning False where it cannot;
+  (`StreamsFlowTermsAPI`, `ConsumerFlowTermsAPI`), returning False where it cannot;
 * `hard_bound(problem) -> int | None`: when hard, the value it must not exceed (None: the goal is
   optimised first and frozen at its optimum);
 * `lower_bound() -> int`: a value no assignment goes below (0 by default), which lets the engine
@@ -19,28 +21,32 @@ A goal is built from an optional argument string (`movement_budget=10` gives "10
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Mapping
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from optimizer.formulation import Formulation, LinExpr
-    from optimizer.model.problem import Problem
+from optimizer.errors import GoalError
+from optimizer.formulation import LinExpr
+from optimizer.model.problem import Problem
+from optimizer.model.solution import ClientAssignment
+from optimizer.protocols import FlowTermsAPI, FormulationAPI
 
-
-class GoalError(ValueError):
-    """A goal cannot be used as asked (wrong argument, wrong kind of problem, no encoding)."""
+Assignment = Mapping[str, ClientAssignment]
+"""Client (or member) id -> what it holds."""
 
 
 class Goal:
+    """Base class of every goal, built-in or a plugin's; see the module docstring."""
+
     name: ClassVar[str]
     summary: ClassVar[str] = ""
     kinds: ClassVar[tuple[str, ...]] = ("streams", "consumer")
     hard: ClassVar[bool] = False
     compressible: ClassVar[bool] = False
-    """True when `encode` uses only the Streams formulation's methods (`active_cost`,
-    `standby_cost`, `client_members`, `group_members`, `copies_in`), never its variables: the
-    engine may then solve it on the compressed formulation (optimizer.compressed)."""
+    """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
+    `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation
+    (optimizer.compressed)."""
 
-    def __init__(self, argument: str | None = None):
+    def __init__(self, argument: str | None = None) -> None:
         if argument is not None:
             raise GoalError(f"goal {self.name!r} takes no argument (got {argument!r})")
         self.argument = argument
@@ -51,16 +57,20 @@ class Goal:
     def applies_to(self, problem: Problem) -> bool:
         return problem.kind in self.kinds
 
-    def evaluate(self, problem: Problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        """The goal's value on `assignment` (lower is better), without any solver."""
         raise NotImplementedError
 
-    def encode(self, formulation: Formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        """The goal's value as a linear expression over `formulation`'s variables."""
         raise NotImplementedError
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
+        """Add the goal's value to the min-cost-flow network's `terms`; False when it cannot."""
         return False
 
     def hard_bound(self, problem: Problem) -> int | None:
+        """When hard: the value the goal must not exceed (None: its optimum)."""
         return None
 
     def lower_bound(self) -> int:

@@ -1,0 +1,67 @@
+"""The goal registry: goal classes by name, each with the plugin that registered it.
+
+A plugin's `register_goals(registry)` hook receives a registry scoped to that plugin and calls
+`registry.add(GoalClass)` for each of its goals. Goal names are unique across plugins: a second
+registration of a name fails naming both plugins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from plugins.errors import PluginError
+
+
+class GoalClass(Protocol):
+    """What the registry needs of a goal class: its unique `name` (the engine needs the rest, see
+    `optimizer.Goal`)."""
+
+    name: str
+
+
+@dataclass
+class GoalRegistry:
+    """Every goal available in this process, by name, and the plugin that registered it."""
+
+    goals: dict[str, type] = field(default_factory=dict)
+    """Goal classes by name."""
+    owners: dict[str, str] = field(default_factory=dict)
+    """The plugin that registered each goal name."""
+
+    def scoped(self, plugin: str) -> PluginGoals:
+        """The view of this registry handed to `plugin`'s `register_goals` hook."""
+        return PluginGoals(self, plugin)
+
+    def get(self, name: str) -> type:
+        """The goal class registered as `name`; PluginError naming the known goals otherwise."""
+        try:
+            return self.goals[name]
+        except KeyError:
+            known = ", ".join(sorted(self.goals))
+            raise PluginError(f"unknown goal {name!r}; known goals: {known}") from None
+
+    def names(self) -> list[str]:
+        """The goal names, sorted."""
+        return sorted(self.goals)
+
+
+@dataclass
+class PluginGoals:
+    """What a plugin's `register_goals` receives: `add` records the plugin as the goal's owner."""
+
+    registry: GoalRegistry
+    plugin: str
+
+    def add(self, goal: type[GoalClass]) -> None:
+        """Register `goal` under its `name`; PluginError when it has none or another plugin
+        registered that name."""
+        name = getattr(goal, "name", None)
+        if not isinstance(name, str) or not name:
+            raise PluginError(f"plugin {self.plugin!r} registered a goal without a name: {goal!r}")
+        if name in self.registry.goals:
+            raise PluginError(
+                f"goal {name!r} is registered by two plugins: {self.registry.owners[name]!r} and {self.plugin!r}"
+            )
+        self.registry.goals[name] = goal
+        self.registry.owners[name] = self.plugin
