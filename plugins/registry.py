@@ -8,7 +8,7 @@ registration of a name fails naming both plugins.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from plugins.errors import PluginError
 
@@ -17,7 +17,7 @@ class GoalClass(Protocol):
     """What the registry needs of a goal class: its unique `name` (the engine needs the rest, see
     `optimizer.Goal`)."""
 
-    name: str
+    name: ClassVar[str]
 
 
 @dataclass

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
-
-R = TypeVar("R")
 
 
 class FrozenModel(BaseModel):
@@ -35,20 +33,20 @@ class FrozenModel(BaseModel):
         return copied
 
 
-M = TypeVar("M", bound=FrozenModel)
+F = TypeVar("F", bound=Callable[[Any], Any])
 
 
-def derived(function: Callable[[M], R]) -> Callable[[M], R]:
+def derived(function: F) -> F:
     """`function(model)` computed once per frozen model and kept on the model itself, as
     `functools.cached_property` does, for derivations defined outside the model's module (the
     normalised problem, the problem's index). `model_copy` drops it with the cached properties."""
     key = f"{function.__module__}.{function.__qualname__}"
 
     @functools.wraps(function)
-    def once(model: M) -> R:
+    def once(model: FrozenModel) -> Any:
         cache = model.__dict__
         if key not in cache:
             cache[key] = function(model)
         return cache[key]
 
-    return once
+    return cast(F, once)

@@ -15,10 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from goals.builtin import BUILTIN_GOALS
-from optimizer import load_problem, solve
+import optimizer
+from optimizer import PluginError, load_problem, solve
 from optimizer.cli import cli
 from plugins import hookspecs
-from plugins.manager import ALLOWLIST_ENV, PluginError, load_plugins, plugins, reset
+from plugins.manager import ALLOWLIST_ENV, DEFAULT_PLUGINS, load_plugins, plugins, reset
 from tests.conftest import EXAMPLES, REPO
 
 SCALING_OUT = EXAMPLES / "kip441" / "scaling-out-1.problem.yaml"
@@ -94,6 +95,33 @@ def test_a_plugin_that_fails_to_import_is_named(tmp_path, monkeypatch, fresh_plu
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(PluginError, match="plugin 'broken' .* failed to load: missing dependency: left-pad"):
         load_plugins()
+
+
+def test_a_misspelt_hook_is_an_error_naming_the_plugin(tmp_path, monkeypatch, fresh_plugins):
+    fake_distribution(
+        tmp_path,
+        "typo",
+        """
+        from optimizer import hookimpl
+
+        @hookimpl
+        def register_goal(registry):  # the hook is register_goals
+            pass
+        """,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError, match="plugin 'typo'.*register_goal"):
+        load_plugins()
+    result = CliRunner().invoke(cli, ["goals"])
+    assert result.exit_code == 2 and "register_goal" in result.output
+
+
+def test_the_plugin_layer_imports_nothing_above_it():
+    # plugins is the bottom layer: the built-in goals are named, not imported (tests/test_layers.py
+    # checks the whole graph; this is the contract plugin authors read about).
+    assert DEFAULT_PLUGINS == {"builtin": "goals.builtin"}
+    loaded = load_plugins()
+    assert loaded.loaded[0].name == "builtin" and loaded.loaded[0].version == optimizer.__version__
 
 
 def test_every_solution_records_the_plugins_loaded(fresh_plugins):

@@ -7,31 +7,34 @@ off the named clients that the other goals allow; its value is the number of tas
 
 A goal provides a solver-free `evaluate` and an `encode` on the optimiser's formulation; this one
 prices each copy on a drained client at 1, through the formulation's `active_cost` and
-`standby_cost` (Streams) or its (partition, member) variables (consumers).
+`standby_cost` (Streams) or its (partition, member) variables (consumers). It uses only the public
+names of `optimizer`: the protocols `StreamsFormulationAPI` and `ConsumerFormulationAPI` declare
+what a formulation offers. (It is not `compressible`: it prices the drained clients of a rack
+differently from their neighbours, which the compressed model cannot express.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from optimizer import Goal, GoalError, LinExpr, hookimpl
+from optimizer import Assignment, FormulationAPI, Goal, GoalError, LinExpr, PluginGoals, Problem, hookimpl
 
 
 class DrainClients(Goal):
     name = "drain_clients"
     summary = "task copies (or partitions) left on clients being drained: drain_clients=ID+ID"
 
-    def __init__(self, argument: str | None = None):
+    def __init__(self, argument: str | None = None) -> None:
         clients = [c.strip() for c in (argument or "").split("+") if c.strip()]
         if not clients:
             raise GoalError("goal 'drain_clients' needs the clients to drain, like drain_clients=node-1+node-2")
         self.argument = argument
         self.clients = frozenset(clients)
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         return sum(len(held.active) + len(held.standby) for client, held in assignment.items() if client in self.clients)
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
         if formulation.kind == "consumer":
             members = np.array(formulation.members, dtype=object)
             drained = np.isin(members[formulation.pair_member], sorted(self.clients))
@@ -44,6 +47,6 @@ class DrainClients(Goal):
 
 
 @hookimpl
-def register_goals(registry) -> None:
+def register_goals(registry: PluginGoals) -> None:
     """Called once when the optimiser loads its plugins: add this package's goals."""
     registry.add(DrainClients)
