@@ -30,8 +30,9 @@ from collections.abc import Callable, Sequence
 from goals.base import Goal, GoalError
 from optimizer import __version__
 from optimizer.assignors.consumer import kafka_consumer_assign
-from optimizer.assignors.high_availability import StreamsAssignorResult, high_availability_assign
-from optimizer.assignors.sticky_task import sticky_task_assign
+from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
+from optimizer.assignors.streams.kip925_reference import kip925_reference
+from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import TimeLimitReached, deadline_after, now, remaining, run_within
 from optimizer.errors import NoSolutionError, SolverError, SolverUnavailableError
 from optimizer.evaluate import evaluate, record_evaluation
@@ -263,8 +264,6 @@ def _streams_solver(
     problem: StreamsProblem, solver: str
 ) -> tuple[Callable[[StreamsProblem], StreamsAssignorResult], dict]:
     if solver == "kip925":
-        from goals.kip925.reference import kip925_reference
-
         return kip925_reference, {"goal": "kip925"}
     if problem.config.task_assignor_class == TaskAssignor.STICKY:
         return sticky_task_assign, {"assignor": "sticky"}

@@ -81,7 +81,7 @@ def test_tasks_without_previous_owner_go_to_the_least_loaded_client():
 def test_kip925_balance_subtopology_reaches_the_linear_programme_optimum():
     import numpy as np
 
-    from goals.kip925.optimize import subtopology_caps
+    from optimizer.assignors.streams.kip925.optimize import subtopology_caps
     from tests.assignors.test_cycle_canceling import capped_optimum
 
     for seed in range(6):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from optimizer.assignors.client_state import ClientState, client_states
-from optimizer.assignors.high_availability import StreamsAssignorResult
 from optimizer.assignors.java import java_hash_map_order, java_task_id_hash, kafka_client_hash
-from optimizer.assignors.rack_aware import (
+from optimizer.assignors.streams.client_state import ClientState, client_states
+from optimizer.assignors.streams.high_availability import StreamsAssignorResult
+from optimizer.assignors.streams.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
     RackAwareTaskAssignor,

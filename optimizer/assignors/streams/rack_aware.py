@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from goals.kip925.cycle_canceling import cancel_negative_cycles
-from goals.kip925.graph import Graph, fast_enough
-from goals.kip925.optimize import within_caps
-from optimizer.assignors.client_state import ClientState
-from optimizer.assignors.kafka_graph import cancel_cycles_as_kafka
+from optimizer.assignors.streams.client_state import ClientState
+from optimizer.assignors.streams.kip925.cycle_canceling import cancel_negative_cycles
+from optimizer.assignors.streams.kip925.graph import Graph, fast_enough
+from optimizer.assignors.streams.kip925.kafka_graph import cancel_cycles_as_kafka
+from optimizer.assignors.streams.kip925.optimize import within_caps
 from optimizer.model.ids import TaskKey, parse_task_id
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.kip925.optimize import optimize_active_tasks
-from optimizer.assignors.client_state import ClientState, client_states
-from optimizer.assignors.high_availability import (
+from optimizer.assignors.streams.client_state import ClientState, client_states
+from optimizer.assignors.streams.high_availability import (
     HA_NON_OVERLAP_COST,
     HA_TRAFFIC_COST,
     StreamsAssignorResult,
     assign_standby_tasks,
 )
-from optimizer.assignors.rack_aware import (
+from optimizer.assignors.streams.kip925.optimize import optimize_active_tasks
+from optimizer.assignors.streams.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
     RackAwareTaskAssignor,

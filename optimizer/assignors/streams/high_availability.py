@@ -18,15 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from optimizer.assignors.client_state import ClientState, client_states
-from optimizer.assignors.priority import ConstrainedPrioritySet
-from optimizer.assignors.rack_aware import (
+from optimizer.assignors.streams.client_state import ClientState, client_states
+from optimizer.assignors.streams.priority import ConstrainedPrioritySet
+from optimizer.assignors.streams.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
     RackAwareTaskAssignor,
 )
-from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
-from optimizer.assignors.task_movement import (
+from optimizer.assignors.streams.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
+from optimizer.assignors.streams.task_movement import (
     CaughtUp,
     WarmupBudget,
     assign_active_task_movements,
