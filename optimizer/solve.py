@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 from goals.base import Goal, GoalError
 from optimizer import __version__
-from optimizer.assignors.consumer import kafka_consumer_assign
+from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
 from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
