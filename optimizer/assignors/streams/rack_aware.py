@@ -36,8 +36,6 @@ STANDBY_OPTIMIZER_MAX_ITERATION = 4
 # cancelled cycle or so, each over every task-client edge): 0.3 s at 1,000 x 50, 12 s at
 # 3,000 x 100 on the reference machine. Beyond this the contracted cycle canceling is used.
 KAFKA_TIE_BREAK_WORK = 300_000_000
-STATELESS_TRAFFIC_COST = 1
-STATELESS_NON_OVERLAP_COST = 0
 
 CanMove = Callable[[TaskKey, ClientState, ClientState, Sequence[ClientState]], bool]
 
