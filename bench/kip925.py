@@ -9,7 +9,7 @@ standbys and again with one standby (placed and swapped as Kafka does). For comp
 optimisation by cycle canceling on the contracted graph (no task nodes), and, at small sizes,
 the step-for-step port of Kafka's Graph (one full Bellman-Ford per canceled cycle, as Kafka runs
 it). All three reach the same optimum. And Kafka's search replayed in numpy
-(`optimizer.assignors.kafka_graph`, what `--solver kafka` runs on the min_traffic graph since issue
+(`optimizer.assignors.streams.kip925.kafka_graph`, what `--solver kafka` runs on the min_traffic graph since issue
 11): the port's very assignment where the port runs, Kafka's cost beyond.
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from goals.kip925.cycle_canceling import cancel_negative_cycles
-from goals.kip925.graph import kafka_assignment
-from optimizer.assignors.kafka_graph import cancel_cycles_as_kafka
+from optimizer.assignors.streams.kip925.cycle_canceling import cancel_negative_cycles
+from optimizer.assignors.streams.kip925.graph import kafka_assignment
+from optimizer.assignors.streams.kip925.kafka_graph import cancel_cycles_as_kafka
 from optimizer.costs import StreamsIndex, active_cost_matrix
 from optimizer.generate import random_streams_problem
 from optimizer.solve import solve

@@ -24,14 +24,14 @@ from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, Solution
-from optimizer.model.streams import StreamsProblem, TopicPartition
-
-# Kafka's HighAvailabilityTaskAssignor defaults when the rack-aware costs are not configured, and
-# its fixed costs for stateless tasks (optimizeActiveTasks with traffic 1, non-overlap 0).
-HA_TRAFFIC_COST = 10
-HA_NON_OVERLAP_COST = 1
-STATELESS_TRAFFIC_COST = 1
-STATELESS_NON_OVERLAP_COST = 0
+from optimizer.model.streams import (
+    STATELESS_NON_OVERLAP_COST,
+    STATELESS_TRAFFIC_COST,
+    StreamsProblem,
+    TaskAssignor,
+    TopicPartition,
+    kip925_costs,
+)
 
 
 class ViolationCode(StrEnum):
@@ -344,10 +344,8 @@ def _streams_metrics(
     client_ids = [c.id for c in problem.clients]
     position = {cid: i for i, cid in enumerate(client_ids)}
     threads = np.array([c.threads for c in problem.clients], dtype=float)
-    traffic_cost = problem.config.rack_aware_assignment_traffic_cost
-    non_overlap_cost = problem.config.rack_aware_assignment_non_overlap_cost
-    traffic_cost = HA_TRAFFIC_COST if traffic_cost is None else traffic_cost
-    non_overlap_cost = HA_NON_OVERLAP_COST if non_overlap_cost is None else non_overlap_cost
+    # The metric uses the high-availability assignor's defaults whatever the assignor (kip925_cost).
+    traffic_cost, non_overlap_cost = kip925_costs(problem.config, TaskAssignor.HIGH_AVAILABILITY)
 
     active_count = np.zeros(len(client_ids))
     stateful_count = np.zeros(len(client_ids))

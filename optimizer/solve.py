@@ -27,9 +27,10 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 
-from optimizer.assignors.consumer import kafka_consumer_assign
-from optimizer.assignors.high_availability import StreamsAssignorResult, high_availability_assign
-from optimizer.assignors.sticky_task import sticky_task_assign
+from optimizer.assignors.consumer.strategy import kafka_consumer_assign
+from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
+from optimizer.assignors.streams.kip925_reference import kip925_reference
+from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import deadline_after, now, remaining, run_within
 from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.goal import Goal
@@ -254,8 +255,6 @@ def _streams_solver(
     problem: StreamsProblem, solver: str
 ) -> tuple[Callable[[StreamsProblem], StreamsAssignorResult], dict]:
     if solver == "kip925":
-        from goals.kip925.reference import kip925_reference
-
         return kip925_reference, {"goal": "kip925"}
     if problem.config.task_assignor_class == TaskAssignor.STICKY:
         return sticky_task_assign, {"assignor": "sticky"}

@@ -10,8 +10,8 @@ warm-ups caught up and moves the tasks. This reuses the task-movement step of Ka
 
 from __future__ import annotations
 
-from optimizer.assignors.client_state import client_states
-from optimizer.assignors.task_movement import (
+from optimizer.assignors.streams.client_state import client_states
+from optimizer.assignors.streams.task_movement import (
     CaughtUp,
     WarmupBudget,
     assign_active_task_movements,

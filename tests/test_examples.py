@@ -102,7 +102,7 @@ def test_kip441_scaling_in_lagging_standbys_first_unbalanced_then_stable():
 
 
 def test_kip925_balanced_subtopology_example():
-    from goals.kip925.optimize import subtopology_caps
+    from optimizer.assignors.streams.kip925.optimize import subtopology_caps
     import numpy as np
 
     metrics = evaluated("kip925/three-clients-1-2-3-threads", "expected")

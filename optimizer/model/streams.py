@@ -207,11 +207,13 @@ class StreamsConfig(FrozenModel):
     rack_aware_assignment_traffic_cost: KafkaInt | None = Field(
         None, ge=0, le=INT32_MAX, alias="rack.aware.assignment.traffic_cost"
     )
-    """Cost per partition read across racks; unset means the assignor's default (HA: 10)."""
+    """Cost per partition read across racks; unset means the assignor's default (HA: 10, sticky: 1;
+    `kip925_costs`)."""
     rack_aware_assignment_non_overlap_cost: KafkaInt | None = Field(
         None, ge=0, le=INT32_MAX, alias="rack.aware.assignment.non_overlap_cost"
     )
-    """Cost of a task not on its current client; unset means the assignor's default (HA: 1)."""
+    """Cost of a task not on its current client; unset means the assignor's default (HA: 1, sticky:
+    10; `kip925_costs`)."""
     rack_aware_assignment_tags: Annotated[
         tuple[Name, ...], BeforeValidator(_comma_separated)
     ] = Field((), alias="rack.aware.assignment.tags")
@@ -234,6 +236,32 @@ class StreamsConfig(FrozenModel):
             ]
         )
         return self
+
+
+# KIP-925's costs for stateful tasks where `rack.aware.assignment.traffic_cost` or
+# `rack.aware.assignment.non_overlap_cost` is unset differ by assignor: the high-availability one
+# weighs cross-rack traffic over movement (DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST 10,
+# DEFAULT_HIGH_AVAILABILITY_NON_OVERLAP_COST 1), the sticky one keeping tasks where they are
+# (LegacyStickyTaskAssignor's DEFAULT_STATEFUL_TRAFFIC_COST 1, DEFAULT_STATEFUL_NON_OVERLAP_COST 10).
+DEFAULT_KIP925_COSTS: dict[TaskAssignor, tuple[int, int]] = {
+    TaskAssignor.HIGH_AVAILABILITY: (10, 1),
+    TaskAssignor.STICKY: (1, 10),
+}
+# Stateless tasks are optimised with fixed costs whatever the config and the assignor
+# (RackAwareTaskAssignor's STATELESS_TRAFFIC_COST and STATELESS_NON_OVERLAP_COST).
+STATELESS_TRAFFIC_COST = 1
+STATELESS_NON_OVERLAP_COST = 0
+
+
+def kip925_costs(config: StreamsConfig, assignor: TaskAssignor) -> tuple[int, int]:
+    """(traffic cost, non-overlap cost) of stateful tasks under `assignor`: each the config's when
+    set, else that assignor's Kafka default (`DEFAULT_KIP925_COSTS`)."""
+    traffic, non_overlap = DEFAULT_KIP925_COSTS[assignor]
+    if config.rack_aware_assignment_traffic_cost is not None:
+        traffic = config.rack_aware_assignment_traffic_cost
+    if config.rack_aware_assignment_non_overlap_cost is not None:
+        non_overlap = config.rack_aware_assignment_non_overlap_cost
+    return traffic, non_overlap
 
 
 class StreamsProblem(FrozenModel):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from optimizer.assignors.client_state import ClientState
 from optimizer.assignors.java import JavaPriorityQueue
+from optimizer.assignors.streams.client_state import ClientState
 from optimizer.model.ids import TaskKey
 
 

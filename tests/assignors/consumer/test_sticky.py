@@ -1,107 +1,15 @@
-"""Kafka's consumer assignors: the scenarios of RangeAssignorTest, RoundRobinAssignor's Javadoc,
-AbstractStickyAssignorTest and CooperativeStickyAssignorTest, with Kafka's expected results."""
+"""Kafka's sticky assignors (StickyAssignor, CooperativeStickyAssignor): the scenarios of
+AbstractStickyAssignorTest and CooperativeStickyAssignorTest, with Kafka's expected results, and
+Kafka's answers where its own code does something unusual."""
 
 from __future__ import annotations
 
 import pytest
 
 from optimizer import evaluate, solve
-from optimizer.assignors.consumer import kafka_consumer_assign
+from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.model import ClientAssignment, problem_from_data
-
-
-def assign(topics: dict[str, int], members: dict[str, dict], strategy: str, racks=None):
-    data = {
-        "kind": "consumer",
-        "config": {"partition.assignment.strategy": strategy},
-        "topics": [{"name": t, "partitions": n} | ({"replica_racks": racks[t]} if racks else {}) for t, n in topics.items()],
-        "members": [{"id": m, **spec} for m, spec in members.items()],
-    }
-    result = kafka_consumer_assign(problem_from_data(data))
-    return {m: [f"{t}-{p}" for t, p in parts] for m, parts in result.assignment.items()}, result.followup_rebalance
-
-
-def owning(subscriptions, owned=(), generation=1):
-    return {"subscriptions": subscriptions, "owned_partitions": list(owned), "generation": generation}
-
-
-def as_sets(assignment):
-    return {m: set(parts) for m, parts in assignment.items()}
-
-
-BOTH = ["topic1", "topic2"]
-
-
-# Range and round robin -------------------------------------------------------------------------
-
-
-def test_range_two_consumers_two_topics():
-    result, _ = assign({"t1": 3, "t2": 3}, {"consumer1": {"subscriptions": ["t1", "t2"]}, "consumer2": {"subscriptions": ["t1", "t2"]}}, "range")
-    assert as_sets(result) == {"consumer1": {"t1-0", "t1-1", "t2-0", "t2-1"}, "consumer2": {"t1-2", "t2-2"}}
-
-
-def test_range_mixed_subscriptions():
-    members = {"consumer1": {"subscriptions": ["topic1"]}, "consumer2": {"subscriptions": BOTH}, "consumer3": {"subscriptions": ["topic1"]}}
-    result, _ = assign({"topic1": 3, "topic2": 2}, members, "range")
-    assert as_sets(result) == {"consumer1": {"topic1-0"}, "consumer2": {"topic1-1", "topic2-0", "topic2-1"}, "consumer3": {"topic1-2"}}
-
-
-def test_round_robin_javadoc_examples():
-    result, _ = assign({"t0": 3, "t1": 3}, {"C0": {"subscriptions": ["t0", "t1"]}, "C1": {"subscriptions": ["t0", "t1"]}}, "roundrobin")
-    assert result == {"C0": ["t0-0", "t0-2", "t1-1"], "C1": ["t0-1", "t1-0", "t1-2"]}
-    members = {"C0": {"subscriptions": ["t0"]}, "C1": {"subscriptions": ["t0", "t1"]}, "C2": {"subscriptions": ["t0", "t1", "t2"]}}
-    result, _ = assign({"t0": 1, "t1": 2, "t2": 3}, members, "roundrobin")
-    assert result == {"C0": ["t0-0"], "C1": ["t1-0"], "C2": ["t1-1", "t2-0", "t2-1", "t2-2"]}
-
-
-def broker_racks(topics: dict[str, int], replication: int, racks: list[str]) -> dict[str, list[list[str]]]:
-    """RangeAssignorTest's layout: partition i of a topic has replicas on brokers (i + j + start)."""
-    layout, start = {}, 0
-    for topic, count in topics.items():
-        layout[topic] = [[racks[(i + j + start) % len(racks)] for j in range(replication)] for i in range(count)]
-        start += count
-    return layout
-
-
-RACK_TOPICS = {"t1": 6, "t2": 7, "t3": 2}
-
-
-def rack_members(subscriptions):
-    return {f"consumer{i}": {"subscriptions": subscriptions[i], "rack": "abc"[i]} for i in range(3)}
-
-
-@pytest.mark.parametrize(
-    ("replication", "broker_rack_names", "expected"),
-    [
-        (1, ["a", "b", "c"], [["t1-0", "t1-3", "t2-0", "t2-3", "t2-6"], ["t1-1", "t1-4", "t2-1", "t2-4", "t3-0"], ["t1-2", "t1-5", "t2-2", "t2-5", "t3-1"]]),
-        (2, ["a", "b", "c"], [["t1-0", "t1-2", "t2-0", "t2-2", "t2-3", "t3-1"], ["t1-1", "t1-3", "t2-1", "t2-4", "t3-0"], ["t1-4", "t1-5", "t2-5", "t2-6"]]),
-        (3, ["a", "b"], [["t1-0", "t1-1", "t2-0", "t2-1", "t2-2", "t3-0"], ["t1-2", "t1-3", "t2-3", "t2-4", "t3-1"], ["t1-4", "t1-5", "t2-5", "t2-6"]]),
-    ],
-)
-def test_range_rack_aware_uniform_subscription(replication, broker_rack_names, expected):
-    racks = broker_racks(RACK_TOPICS, replication, broker_rack_names)
-    result, _ = assign(RACK_TOPICS, rack_members([["t1", "t2", "t3"]] * 3), "range", racks)
-    assert [sorted(result[f"consumer{i}"]) for i in range(3)] == [sorted(e) for e in expected]
-
-
-def test_range_keeps_co_partitioned_topics_together_on_racks():
-    topics = {"t1": 6, "t2": 6, "t3": 2, "t4": 2}
-    members = {
-        "consumer0": {"subscriptions": ["t1", "t2"], "rack": "a"},
-        "consumer1": {"subscriptions": ["t1", "t2"], "rack": "b"},
-        "consumer2": {"subscriptions": ["t3", "t4"], "rack": "b"},
-        "consumer3": {"subscriptions": ["t3", "t4"], "rack": "a"},
-    }
-    result, _ = assign(topics, members, "range", broker_racks(topics, 1, ["a", "b"]))
-    assert as_sets(result) == {
-        "consumer0": {"t1-0", "t1-2", "t1-4", "t2-0", "t2-2", "t2-4"},
-        "consumer1": {"t1-1", "t1-3", "t1-5", "t2-1", "t2-3", "t2-5"},
-        "consumer2": {"t3-1", "t4-1"},
-        "consumer3": {"t3-0", "t4-0"},
-    }
-
-
-# Sticky and cooperative sticky -----------------------------------------------------------------
+from tests.assignors.consumer.consumer_fixtures import BOTH, RACK_TOPICS, as_sets, assign, broker_racks, owning, rack_members
 
 
 def test_sticky_fresh_assignment():
@@ -224,8 +132,6 @@ def test_sticky_rack_aware_uniform_subscription():
 
 
 def test_contested_claims_through_solve():
-    from optimizer.solve import solve
-
     data = {
         "kind": "consumer",
         "config": {"partition.assignment.strategy": "cooperative-sticky"},

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
+from optimizer.assignors.streams.kip925.optimize import subtopology_caps
 from optimizer.generate import random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.solve import solve
+from tests.assignors.streams.kip925.test_cycle_canceling import capped_optimum
 
 
 def independent_optimum(problem) -> int:
@@ -79,11 +81,6 @@ def test_tasks_without_previous_owner_go_to_the_least_loaded_client():
 
 
 def test_kip925_balance_subtopology_reaches_the_linear_programme_optimum():
-    import numpy as np
-
-    from goals.kip925.optimize import subtopology_caps
-    from tests.assignors.test_cycle_canceling import capped_optimum
-
     for seed in range(6):
         problem = random_streams_problem(seed, tasks=40, clients=4, churn=0.0, standby_replicas=0,
                                          strategy="balance_subtopology", stateful_fraction=1.0, subtopologies=3)  # fmt: skip

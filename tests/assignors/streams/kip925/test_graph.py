@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from goals.kip925.graph import Graph
+from optimizer.assignors.streams.kip925.graph import Graph
 
 
 def build(edges, source, sink) -> Graph:

@@ -32,7 +32,7 @@ def fast_enough(nodes: int, edges: int) -> bool:
 def kafka_assignment(cost, holder) -> list[int]:
     """Kafka's min-cost flow on an assignment graph, step for step: tasks (cost[i, j] on client
     j, currently on client holder[i]) re-placed with every client keeping its count. The
-    reference for `optimizer.assignors.kafka_graph` and the benchmarks."""
+    reference for `optimizer.assignors.streams.kip925.kafka_graph` and the benchmarks."""
     n_tasks, n_clients = len(cost), len(cost[0]) if len(cost) else 0
     graph = Graph()
     for i in range(n_tasks):

@@ -23,8 +23,8 @@ phase of edges at once:
   state some `p` passes earlier (distances shifted by one constant, parents equal), every later
   pass repeats that earlier one exactly, so the last pass is read off the history instead of run.
 
-`goals/kip925/graph.py` is the general, edge-by-edge port (used for the other graph shapes and as
-this module's reference in the tests).
+`graph.py` beside this module is the general, edge-by-edge port (used for the other graph shapes
+and as this module's reference in the tests).
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from goals.kip925.cycle_canceling import cancel_negative_cycles
-from goals.kip925.graph import kafka_assignment
-from optimizer.assignors.kafka_graph import cancel_cycles_as_kafka
+from optimizer.assignors.streams.kip925.cycle_canceling import cancel_negative_cycles
+from optimizer.assignors.streams.kip925.graph import kafka_assignment
+from optimizer.assignors.streams.kip925.kafka_graph import cancel_cycles_as_kafka
 
 
 def _instance(rng, n, m, spread):

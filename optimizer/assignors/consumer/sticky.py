@@ -1,20 +1,14 @@
-"""Kafka's consumer partition assignors (classic protocol), as Kafka 3.8+ runs them.
+"""Kafka's sticky assignors (classic protocol), as Kafka 3.8+ runs them: AbstractStickyAssignor's
+constrained and general builders, StickyAssignor and CooperativeStickyAssignor.
 
-* `range`: per topic, consecutive ranges to the subscribers in member order; with KIP-881 rack
-  information, first partitions whose replicas share the member's rack (co-partitioned topics
-  keep partition p of every topic on one member), then the rest.
-* `roundrobin`: all partitions (topics by name, partitions ascending) dealt to the subscribers in
-  member order. No rack awareness.
-* `sticky` and `cooperative-sticky`: KAFKA-12464's constrained algorithm when every member
-  subscribes to the same topics, KIP-54's general algorithm (with KIP-341's fix) otherwise, both
-  rack-aware per KIP-881. Owned partitions contested by several members go to the highest
-  generation; a tie invalidates them. Cooperative rebalancing withholds every partition that
-  changes owner until its holder has revoked it, and asks for a follow-up rebalance.
+KAFKA-12464's constrained algorithm when every member subscribes to the same topics, KIP-54's
+general algorithm (with KIP-341's fix) otherwise, both rack-aware per KIP-881. Owned partitions
+contested by several members go to the highest generation; a tie invalidates them. Cooperative
+rebalancing withholds every partition that changes owner until its holder has revoked it, and asks
+for a follow-up rebalance.
 
 Kafka iterates the group's members in a Java HashMap by member id; which member keeps the one
-extra partition, and some tie-breaks, depend on that order, so it is reproduced. What each member
-gets is Kafka's; the order of the partitions within a member's list is not (a consumer does not
-depend on it): solutions list them sorted.
+extra partition, and some tie-breaks, depend on that order, so it is reproduced.
 
 Owned partitions numbered beyond their topic's partition count are not checked by Kafka's sticky
 assignors; `sticky_assign` follows what Kafka does with them where that gives an assignment, and
@@ -25,195 +19,19 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
+from optimizer.assignors.consumer.group import (
+    TP,
+    ConsumerAssignorResult,
+    ConsumerGroup,
+    assignor_result,
+    member_id_key,
+    use_rack_aware_assignment,
+)
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
-from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
+from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id, shown
-
-TP = tuple[str, int]
-
-
-@dataclass
-class ConsumerAssignorResult:
-    assignment: dict[str, list[TP]]
-    """Member id -> partitions (their order within a member is not Kafka's)."""
-    followup_rebalance: bool = False
-    notes: list[str] = field(default_factory=list)
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    """(location, message): where Kafka's own answer is not reproduced, and why."""
-
-
-def kafka_consumer_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
-    strategy = problem.config.partition_assignment_strategy
-    if strategy == AssignmentStrategy.RANGE:
-        return range_assign(problem)
-    if strategy == AssignmentStrategy.ROUNDROBIN:
-        return roundrobin_assign(problem)
-    return sticky_assign(problem, cooperative=strategy == AssignmentStrategy.COOPERATIVE_STICKY)
-
-
-def _member_key(member_id: str) -> bytes:
-    return member_id.encode("utf-16-be")  # Java's String.compareTo order
-
-
-class _Group:
-    """What every assignor reads: partitions per subscribed topic, racks, member order."""
-
-    def __init__(self, problem: ConsumerProblem):
-        self.problem = problem
-        topics = problem.topic_by_name
-        subscribed = {t for m in problem.members for t in m.subscriptions}
-        self.partitions: dict[str, int] = {t: topics[t].partitions for t in subscribed if t in topics}
-        self.sorted_members = sorted((m.id for m in problem.members), key=_member_key)
-        self.subscriptions = {m.id: list(m.subscriptions) for m in problem.members}
-        self.member_rack = {m.id: m.rack for m in problem.members if m.rack}
-        self.replica_racks: dict[TP, frozenset[str]] = {}
-        for topic, count in self.partitions.items():
-            racks = topics[topic].replica_racks
-            for p in range(count):
-                self.replica_racks[topic, p] = frozenset(racks[p]) if racks is not None else frozenset()
-
-    def hash_order(self) -> list[str]:
-        """Members as Kafka's group leader iterates them: a HashMap keyed by member id."""
-        return java_hash_map_order(self.sorted_members, java_string_hash)
-
-
-def use_rack_aware_assignment(
-    consumer_racks: set[str], partition_racks: set[str], racks_per_partition: dict[TP, frozenset[str]]
-) -> bool:
-    """KIP-881: some member rack is known and shared by replicas, and racks differ by partition."""
-    if not consumer_racks or not consumer_racks & partition_racks:
-        return False
-    return any(racks != partition_racks for racks in racks_per_partition.values())
-
-
-def _result(members: Iterable[str], lists: dict[str, list[TP]], **kwargs) -> ConsumerAssignorResult:
-    return ConsumerAssignorResult({m: lists.get(m, []) for m in members}, **kwargs)
-
-
-# --------------------------------------------------------------------------- range
-
-
-@dataclass
-class _TopicRanges:
-    topic: str
-    consumers: list[tuple[str, str | None]]
-    unassigned: list[int]
-    per_consumer: int
-    remaining_extra: int
-    partition_racks: dict[int, frozenset[str]]
-    needs_rack_aware: bool
-    assigned: dict[str, int] = field(default_factory=dict)
-
-    def max_assignable(self, member: str) -> int:
-        extra = 1 if self.remaining_extra > 0 else 0
-        return max(0, self.per_consumer + extra - self.assigned.get(member, 0))
-
-    def on_assigned(self, member: str, parts: list[int]) -> None:
-        self.assigned[member] = self.assigned.get(member, 0) + len(parts)
-        if self.assigned[member] > self.per_consumer:
-            self.remaining_extra -= 1
-        taken = set(parts)
-        self.unassigned = [p for p in self.unassigned if p not in taken]
-
-    def racks_match(self, member: str, rack: str | None, partition: int) -> bool:
-        return rack is None or (partition in self.partition_racks and rack in self.partition_racks[partition])
-
-
-def range_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
-    group = _Group(problem)
-    result: dict[str, list[TP]] = {m: [] for m in group.sorted_members}
-    states = []
-    for topic in sorted(group.partitions):
-        subscribers = [m for m in group.sorted_members if topic in group.subscriptions[m]]
-        count = group.partitions[topic]
-        consumers = [(m, group.member_rack.get(m)) for m in subscribers]
-        racks = {p: group.replica_racks[topic, p] for p in range(count)} if any(r for _, r in consumers) else {}
-        all_racks = set().union(*racks.values()) if racks else set()
-        member_racks = {r for _, r in consumers if r}
-        n = len(subscribers)
-        states.append(
-            _TopicRanges(
-                topic,
-                consumers,
-                list(range(count)),
-                count // n if n else 0,
-                count % n if n else 0,
-                racks,
-                use_rack_aware_assignment(member_racks, all_racks, {(topic, p): r for p, r in racks.items()}),
-            )
-        )
-
-    def assign_ranges(state: _TopicRanges, may_assign: Callable[[str, str | None, int], bool]) -> None:
-        for member, rack in state.consumers:
-            if not state.unassigned:
-                return
-            parts = [p for p in state.unassigned if may_assign(member, rack, p)][: state.max_assignable(member)]
-            if parts:
-                result[member] += [(state.topic, p) for p in parts]
-                state.on_assigned(member, parts)
-
-    use_rack = any(s.needs_rack_aware for s in states)
-    if use_rack:
-        groups: dict[tuple, list[_TopicRanges]] = defaultdict(list)
-        for state in states:
-            groups[tuple(state.consumers), len(state.partition_racks)].append(state)
-        for co_partitioned in groups.values():
-            if len(co_partitioned) > 1:
-                _assign_co_partitioned(co_partitioned, result)
-            elif co_partitioned[0].needs_rack_aware:
-                state = co_partitioned[0]
-                assign_ranges(state, state.racks_match)
-    for state in states:
-        assign_ranges(state, lambda member, rack, p: True)
-    for member in result:
-        result[member].sort()
-    return _result(group.sorted_members, result)
-
-
-def _assign_co_partitioned(states: list[_TopicRanges], result: dict[str, list[TP]]) -> None:
-    remaining = list(states[0].consumers)
-    for p in range(len(states[0].partition_racks)):
-        chosen = next(
-            (
-                (member, rack)
-                for member, rack in remaining
-                if all(s.racks_match(member, rack, p) and s.max_assignable(member) > 0 for s in states)
-            ),
-            None,
-        )
-        if chosen is None:
-            continue
-        member = chosen[0]
-        for state in states:
-            result[member].append((state.topic, p))
-            state.on_assigned(member, [p])
-        if all(s.max_assignable(member) == 0 for s in states):
-            remaining.remove(chosen)
-            if not remaining:
-                return
-
-
-# --------------------------------------------------------------------------- round robin
-
-
-def roundrobin_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
-    group = _Group(problem)
-    members = group.sorted_members
-    result: dict[str, list[TP]] = {m: [] for m in members}
-    cursor = 0
-    for topic in sorted(group.partitions):
-        for p in range(group.partitions[topic]):
-            while topic not in group.subscriptions[members[cursor % len(members)]]:
-                cursor += 1
-            result[members[cursor % len(members)]].append((topic, p))
-            cursor += 1
-    return _result(members, result)
-
-
-# --------------------------------------------------------------------------- sticky
 
 
 def _topic_partition_hash(tp: TP) -> int:
@@ -223,7 +41,7 @@ def _topic_partition_hash(tp: TP) -> int:
 
 
 class _RackInfo:
-    def __init__(self, group: _Group, members: Sequence[str]):
+    def __init__(self, group: ConsumerGroup, members: Sequence[str]):
         consumers_by_rack: dict[str, list[str]] = defaultdict(list)
         for member in members:
             if member in group.member_rack:
@@ -262,7 +80,7 @@ class _RackInfo:
 
 
 def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssignorResult:
-    group = _Group(problem)
+    group = ConsumerGroup(problem)
     members = group.hash_order()
     raw_owned: dict[str, list[TP]] = {}
     generation: dict[str, int] = {}
@@ -352,7 +170,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
             assignment[member] = kept
             builder = "general, assigned twice" if stalls else "general"
             warnings.append((location[member], _phantom_message(sorted(set(parts) - set(kept)), builder)))
-    return _result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes, warnings=warnings)
+    return assignor_result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes, warnings=warnings)
 
 
 def _phantom_message(phantoms: list[TP], builder: str) -> str:
@@ -384,7 +202,7 @@ def _discard(items: list, item) -> None:
 
 
 def _constrained(
-    group: _Group,
+    group: ConsumerGroup,
     members: list[str],
     owned: dict[str, list[TP]],
     contested: set[TP],
@@ -431,8 +249,8 @@ def _constrained(
         assigned.update(take)
 
     unassigned = [(t, p) for t in sorted(group.partitions) for p in range(group.partitions[t]) if (t, p) not in assigned]
-    under.sort(key=_member_key)
-    exact_min.sort(key=_member_key)
+    under.sort(key=member_id_key)
+    exact_min.sort(key=member_id_key)
     unassigned = racks.by_scarcity(unassigned)
 
     def assign_new(tp: TP, member: str) -> int:
@@ -568,7 +386,7 @@ class _General:
         return len(self.current[member])
 
     def ordered(self) -> list[str]:
-        return sorted(self.current, key=lambda m: (len(self.current[m]), _member_key(m)))
+        return sorted(self.current, key=lambda m: (len(self.current[m]), member_id_key(m)))
 
     def build(self) -> dict[str, list[TP]]:
         revocation_required = False

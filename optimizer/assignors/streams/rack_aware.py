@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from goals.kip925.cycle_canceling import cancel_negative_cycles
-from goals.kip925.graph import Graph, fast_enough
-from goals.kip925.optimize import within_caps
-from optimizer.assignors.client_state import ClientState
-from optimizer.assignors.kafka_graph import cancel_cycles_as_kafka
+from optimizer.assignors.streams.client_state import ClientState
+from optimizer.assignors.streams.kip925.cycle_canceling import cancel_negative_cycles
+from optimizer.assignors.streams.kip925.graph import Graph, fast_enough
+from optimizer.assignors.streams.kip925.kafka_graph import cancel_cycles_as_kafka
+from optimizer.assignors.streams.kip925.optimize import within_caps
 from optimizer.model.ids import TaskKey, parse_task_id
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
@@ -36,8 +36,6 @@ STANDBY_OPTIMIZER_MAX_ITERATION = 4
 # cancelled cycle or so, each over every task-client edge): 0.3 s at 1,000 x 50, 12 s at
 # 3,000 x 100 on the reference machine. Beyond this the contracted cycle canceling is used.
 KAFKA_TIE_BREAK_WORK = 300_000_000
-STATELESS_TRAFFIC_COST = 1
-STATELESS_NON_OVERLAP_COST = 0
 
 CanMove = Callable[[TaskKey, ClientState, ClientState, Sequence[ClientState]], bool]
 

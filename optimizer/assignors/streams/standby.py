@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from optimizer.assignors.client_state import ClientState
 from optimizer.assignors.java import java_hash_map_order, java_task_id_hash
-from optimizer.assignors.priority import ConstrainedPrioritySet
+from optimizer.assignors.streams.client_state import ClientState
+from optimizer.assignors.streams.priority import ConstrainedPrioritySet
 from optimizer.model.ids import TaskKey
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.graph.python import max_flow
 
-from goals.kip925.cycle_canceling import CycleCancelingResult, cancel_negative_cycles_full
+from optimizer.assignors.streams.kip925.cycle_canceling import CycleCancelingResult, cancel_negative_cycles_full
 from optimizer.costs import StreamsIndex, active_cost_matrix
 from optimizer.model.streams import RackAwareStrategy
 

@@ -15,19 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from optimizer.assignors.client_state import ClientState, client_states
-from optimizer.assignors.high_availability import StreamsAssignorResult
 from optimizer.assignors.java import java_hash_map_order, java_task_id_hash, kafka_client_hash
-from optimizer.assignors.rack_aware import (
+from optimizer.assignors.streams.client_state import ClientState, client_states
+from optimizer.assignors.streams.high_availability import StreamsAssignorResult
+from optimizer.assignors.streams.rack_aware import RackAwareTaskAssignor
+from optimizer.model.ids import TaskKey, parse_task_id
+from optimizer.model.streams import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
-    RackAwareTaskAssignor,
+    StreamsProblem,
+    TaskAssignor,
+    kip925_costs,
 )
-from optimizer.model.ids import TaskKey, parse_task_id
-from optimizer.model.streams import StreamsProblem
-
-STICKY_TRAFFIC_COST = 1
-STICKY_NON_OVERLAP_COST = 10
 
 
 def _task_hash(task: TaskKey) -> int:
@@ -91,10 +90,7 @@ class _StickyTaskAssignor:
         self._assign_active()
         rack_aware = RackAwareTaskAssignor(self.problem)
         config = self.problem.config
-        traffic = config.rack_aware_assignment_traffic_cost
-        traffic = STICKY_TRAFFIC_COST if traffic is None else traffic
-        non_overlap = config.rack_aware_assignment_non_overlap_cost
-        non_overlap = STICKY_NON_OVERLAP_COST if non_overlap is None else non_overlap
+        traffic, non_overlap = kip925_costs(config, TaskAssignor.STICKY)
         enabled = rack_aware.can_enable()
         if enabled:
             stateful = set(self.stateful)

@@ -18,25 +18,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from optimizer.assignors.client_state import ClientState, client_states
-from optimizer.assignors.priority import ConstrainedPrioritySet
-from optimizer.assignors.rack_aware import (
-    STATELESS_NON_OVERLAP_COST,
-    STATELESS_TRAFFIC_COST,
-    RackAwareTaskAssignor,
-)
-from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
-from optimizer.assignors.task_movement import (
+from optimizer.assignors.streams.client_state import ClientState, client_states
+from optimizer.assignors.streams.priority import ConstrainedPrioritySet
+from optimizer.assignors.streams.rack_aware import RackAwareTaskAssignor
+from optimizer.assignors.streams.standby import ClientTagAwareStandbyTaskAssignor, DefaultStandbyTaskAssignor
+from optimizer.assignors.streams.task_movement import (
     CaughtUp,
     WarmupBudget,
     assign_active_task_movements,
     assign_standby_task_movements,
 )
 from optimizer.model.ids import TaskKey, parse_task_id
-from optimizer.model.streams import StreamsProblem
-
-HA_TRAFFIC_COST = 10
-HA_NON_OVERLAP_COST = 1
+from optimizer.model.streams import (
+    STATELESS_NON_OVERLAP_COST,
+    STATELESS_TRAFFIC_COST,
+    StreamsProblem,
+    TaskAssignor,
+    kip925_costs,
+)
 
 
 @dataclass
@@ -55,8 +54,7 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
     tasks = sorted(parse_task_id(t.id) for t in problem.tasks)
     stateful = sorted(parse_task_id(t.id) for t in problem.tasks if t.stateful)
     rack_aware = RackAwareTaskAssignor(problem)
-    traffic = _or(config.rack_aware_assignment_traffic_cost, HA_TRAFFIC_COST)
-    non_overlap = _or(config.rack_aware_assignment_non_overlap_cost, HA_NON_OVERLAP_COST)
+    traffic, non_overlap = kip925_costs(config, TaskAssignor.HIGH_AVAILABILITY)
     rack_enabled = rack_aware.can_enable()
 
     for position, task in enumerate(stateful):
@@ -107,10 +105,6 @@ def assign_standby_tasks(
     )
     if rack_aware is not None:
         rack_aware.optimize_standby_tasks(clients, traffic, non_overlap, standby.is_allowed_standby_move)
-
-
-def _or(value: int | None, default: int) -> int:
-    return default if value is None else value
 
 
 def balance_tasks_over_threads(

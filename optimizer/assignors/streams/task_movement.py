@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from optimizer.assignors.client_state import LATEST_OFFSET, ClientState
 from optimizer.assignors.java import JavaPriorityQueue
+from optimizer.assignors.streams.client_state import LATEST_OFFSET, ClientState
 from optimizer.model.ids import TaskKey
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.assignors.client_state import client_states
-from optimizer.assignors.rack_aware import RackAwareTaskAssignor
-from optimizer.assignors.sticky_task import sticky_task_assign
+from optimizer.assignors.streams.client_state import client_states
+from optimizer.assignors.streams.rack_aware import RackAwareTaskAssignor
+from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.model.ids import parse_task_id
-from tests.assignors.kafka_fixtures import ids, rack_problem, uid
+from tests.assignors.streams.kafka_fixtures import ids, rack_problem, uid
 
 STATEFUL, STATELESS = (10, 1), (1, 0)
 

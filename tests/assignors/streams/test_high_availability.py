@@ -4,11 +4,11 @@ TaskMovementTest and ClientTagAwareStandbyTaskAssignorTest, with Kafka's expecte
 from __future__ import annotations
 
 from optimizer import problem_from_data
-from optimizer.assignors.client_state import client_states
-from optimizer.assignors.high_availability import high_availability_assign
-from optimizer.assignors.standby import ClientTagAwareStandbyTaskAssignor
-from optimizer.assignors.sticky_task import sticky_task_assign
-from tests.assignors.kafka_fixtures import MAX_LONG, ids, lag_problem, mock
+from optimizer.assignors.streams.client_state import client_states
+from optimizer.assignors.streams.high_availability import high_availability_assign
+from optimizer.assignors.streams.standby import ClientTagAwareStandbyTaskAssignor
+from optimizer.assignors.streams.sticky_task import sticky_task_assign
+from tests.assignors.streams.kafka_fixtures import MAX_LONG, ids, lag_problem, mock
 
 S2 = ["0_0", "0_1"]
 S4 = ["0_0", "0_1", "0_2", "0_3"]

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment, linprog
 
-from goals.kip925.cycle_canceling import cancel_negative_cycles, cancel_negative_cycles_full
-from goals.kip925.graph import kafka_assignment
-from goals.kip925.optimize import subtopology_caps
+from optimizer.assignors.streams.kip925.cycle_canceling import cancel_negative_cycles, cancel_negative_cycles_full
+from optimizer.assignors.streams.kip925.graph import kafka_assignment
+from optimizer.assignors.streams.kip925.optimize import subtopology_caps
 
 
 def slots_optimum(cost: np.ndarray, assignment: np.ndarray) -> int:

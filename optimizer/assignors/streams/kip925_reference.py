@@ -16,22 +16,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.kip925.optimize import optimize_active_tasks
-from optimizer.assignors.client_state import ClientState, client_states
-from optimizer.assignors.high_availability import (
-    HA_NON_OVERLAP_COST,
-    HA_TRAFFIC_COST,
-    StreamsAssignorResult,
-    assign_standby_tasks,
-)
-from optimizer.assignors.rack_aware import (
-    STATELESS_NON_OVERLAP_COST,
-    STATELESS_TRAFFIC_COST,
-    RackAwareTaskAssignor,
-)
+from optimizer.assignors.streams.client_state import ClientState, client_states
+from optimizer.assignors.streams.high_availability import StreamsAssignorResult, assign_standby_tasks
+from optimizer.assignors.streams.kip925.optimize import optimize_active_tasks
+from optimizer.assignors.streams.rack_aware import RackAwareTaskAssignor
 from optimizer.costs import StreamsIndex
 from optimizer.model.ids import TaskKey, parse_task_id
-from optimizer.model.streams import RackAwareStrategy, StreamsProblem
+from optimizer.model.streams import (
+    STATELESS_NON_OVERLAP_COST,
+    STATELESS_TRAFFIC_COST,
+    RackAwareStrategy,
+    StreamsProblem,
+    TaskAssignor,
+    kip925_costs,
+)
 
 
 def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
@@ -56,10 +54,7 @@ def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
     strategy = config.rack_aware_assignment_strategy
     if strategy == RackAwareStrategy.NONE:
         strategy = RackAwareStrategy.MIN_TRAFFIC
-    traffic = config.rack_aware_assignment_traffic_cost
-    traffic = HA_TRAFFIC_COST if traffic is None else traffic
-    non_overlap = config.rack_aware_assignment_non_overlap_cost
-    non_overlap = HA_NON_OVERLAP_COST if non_overlap is None else non_overlap
+    traffic, non_overlap = kip925_costs(config, TaskAssignor.HIGH_AVAILABILITY)
 
     index = StreamsIndex.of(problem)
     by_index = [clients[order[c.id]] for c in index.clients]
