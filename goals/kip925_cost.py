@@ -14,17 +14,16 @@ from optimizer.costs import StreamsIndex
 from optimizer.goal import Goal
 from goals.common import streams_placement
 from optimizer.formulation import LinExpr
-
-HA_TRAFFIC, HA_NON_OVERLAP = 10, 1
+from optimizer.model.streams import STATELESS_NON_OVERLAP_COST, STATELESS_TRAFFIC_COST, TaskAssignor, kip925_costs
 
 
 def weights(problem, index) -> tuple[np.ndarray, np.ndarray]:
-    traffic = problem.config.rack_aware_assignment_traffic_cost
-    non_overlap = problem.config.rack_aware_assignment_non_overlap_cost
-    traffic = HA_TRAFFIC if traffic is None else traffic
-    non_overlap = HA_NON_OVERLAP if non_overlap is None else non_overlap
+    traffic, non_overlap = kip925_costs(problem.config, TaskAssignor.HIGH_AVAILABILITY)
     stateful = index.stateful
-    return np.where(stateful, traffic, 1).astype(np.int64), np.where(stateful, non_overlap, 0).astype(np.int64)
+    return (
+        np.where(stateful, traffic, STATELESS_TRAFFIC_COST).astype(np.int64),
+        np.where(stateful, non_overlap, STATELESS_NON_OVERLAP_COST).astype(np.int64),
+    )
 
 
 def cost_matrix(problem, index) -> np.ndarray:
