@@ -33,7 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.errors import KafkaAssignmentError
-from optimizer.pipeline.inputs import Record, read_records
+from optimizer.pipeline.inputs import read_records
+from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
 from optimizer.pipeline.worker import (
     STAGED_INPUT,

@@ -74,7 +74,7 @@ from optimizer.model.ids import shown as _quoted
 from optimizer.model.limits import MAX_PARTITIONS
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.streams import PROBLEM_FORMAT, StreamsProblem
-from optimizer.pipeline.inputs import Record
+from optimizer.pipeline.records import Record
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
