@@ -10,32 +10,20 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic_core import from_json
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.ids import check_name, escape_unprintable
+from optimizer.model.issues import Issue, Severity
 from optimizer.model.limits import MAX_DOCUMENT_BYTES
 from optimizer.model.problem import read_document
+from optimizer.pipeline.records import Record
+from optimizer.pipeline.tables import is_table_directory, read_table_records
 
 PROBLEM_SUFFIXES = (".json", ".yaml", ".yml")
 LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
-
-
-@dataclass(frozen=True)
-class Record:
-    """One problem of the fleet, as shipped to a worker."""
-
-    name: str
-    """The problem's key in every output table (unique within the input)."""
-    document: str
-    """The problem document as JSON text (workers validate it with pydantic)."""
-    source: str
-    """Where it came from: `file:line` or the file's path."""
-    input_error: str | None = None
-    """Why the record cannot be solved, when the reader already knows."""
 
 
 def read_records(path: str | Path) -> list[Record]:
@@ -55,8 +43,6 @@ def _read_records(path: Path) -> list[Record]:
     if not path.exists():
         raise InvalidInputError(str(path), [_issue("input", "no such file or directory")])
     if path.is_dir():
-        from optimizer.pipeline.tables import is_table_directory, read_table_records
-
         if is_table_directory(path):
             return read_table_records(path)
         files = sorted(
@@ -183,7 +169,5 @@ def _suffix(path: Path) -> str:
     return "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
 
 
-def _issue(location: str, message: str):
-    from optimizer.model.issues import Issue, Severity
-
+def _issue(location: str, message: str) -> Issue:
     return Issue(severity=Severity.ERROR, location=location, message=message)

@@ -33,8 +33,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.errors import KafkaAssignmentError
-from optimizer.pipeline.inputs import Record, read_records
+from optimizer.pipeline.inputs import read_records
+from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
+from optimizer.pipeline.spark import spark_session
+from optimizer.pipeline.tables import is_table_directory, spark_table_records
 from optimizer.pipeline.worker import (
     STAGED_INPUT,
     arrow_batches,
@@ -111,8 +114,6 @@ def run_pipeline(
             names = [r.name for r in records]
             _run_local(records, solvers, goals, time_limit, stage, progress)
         else:
-            from optimizer.pipeline.spark import spark_session
-
             session = spark or spark_session(master)
             master = session.sparkContext.master
             names = _run_spark(session, input_path, solvers, goals, time_limit, stage, batch_size, progress)
@@ -178,9 +179,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
 
     options = dict(stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit)
     joined = None
-    if _is_table_directory(Path(input_path)):
-        from optimizer.pipeline.tables import spark_table_records
-
+    if is_table_directory(Path(input_path)):
         # Kept once joined: the names are collected first, then the same rows are solved.
         joined = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error").persist()
         names = [row["name"] for row in joined.select("name").collect()]
@@ -213,14 +212,6 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
             if path.name.removeprefix("part-").removesuffix(".parquet") not in reported:
                 path.unlink()
     return names
-
-
-def _is_table_directory(path: Path) -> bool:
-    if not path.is_dir():
-        return False
-    from optimizer.pipeline.tables import is_table_directory
-
-    return is_table_directory(path)
 
 
 def _slices(spark, count: int, batch_size: int | None) -> int:

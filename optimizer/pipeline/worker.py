@@ -28,7 +28,7 @@ from optimizer.model.ids import parse_partition_id
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsProblem
-from optimizer.pipeline.inputs import Record
+from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.solve import DEFAULT_GOALS, solve
 from plugins.manager import plugins

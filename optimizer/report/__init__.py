@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from optimizer.errors import KafkaAssignmentError
 from optimizer.report.totals import (
     compared_problems,
     failed_rows,
@@ -40,8 +41,6 @@ def write_report(input_dir: str | Path, output: str | Path) -> Path:
     try:
         from optimizer.report.html import write_report as write
     except ImportError as error:
-        from optimizer.errors import KafkaAssignmentError
-
         raise KafkaAssignmentError(
             f"the report needs pyarrow and matplotlib ({error.name or error} is missing): "
             "pip install 'kafka-assignment-optimizer[spark]'"

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.issues import Issue, Severity
-from optimizer.report import plots
+from optimizer.report.plots import rack_traffic_plot, savings_plot, solve_time_plot
 from optimizer.report.totals import (
     BASELINE_SOLVER,
     REFERENCE_SOLVERS,
@@ -373,7 +373,7 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
 def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> str:
     comparison = totals["comparison"]
     reference = comparison["reference"] if comparison else reference_solver(totals["solvers"])
-    savings_png = plots.savings_plot(totals["compared"], BASELINE_SOLVER, reference, totals["comparison_skipped"])
+    savings_png = savings_plot(totals["compared"], BASELINE_SOLVER, reference, totals["comparison_skipped"])
     points: dict[str, list[tuple[float, float]]] = {}
     for solver in totals["solvers"]:
         points[solver] = [
@@ -385,8 +385,8 @@ def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any])
             and row.get("clients") is not None
             and row.get("seconds") is not None
         ]
-    time_png = plots.solve_time_plot(points)
-    traffic_png = plots.rack_traffic_plot(rack_traffic_totals(rows))
+    time_png = solve_time_plot(points)
+    traffic_png = rack_traffic_plot(rack_traffic_totals(rows))
     figures = [
         (
             "plot-savings",

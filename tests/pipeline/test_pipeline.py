@@ -14,7 +14,8 @@ from optimizer.cli import cli
 from optimizer.errors import InvalidInputError
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline.fleet import sample_fleet
-from optimizer.pipeline.inputs import Record, read_records
+from optimizer.pipeline.inputs import read_records
+from optimizer.pipeline.records import Record
 from optimizer.pipeline.run import PipelineError, run_pipeline
 from tests.conftest import EXAMPLES
 

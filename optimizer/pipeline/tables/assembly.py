@@ -1,0 +1,327 @@
+"""Building one application's problem document (as a `Record`) from its rows of every table.
+
+The shared heart of both readers: `application_record` converts and checks the cells, joins the
+rows by their keys, sorts every list (natural order, see `natural_key`) and serialises
+canonically (`canonical_json`), so the documents are byte-identical whatever the order of the
+rows or the reader. Problems of one application (an unknown kind, a task partition that is not in
+`partitions`, a key listed twice, a cell that is not a number, ...) make that application's
+`Record` carry `input_error`; the pipeline reports it as `invalid`, and the other applications
+run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from optimizer.errors import InvalidInputError
+from optimizer.model.ids import shown as _quoted
+from optimizer.model.issues import Issue
+from optimizer.model.limits import MAX_PARTITIONS
+from optimizer.model.streams import PROBLEM_FORMAT
+from optimizer.pipeline.records import Record
+from optimizer.pipeline.tables.layout import BOOL, CONFIG_KIND, CONSUMER, INT, KINDS, STREAMS, STRING, TABLES, TableSpec, error_issue
+
+
+_SOURCE_ROLES = {"source": "source_partitions", "changelog": "changelog_partitions"}
+_PREVIOUS_ROLES = {"active": "previous_active", "standby": "previous_standby"}
+_WHOLE = re.compile(r"[+-]?[0-9]{1,30}(?:\.0*)?")
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that compares digit runs as numbers: `client-2` < `client-10`, `0_9` < `0_10`.
+
+    Ties (`01` and `1`) are broken by the text itself, so the order is total.
+    """
+    parts = _DIGIT_RUNS.split(text)
+    return tuple(int(part) if odd else part for odd, part in zip([0, 1] * len(parts), parts)), text
+
+
+def _partition_key(topic: str, partition: int) -> tuple[Any, ...]:
+    return natural_key(topic), partition
+
+
+def canonical_json(document: Any) -> str:
+    """The one JSON text both readers produce for a document."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class _BadCell(ValueError):
+    pass
+
+
+def _convert(value: Any, type_: str) -> Any:
+    """A stored cell as the document's value; None for an empty cell; _BadCell when unusable."""
+    if value is None or (isinstance(value, str) and value == ""):
+        return None  # CSV cannot tell empty text from no text: both are empty
+    if isinstance(value, float) and math.isnan(value):
+        return None  # pandas' null in a float column
+    if type_ == STRING:
+        if isinstance(value, str):
+            return value
+        raise _BadCell(f"{_quoted(value)} is not text")
+    if type_ == INT:
+        if isinstance(value, bool):
+            raise _BadCell(f"{_quoted(value)} is not a whole number")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+            return int(value.strip().split(".")[0])
+        raise _BadCell(f"{_quoted(value)} is not a whole number")
+    if type_ == BOOL:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise _BadCell(f"{_quoted(value)} is not true or false")
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(";") if part.strip()]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise _BadCell(f"{_quoted(value)} is not a list of text")
+
+
+@dataclass
+class _Application:
+    """Converts and checks the rows of one application, collecting its issues."""
+
+    issues: list[Issue] = field(default_factory=list)
+
+    def where(self, table: str, row: dict[str, Any]) -> str:
+        keys = TABLES[table].key or ("application",)
+        return f"{table}[{', '.join(f'{key}={_quoted(row.get(key))}' for key in keys)}]"
+
+    def add(self, location: str, message: str) -> None:
+        self.issues.append(error_issue(location, message))
+
+    def convert(self, table: str, raw: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """The row with its cells converted (unusable ones recorded as issues), and whether every
+        required cell is usable."""
+        spec = TABLES[table]
+        values = dict(raw)
+        failures: list[tuple[str, str]] = []
+        for column in spec.columns:
+            if column.name == "application" and table != "applications":
+                continue
+            try:
+                values[column.name] = _convert(raw.get(column.name), column.type)
+            except _BadCell as error:
+                failures.append((column.name, str(error)))
+                values[column.name] = None if column.optional else raw.get(column.name)
+                continue
+            if values[column.name] is None and not column.optional:
+                failures.append((column.name, "missing value"))
+        where = self.where(table, values)
+        for column_name, message in failures:
+            self.add(f"{where}.{column_name}", message)
+        return values, all(self._optional(spec, name) for name, _ in failures)
+
+    @staticmethod
+    def _optional(spec: TableSpec, name: str) -> bool:
+        return next(column.optional for column in spec.columns if column.name == name)
+
+    def rows(self, table: str, raw_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The table's usable rows for this application, in a canonical order, keys unique."""
+        # Sorting the raw rows first makes everything after it (which duplicate is kept, the
+        # order of the issues) independent of the order the reader saw the rows in.
+        ordered = sorted(raw_rows, key=lambda row: json.dumps(row, sort_keys=True, default=repr))
+        converted = [values for values, usable in (self.convert(table, raw) for raw in ordered) if usable]
+        key = TABLES[table].key
+        seen: dict[tuple[Any, ...], int] = defaultdict(int)
+        for row in converted:
+            seen[tuple(row[column] for column in key)] += 1
+        result = []
+        reported = set()
+        for row in converted:
+            ident = tuple(row[column] for column in key)
+            if seen[ident] > 1:
+                if ident in reported:
+                    continue
+                reported.add(ident)
+                self.add(
+                    self.where(table, row),
+                    f"{seen[ident]} rows have this key; each ({', '.join(key)}) is one row per application",
+                )
+            result.append(row)
+        return result
+
+
+def application_record(app: dict[str, Any], children: dict[str, list[dict[str, Any]]], root: str) -> Record:
+    """One application's Record from its `applications` row and its rows of the other tables.
+
+    The shared heart of both readers: `children` maps a table to the application's rows (without
+    the application column), in any order. The document lists everything in natural order:
+    clients, tasks, topics and members by id, partitions by (topic, partition), previous tasks,
+    subscriptions and owned partitions likewise; replica racks keep the order they are stored in.
+    """
+    name = app["application"]
+    source = f"{root}#{name}"
+    context = _Application()
+    values, _ = context.convert("applications", app)
+    kind = values.get("kind")
+    document: dict[str, Any] = {"format": PROBLEM_FORMAT, "name": name}
+    if kind is not None:
+        document["kind"] = kind
+    if values.get("description") is not None:
+        document["description"] = values["description"]
+    where = context.where("applications", {"application": name})
+    config = {}
+    for key, belongs in CONFIG_KIND.items():
+        if values.get(key) is None:
+            continue
+        if kind in KINDS and belongs != kind:
+            context.add(
+                f"{where}.{key}",
+                f"is a {belongs} setting, but the application is of kind {kind}; leave it empty",
+            )
+            continue
+        config[key] = values[key]
+    if config:
+        document["config"] = config
+    if kind == STREAMS:
+        _streams(document, children, context)
+    elif kind == CONSUMER:
+        _consumer(document, children, context)
+    elif kind is not None:
+        context.add(f"{where}.kind", f"unknown kind {_quoted(kind)}: expected 'streams' or 'consumer'")
+    if kind in KINDS:
+        for table, rows in sorted(children.items()):
+            if rows and kind not in TABLES[table].kinds:
+                other = " and ".join(TABLES[table].kinds)
+                count = f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
+                context.add(
+                    table, f"{count} for this {kind} application; {table} describes {other} applications"
+                )
+    error = str(InvalidInputError(source, context.issues)) if context.issues else None
+    return Record(name, canonical_json(document), source, error)
+
+
+def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]], app: _Application) -> None:
+    clients: dict[str, dict[str, Any]] = {}
+    for row in app.rows("clients", children.get("clients", [])):
+        client = {"id": row["client"]}
+        for column in ("rack", "threads"):
+            if row.get(column) is not None:
+                client[column] = row[column]
+        clients[row["client"]] = client
+
+    def client_of(table: str, row: dict[str, Any]) -> dict[str, Any] | None:
+        if row["client"] not in clients:
+            app.add(f"{app.where(table, row)}.client", f"client {_quoted(row['client'])} is not in clients")
+            return None
+        return clients[row["client"]]
+
+    for row in app.rows("client_tags", children.get("client_tags", [])):
+        if (client := client_of("client_tags", row)) is not None:
+            client.setdefault("tags", {})[row["tag"]] = row["value"]
+    for row in app.rows("previous", children.get("previous", [])):
+        if row["role"] not in _PREVIOUS_ROLES:
+            app.add(
+                f"{app.where('previous', row)}.role",
+                f"unknown role {_quoted(row['role'])}: expected active or standby",
+            )
+        elif (client := client_of("previous", row)) is not None:
+            client.setdefault(_PREVIOUS_ROLES[row["role"]], []).append(row["task"])
+    for row in app.rows("lags", children.get("lags", [])):
+        if (client := client_of("lags", row)) is not None:
+            client.setdefault("lags", {})[row["task"]] = row["lag"]
+
+    tasks: dict[str, dict[str, Any]] = {}
+    for row in app.rows("tasks", children.get("tasks", [])):
+        task = {"id": row["task"]}
+        for column in ("subtopology", "stateful", "changelog_end_offset"):
+            if row.get(column) is not None:
+                task[column] = row[column]
+        tasks[row["task"]] = task
+    racks = {
+        (row["topic"], row["partition"]): row.get("replica_racks") or []
+        for row in app.rows("partitions", children.get("partitions", []))
+    }
+    for row in app.rows("task_partitions", children.get("task_partitions", [])):
+        where = app.where("task_partitions", row)
+        if row["role"] not in _SOURCE_ROLES:
+            app.add(f"{where}.role", f"unknown role {_quoted(row['role'])}: expected source or changelog")
+            continue
+        if row["task"] not in tasks:
+            app.add(f"{where}.task", f"task {_quoted(row['task'])} is not in tasks")
+            continue
+        ident = (row["topic"], row["partition"])
+        if ident not in racks:
+            app.add(where, f"partition {row['topic']}-{row['partition']} is not in partitions")
+            continue
+        partition: dict[str, Any] = {"topic": row["topic"], "partition": row["partition"]}
+        if racks[ident]:
+            partition["replica_racks"] = racks[ident]
+        tasks[row["task"]].setdefault(_SOURCE_ROLES[row["role"]], []).append(partition)
+
+    for client in clients.values():
+        for key in _PREVIOUS_ROLES.values():
+            if key in client:
+                client[key].sort(key=natural_key)
+    for task in tasks.values():
+        for key in _SOURCE_ROLES.values():
+            if key in task:
+                task[key].sort(key=lambda p: _partition_key(p["topic"], p["partition"]))
+    document["clients"] = [clients[ident] for ident in sorted(clients, key=natural_key)]
+    document["tasks"] = [tasks[ident] for ident in sorted(tasks, key=natural_key)]
+
+
+def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]], app: _Application) -> None:
+    topics: dict[str, dict[str, Any]] = {}
+    for row in app.rows("topics", children.get("topics", [])):
+        topics[row["topic"]] = {"name": row["topic"], "partitions": row["partitions"]}
+    racks: dict[str, dict[int, list[str]]] = defaultdict(dict)
+    for row in app.rows("partitions", children.get("partitions", [])):
+        topic = topics.get(row["topic"])
+        if topic is None:
+            continue  # a catalogue of partitions may list topics the group does not use
+        if not 0 <= row["partition"] < topic["partitions"]:
+            app.add(
+                app.where("partitions", row),
+                f"topic {_quoted(row['topic'])} has {topic['partitions']} partitions in topics; "
+                f"there is no partition {row['partition']}",
+            )
+            continue
+        racks[row["topic"]][row["partition"]] = row.get("replica_racks") or []
+    for name, by_partition in racks.items():
+        count = topics[name]["partitions"]
+        if count <= MAX_PARTITIONS:  # beyond it the model rejects the count itself
+            topics[name]["replica_racks"] = [by_partition.get(p, []) for p in range(count)]
+
+    members: dict[str, dict[str, Any]] = {}
+    for row in app.rows("members", children.get("members", [])):
+        member = {"id": row["member"]}
+        for column in ("rack", "generation"):
+            if row.get(column) is not None:
+                member[column] = row[column]
+        members[row["member"]] = member
+
+    def member_of(table: str, row: dict[str, Any]) -> dict[str, Any] | None:
+        if row["member"] not in members:
+            app.add(f"{app.where(table, row)}.member", f"member {_quoted(row['member'])} is not in members")
+            return None
+        return members[row["member"]]
+
+    for row in app.rows("subscriptions", children.get("subscriptions", [])):
+        if (member := member_of("subscriptions", row)) is not None:
+            member.setdefault("subscriptions", []).append(row["topic"])
+    owned: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for row in app.rows("owned", children.get("owned", [])):
+        if member_of("owned", row) is not None:
+            owned[row["member"]].append((row["topic"], row["partition"]))
+    for ident, member in members.items():
+        if "subscriptions" in member:
+            member["subscriptions"].sort(key=natural_key)
+        if owned.get(ident):
+            member["owned_partitions"] = [
+                f"{t}-{p}" for t, p in sorted(owned[ident], key=lambda tp: _partition_key(*tp))
+            ]
+    document["topics"] = [topics[name] for name in sorted(topics, key=natural_key)]
+    document["members"] = [members[ident] for ident in sorted(members, key=natural_key)]

@@ -1,0 +1,264 @@
+"""The layout of a table directory: which tables there are, their columns, types and keys.
+
+The lowest layer of `optimizer.pipeline.tables`: everything else in the package reads the layout
+from here, and nothing here reads the rest. docs/pipeline-tables.md describes the layout in full
+(a test holds the two together); in brief:
+
+========================  ======================================================================
+table                     columns (`?`: may be left empty; key within an application in bold)
+========================  ======================================================================
+`applications`            **application**, kind (`streams` or `consumer`), description?, and one
+                          column per Kafka config key (`num.standby.replicas`, ...,
+                          `partition.assignment.strategy`), all optional, empty = Kafka's default
+`partitions`              **topic, partition**, replica_racks? (list; CSV: `r1;r2`)
+`clients`                 **client**, rack?, threads?                     (Streams)
+`client_tags`             **client, tag**, value                          (Streams, KIP-708 tags)
+`tasks`                   **task**, subtopology?, stateful?, changelog_end_offset?  (Streams)
+`task_partitions`         **task, role, topic, partition**; role source|changelog  (Streams)
+`lags`                    **client, task**, lag                           (Streams)
+`previous`                **client, task**, role; role active|standby     (Streams)
+`topics`                  **topic**, partitions                           (consumer)
+`members`                 **member**, rack?, generation?                  (consumer)
+`subscriptions`           **member, topic**                               (consumer)
+`owned`                   **member, topic, partition**                    (consumer)
+========================  ======================================================================
+
+Required tables: `applications`; with Streams applications also `clients`, `tasks`,
+`task_partitions` and `partitions`; with consumer groups also `topics`, `members` and
+`subscriptions`. `client_tags`, `lags`, `previous` and `owned` are optional, as is `partitions` for
+consumer groups (a topic with rows there has replica racks for every partition, `[]` for the
+partitions without a row; a topic without rows has none). Columns marked `?` may be absent.
+
+`error_issue` is here too, as every layer of the package reports its problems with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from optimizer.model.issues import Issue, Severity
+
+
+STRING = "string"
+INT = "int"
+BOOL = "bool"
+LIST = "list"
+
+# What each logical type may be stored as. Whole numbers may arrive as floats (pandas turns an
+# integer column with nulls into float64) or as text (CSV, properties exports); lists as
+# `;`-separated text. Text columns must be text: an id stored as a number is a mistake.
+ACCEPTED = {
+    STRING: {"string", "null"},
+    INT: {"int", "float", "string", "null"},
+    BOOL: {"bool", "string", "null"},
+    LIST: {"list", "string", "null"},
+}
+EXPECTED = {
+    STRING: "text",
+    INT: "whole numbers",
+    BOOL: "true/false",
+    LIST: "lists of text (or text separated by ';')",
+}
+PARQUET_TYPES = {STRING: pa.string(), INT: pa.int64(), BOOL: pa.bool_(), LIST: pa.list_(pa.string())}
+
+STREAMS = "streams"
+CONSUMER = "consumer"
+KINDS = (STREAMS, CONSUMER)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table."""
+
+    name: str
+    type: str
+    """`string`, `int`, `bool` or `list` (of text)."""
+    optional: bool = False
+    """Whether the column may be absent and its cells empty (empty means the field's default)."""
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table of the layout."""
+
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    """Columns (besides `application`) that are unique within an application."""
+    kinds: tuple[str, ...]
+    """Kinds of application the table describes."""
+    doc: str = ""
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(column.name for column in self.columns)
+
+
+def _app() -> Column:
+    return Column("application", STRING, doc="the application or group: the document's name")
+
+
+STREAMS_CONFIG: tuple[tuple[str, str], ...] = (
+    ("num.standby.replicas", INT),
+    ("acceptable.recovery.lag", INT),
+    ("max.warmup.replicas", INT),
+    ("probing.rebalance.interval.ms", INT),
+    ("rack.aware.assignment.strategy", STRING),
+    ("rack.aware.assignment.traffic_cost", INT),
+    ("rack.aware.assignment.non_overlap_cost", INT),
+    ("rack.aware.assignment.tags", LIST),
+    ("task.assignor.class", STRING),
+)
+"""Streams config keys, one `applications` column each, as in docs/file-formats.md."""
+
+CONSUMER_CONFIG: tuple[tuple[str, str], ...] = (("partition.assignment.strategy", STRING),)
+"""Consumer config keys, one `applications` column each."""
+
+CONFIG_KIND = {key: STREAMS for key, _ in STREAMS_CONFIG} | {key: CONSUMER for key, _ in CONSUMER_CONFIG}
+
+TABLES: dict[str, TableSpec] = {
+    spec.name: spec
+    for spec in (
+        TableSpec(
+            "applications",
+            (
+                _app(),
+                Column("kind", STRING, doc="streams or consumer"),
+                Column("description", STRING, optional=True, doc="free text"),
+                *(
+                    Column(key, type_, optional=True, doc="Kafka config; empty = Kafka's default")
+                    for key, type_ in STREAMS_CONFIG + CONSUMER_CONFIG
+                ),
+            ),
+            (),
+            KINDS,
+            "one row per Streams application or consumer group",
+        ),
+        TableSpec(
+            "partitions",
+            (
+                _app(),
+                Column("topic", STRING),
+                Column("partition", INT),
+                Column("replica_racks", LIST, optional=True, doc="racks of the brokers holding a replica"),
+            ),
+            ("topic", "partition"),
+            KINDS,
+            "topic partitions with the racks of their replicas",
+        ),
+        TableSpec(
+            "clients",
+            (
+                _app(),
+                Column("client", STRING),
+                Column("rack", STRING, optional=True, doc="client.rack"),
+                Column("threads", INT, optional=True, doc="num.stream.threads (default 1)"),
+            ),
+            ("client",),
+            (STREAMS,),
+            "Streams clients (application instances)",
+        ),
+        TableSpec(
+            "client_tags",
+            (_app(), Column("client", STRING), Column("tag", STRING), Column("value", STRING)),
+            ("client", "tag"),
+            (STREAMS,),
+            "client.tag.* values (KIP-708), one row per client and tag",
+        ),
+        TableSpec(
+            "tasks",
+            (
+                _app(),
+                Column("task", STRING, doc="<subtopology>_<partition>, for example 0_3"),
+                Column("subtopology", INT, optional=True, doc="default: from the task id"),
+                Column("stateful", BOOL, optional=True, doc="default false"),
+                Column("changelog_end_offset", INT, optional=True),
+            ),
+            ("task",),
+            (STREAMS,),
+            "Streams tasks",
+        ),
+        TableSpec(
+            "task_partitions",
+            (
+                _app(),
+                Column("task", STRING),
+                Column("role", STRING, doc="source or changelog"),
+                Column("topic", STRING),
+                Column("partition", INT),
+            ),
+            ("task", "role", "topic", "partition"),
+            (STREAMS,),
+            "the partitions each task reads; each must be in partitions",
+        ),
+        TableSpec(
+            "lags",
+            (_app(), Column("client", STRING), Column("task", STRING), Column("lag", INT)),
+            ("client", "task"),
+            (STREAMS,),
+            "offsets behind, per client and task it has state for (KIP-441)",
+        ),
+        TableSpec(
+            "previous",
+            (
+                _app(),
+                Column("client", STRING),
+                Column("task", STRING),
+                Column("role", STRING, doc="active or standby"),
+            ),
+            ("client", "task"),
+            (STREAMS,),
+            "the previous assignment",
+        ),
+        TableSpec(
+            "topics",
+            (_app(), Column("topic", STRING), Column("partitions", INT)),
+            ("topic",),
+            (CONSUMER,),
+            "topics of consumer groups with their partition counts",
+        ),
+        TableSpec(
+            "members",
+            (
+                _app(),
+                Column("member", STRING),
+                Column("rack", STRING, optional=True, doc="client.rack"),
+                Column("generation", INT, optional=True, doc="default -1"),
+            ),
+            ("member",),
+            (CONSUMER,),
+            "consumer-group members",
+        ),
+        TableSpec(
+            "subscriptions",
+            (_app(), Column("member", STRING), Column("topic", STRING)),
+            ("member", "topic"),
+            (CONSUMER,),
+            "the topics each member subscribes to",
+        ),
+        TableSpec(
+            "owned",
+            (_app(), Column("member", STRING), Column("topic", STRING), Column("partition", INT)),
+            ("member", "topic", "partition"),
+            (CONSUMER,),
+            "the partitions each member owned before the rebalance",
+        ),
+    )
+}
+"""Every table of the layout, in the order the documentation lists them."""
+
+REQUIRED_TABLES: dict[str, tuple[str, ...]] = {
+    STREAMS: ("clients", "tasks", "task_partitions", "partitions"),
+    CONSUMER: ("topics", "members", "subscriptions"),
+}
+"""Tables a directory must have when it holds applications of the kind (besides applications)."""
+
+CHILD_TABLES = tuple(name for name in TABLES if name != "applications")
+
+
+def error_issue(location: str, message: str) -> Issue:
+    """Everything wrong with tables is an error: a table directory has no tolerated quirks."""
+    return Issue(severity=Severity.ERROR, location=location, message=message)
