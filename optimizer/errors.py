@@ -93,9 +93,10 @@ class SolverUnavailableError(UsageError):
 
 
 class PipelineError(UsageError):
-    """The fleet pipeline cannot run as asked: unknown solvers or runner, an output directory
-    that is not one of its outputs or cannot be written, a Spark job that failed as a whole.
-    Single problems that fail never raise: they get a row with the reason.
+    """The fleet job itself failed, not one of its problems: unknown solvers or runner, an output
+    directory that is not one of its outputs or cannot be written, a Spark job that failed as a
+    whole, rows lost, executors with other plugins than the driver. Single problems that fail
+    never raise: they get a row with the reason.
 
     Who sees it: `run_pipeline` callers and `kafka-assign pipeline`. Exit code 2.
     """

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from optimizer.errors import KafkaAssignmentError
+from optimizer.errors import PipelineError
 from optimizer.pipeline.inputs import read_records
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
@@ -54,10 +54,6 @@ DEFAULT_SOLVERS = ("kafka", "exact")
 RUNNERS = ("spark", "local")
 LOCAL_PART = 1000
 """Problems per part file written by the local runner."""
-
-
-class PipelineError(KafkaAssignmentError):
-    """The job itself failed (not one of its problems): rows lost, plugins differ, bad options."""
 
 
 @dataclass(frozen=True)

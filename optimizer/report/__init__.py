@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from optimizer.errors import KafkaAssignmentError
+from optimizer.errors import UsageError
 from optimizer.report.totals import (
     compared_problems,
     failed_rows,
@@ -41,7 +41,7 @@ def write_report(input_dir: str | Path, output: str | Path) -> Path:
     try:
         from optimizer.report.html import write_report as write
     except ImportError as error:
-        raise KafkaAssignmentError(
+        raise UsageError(
             f"the report needs pyarrow and matplotlib ({error.name or error} is missing): "
             "pip install 'kafka-assignment-optimizer[spark]'"
         ) from error

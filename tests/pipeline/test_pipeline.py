@@ -16,7 +16,8 @@ from optimizer.pipeline import run as run_module
 from optimizer.pipeline.fleet import sample_fleet
 from optimizer.pipeline.inputs import read_records
 from optimizer.pipeline.records import Record
-from optimizer.pipeline.run import PipelineError, run_pipeline
+from optimizer.errors import PipelineError
+from optimizer.pipeline.run import run_pipeline
 from tests.conftest import EXAMPLES
 
 SOLVERS = ["kafka", "exact", "kip925"]

@@ -22,7 +22,8 @@ from optimizer.model.problem import problem_to_data
 from optimizer.pipeline import inputs as inputs_module
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline import worker as worker_module
-from optimizer.pipeline.run import PipelineError, run_pipeline
+from optimizer.errors import PipelineError
+from optimizer.pipeline.run import run_pipeline
 
 solve_module = importlib.import_module("optimizer.solve")
 
