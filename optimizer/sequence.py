@@ -24,9 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from goals.base import Goal, GoalError
-from optimizer.backends import StageResult, StageStatus
+from optimizer import compressed
+from optimizer.backends import flow
+from optimizer.backends.cpsat import CpSatSession
+from optimizer.backends.milp import MilpSession
 from optimizer.formulation import LinExpr, formulate
 from optimizer.model.limits import MAX_MODEL_VARIABLES
+from optimizer.model.solution import GoalStatus
+from optimizer.results import SequenceResult, Stage, StageResult, Unsupported
 
 BACKENDS = ("exact", "cpsat", "milp", "flow")
 
@@ -50,30 +55,6 @@ class Tolerance:
             return cls(absolute=int(text))
         except ValueError:
             raise GoalError(f"tolerance {text!r}: expected a whole number or a percentage like 2%") from None
-
-
-@dataclass
-class Stage:
-    goal: Goal
-    status: StageStatus
-    objective: int | None = None
-    bound: float | None = None
-    seconds: float = 0.0
-    backend: str = ""
-
-    @property
-    def gap(self) -> float | None:
-        if self.objective is None or self.bound is None:
-            return None
-        return max(0.0, (self.objective - self.bound) / max(1.0, abs(self.objective)))
-
-
-@dataclass
-class SequenceResult:
-    assignment: dict | None
-    stages: list[Stage]
-    notes: list[str] = field(default_factory=list)
-    fallback: bool = False
 
 
 @dataclass
@@ -125,13 +106,11 @@ def run_sequence(
             raise SequenceError(f"goal {goal.name!r} does not apply to {problem.kind} problems")
 
     if backend in ("exact", "flow"):
-        from optimizer.backends import flow
-
         reason = flow.unsupported(problem, goals, tolerances)
         if reason is None:
             try:
                 return flow.solve_sequence(problem, goals, time_limit)
-            except flow.FlowUnsupported as error:  # found only while building or solving the flow
+            except Unsupported as error:  # found only while building or solving the flow
                 reason = str(error)
         if backend == "flow":
             raise SequenceError(f"the flow back-end cannot solve this: {reason}")
@@ -164,8 +143,6 @@ def model_variables(problem) -> tuple[int | None, int]:
     """Assignment variables (before goals add theirs) of the compressed Streams model (None for
     consumers, which have none) and of the full integer model."""
     if problem.kind == "streams":
-        from optimizer import compressed
-
         return compressed.sizes(problem)
     subscribers: dict[str, int] = {}
     for member in problem.members:
@@ -190,8 +167,6 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     `small` variables where the full one has `full`. Returns (result, None, None) when its
     assignment reaches every stage's value, else (None, why not, the assignment to start the full
     model from, if any)."""
-    from optimizer import compressed
-
     if small > MAX_MODEL_VARIABLES:
         return None, f"it would have {small:,} variables", None
     if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:
@@ -227,11 +202,7 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
 
 def _session(backend: str, model):
     if backend == "cpsat":
-        from optimizer.backends.cpsat import CpSatSession
-
         return CpSatSession(model)
-    from optimizer.backends.milp import MilpSession
-
     return MilpSession(model)
 
 
@@ -268,16 +239,16 @@ def _run_linear(
         if current is not None:
             current = formulation.repair(current)
         first = session.minimize(LinExpr.zero(), remaining(), current)
-        if first.status == StageStatus.INFEASIBLE and not resolve_conflicts:
+        if first.status == GoalStatus.INFEASIBLE and not resolve_conflicts:
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
-        if first.status == StageStatus.INFEASIBLE:
+        if first.status == GoalStatus.INFEASIBLE:
             conflict = _conflicting(problem, constrained, expressions, engine, remaining)
             notes.append(
                 "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
                 + "; they are minimised as soft goals instead"
             )
             for goal in constrained:
-                stages.append(Stage(goal, StageStatus.INFEASIBLE, backend=engine))
+                stages.append(Stage(goal, GoalStatus.INFEASIBLE, backend=engine))
             session = _session(engine, formulation.model)
             order = constrained + order
             fallback = True
@@ -287,9 +258,9 @@ def _run_linear(
                 progress.solution = current
             for goal in constrained:
                 value = expressions[id(goal)].value(first.solution)
-                stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
+                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
         else:
-            stages += [Stage(goal, StageStatus.TIME_LIMIT, backend=engine) for goal in constrained]
+            stages += [Stage(goal, GoalStatus.TIME_LIMIT, backend=engine) for goal in constrained]
             return SequenceResult(None, stages, notes + ["no assignment found within the time limit"], True)
 
     for goal in order:
@@ -299,12 +270,12 @@ def _run_linear(
             if expression.value(current) <= goal.lower_bound():
                 # The start already reaches the goal's lower bound: proven optimal, no solve.
                 value = expression.value(current)
-                stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
+                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
                 tolerance = tolerances.get(goal.name, Tolerance())
                 session.add_row(expression, -(2**40), tolerance.limit(value))
                 continue
         if remaining() == 0.0:
-            stages.append(Stage(goal, StageStatus.TIME_LIMIT, backend=engine))
+            stages.append(Stage(goal, GoalStatus.TIME_LIMIT, backend=engine))
             notes.append(f"stage {goal.name!r} not started: the time limit was reached")
             break
         result: StageResult = session.minimize(expression, remaining(), current)
@@ -336,6 +307,6 @@ def _conflicting(problem, constrained: list[Goal], expressions, engine: str, rem
         session = _session(engine, formulation.model)
         for other in trial:
             session.add_row(exprs[id(other)], -(2**40), other.hard_bound(problem))
-        if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == StageStatus.INFEASIBLE:
+        if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == GoalStatus.INFEASIBLE:
             kept = trial
     return kept

@@ -8,31 +8,6 @@ optimum). `flow` is different: it solves a whole sequence of flow-representable 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-
-import numpy as np
-
-
-class StageStatus(StrEnum):
-    """How a stage ended. `feasible` (a solution, not proven optimal) is never `optimal`."""
-
-    OPTIMAL = "optimal"
-    FEASIBLE = "feasible"
-    TIME_LIMIT = "time_limit"
-    INFEASIBLE = "infeasible"
-
-
-@dataclass(frozen=True)
-class StageResult:
-    status: StageStatus
-    solution: np.ndarray | None
-    objective: int | None
-    bound: float | None
-    seconds: float
-
-    @property
-    def has_solution(self) -> bool:
-        return self.solution is not None
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from optimizer.backends import StageResult, StageStatus
 from optimizer.formulation import BIG, LinearModel, LinExpr
+from optimizer.model.solution import GoalStatus
+from optimizer.results import StageResult
 
 
 class CpSatSession:
@@ -53,12 +54,12 @@ class CpSatSession:
             objective_value = int(round(solver.objective_value))
             bound = float(solver.best_objective_bound)
             if status == cp_model.OPTIMAL:
-                kind = StageStatus.OPTIMAL
+                kind = GoalStatus.OPTIMAL
             else:
-                kind = StageStatus.TIME_LIMIT if time_limit is not None and seconds >= 0.95 * time_limit else StageStatus.FEASIBLE
+                kind = GoalStatus.TIME_LIMIT if time_limit is not None and seconds >= 0.95 * time_limit else GoalStatus.FEASIBLE
             return StageResult(kind, solution, objective_value, bound, seconds)
         if status == cp_model.INFEASIBLE:
-            return StageResult(StageStatus.INFEASIBLE, None, None, None, seconds)
+            return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         if status == cp_model.MODEL_INVALID:
             raise RuntimeError(f"CP-SAT rejected the model: {self.model.validate()}")
-        return StageResult(StageStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)
+        return StageResult(GoalStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)

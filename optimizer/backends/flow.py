@@ -33,17 +33,10 @@ from ortools.graph.python import min_cost_flow
 
 from goals.balance import level_boxes
 from goals.common import index_of
-from optimizer.backends import StageStatus
-from optimizer.model.solution import ClientAssignment
+from optimizer.model.solution import ClientAssignment, GoalStatus
+from optimizer.results import SequenceResult, Stage, Unsupported
 
 MAX_WEIGHT = 2**60
-
-
-class FlowUnsupported(Exception):
-    """This sequence cannot be solved as one min-cost flow; `unsupported()` finds most such
-    cases before any work, the rest (weights overflowing 64-bit costs, no flow within the balance
-    boxes, a flow that does not solve) are found while building or solving, and the engine falls
-    back to MILP with this reason as its note."""
 
 
 # --------------------------------------------------------------------------- terms from goals
@@ -73,7 +66,7 @@ class StreamsFlowTerms:
     def pair_cost(self, rows, clients, values) -> None:
         values = np.broadcast_to(np.asarray(values, dtype=np.int64), np.shape(rows))
         if (values > 0).any():
-            raise FlowUnsupported("a goal prices a particular client above its rack")
+            raise Unsupported("a goal prices a particular client above its rack")
         self.pairs.append((np.asarray(rows, dtype=np.int64), np.asarray(clients, dtype=np.int64), values))
 
     def soft_caps(self, groups: np.ndarray, caps: np.ndarray) -> None:
@@ -179,7 +172,7 @@ def unsupported(problem, goals, tolerances) -> str | None:
             try:
                 if not goal.flow(t):
                     return f"goal {goal.name!r} has no flow encoding"
-            except FlowUnsupported as error:
+            except Unsupported as error:
                 return f"goal {goal.name!r}: {error}"
             terms.append(t)
         if sum(t.caps is not None for t in terms) > 1:
@@ -201,7 +194,7 @@ def unsupported(problem, goals, tolerances) -> str | None:
         try:
             if not goal.flow(ConsumerFlowTerms(problem, group)):
                 return f"goal {goal.name!r} has no flow encoding"
-        except FlowUnsupported as error:
+        except Unsupported as error:
             return f"goal {goal.name!r}: {error}"
     return None
 
@@ -227,13 +220,11 @@ def _weights(bounds: list[int]) -> list[int]:
     for i in range(len(bounds) - 2, -1, -1):
         weights[i] = weights[i + 1] * (bounds[i + 1] + 1)
     if bounds and weights[0] * (bounds[0] + 1) > MAX_WEIGHT:
-        raise FlowUnsupported("the goals' lexicographic weights would overflow 64-bit costs")
+        raise Unsupported("the goals' lexicographic weights would overflow 64-bit costs")
     return weights
 
 
 def solve_sequence(problem, goals, time_limit):
-    from optimizer.sequence import SequenceResult, Stage
-
     started = time.perf_counter()
     if problem.kind == "streams":
         assignment, notes = _solve_streams(problem, goals)
@@ -243,7 +234,7 @@ def solve_sequence(problem, goals, time_limit):
     stages = []
     for i, goal in enumerate(goals):
         value = goal.evaluate(problem, assignment)
-        stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(value), seconds if i == 0 else 0.0, "flow"))
+        stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(value), seconds if i == 0 else 0.0, "flow"))
     return SequenceResult(assignment, stages, ["back-end: flow (all goals in one min-cost flow)", *notes])
 
 
@@ -313,7 +304,7 @@ def _solve_streams(problem, goals):
             if result is not None and (best is None or result[0] < best[0]):
                 best = result
     if best is None:
-        raise FlowUnsupported("no flow satisfies the balance boxes")
+        raise Unsupported("no flow satisfies the balance boxes")
     targets = network.decode(best[1], groups, client_column)
     notes = [f"{network.n_nodes} nodes, {network.n_arcs} arcs; {tried} balance box(es) tried"]
     return index.assignment(targets.tolist()), notes
@@ -589,7 +580,7 @@ def _consumer_flow(group, racks, owner_weight, balance_weight, lower, upper):
     solver.set_nodes_supplies(np.arange(network.n_nodes), supplies)
     status = solver.solve()
     if status != solver.OPTIMAL:
-        raise FlowUnsupported(f"the consumer flow did not solve (status {status})")
+        raise Unsupported(f"the consumer flow did not solve (status {status})")
     network.n_arcs = len(tails)
     network.lower = lower
     flows = solver.flows(np.arange(len(tails)))

@@ -12,8 +12,9 @@ import time
 import highspy
 import numpy as np
 
-from optimizer.backends import StageResult, StageStatus
 from optimizer.formulation import LinearModel, LinExpr
+from optimizer.model.solution import GoalStatus
+from optimizer.results import StageResult
 
 
 class MilpSession:
@@ -71,16 +72,16 @@ class MilpSession:
         info = highs.getInfo()
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == highspy.HighsModelStatus.kInfeasible:
-            return StageResult(StageStatus.INFEASIBLE, None, None, None, seconds)
+            return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         if not has_solution:
-            return StageResult(StageStatus.TIME_LIMIT, None, None, None, seconds)
+            return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
         values = np.rint(np.array(highs.getSolution().col_value)).astype(np.int64)
         value = int(np.dot(costs, values) + objective.constant)
         bound = float(info.mip_dual_bound) + objective.constant if np.isfinite(info.mip_dual_bound) else None
         if status == highspy.HighsModelStatus.kOptimal:
-            kind = StageStatus.OPTIMAL
+            kind = GoalStatus.OPTIMAL
         elif status == highspy.HighsModelStatus.kTimeLimit:
-            kind = StageStatus.TIME_LIMIT
+            kind = GoalStatus.TIME_LIMIT
         else:
-            kind = StageStatus.FEASIBLE
+            kind = GoalStatus.FEASIBLE
         return StageResult(kind, values, value, bound, seconds)
