@@ -28,7 +28,7 @@ from optimizer import compressed
 from optimizer.backends import flow
 from optimizer.backends.cpsat import CpSatSession
 from optimizer.backends.milp import MilpSession
-from optimizer.formulation import LinExpr, formulate
+from optimizer.formulation import UNBOUNDED, LinExpr, formulate
 from optimizer.model.limits import MAX_MODEL_VARIABLES
 from optimizer.model.solution import GoalStatus
 from optimizer.results import SequenceResult, Stage, StageResult, Unsupported
@@ -226,7 +226,7 @@ def _run_linear(
 
     session = _session(engine, formulation.model)
     for goal in constrained:
-        session.add_row(expressions[id(goal)], -(2**40), goal.hard_bound(problem))
+        session.add_row(expressions[id(goal)], -UNBOUNDED, goal.hard_bound(problem))
     current = formulation.encode(hint()) if hint is not None else None
     stages: list[Stage] = []
     fallback = False
@@ -272,7 +272,7 @@ def _run_linear(
                 value = expression.value(current)
                 stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
                 tolerance = tolerances.get(goal.name, Tolerance())
-                session.add_row(expression, -(2**40), tolerance.limit(value))
+                session.add_row(expression, -UNBOUNDED, tolerance.limit(value))
                 continue
         if remaining() == 0.0:
             stages.append(Stage(goal, GoalStatus.TIME_LIMIT, backend=engine))
@@ -288,7 +288,7 @@ def _run_linear(
         if progress is not None:
             progress.solution = current
         tolerance = tolerances.get(goal.name, Tolerance())
-        session.add_row(expression, -(2**40), tolerance.limit(result.objective))
+        session.add_row(expression, -UNBOUNDED, tolerance.limit(result.objective))
     assignment = formulation.decode(current) if current is not None else None
     return SequenceResult(assignment, stages, notes, fallback)
 
@@ -306,7 +306,7 @@ def _conflicting(problem, constrained: list[Goal], expressions, engine: str, rem
         trial = [g for g in kept if g is not goal]
         session = _session(engine, formulation.model)
         for other in trial:
-            session.add_row(exprs[id(other)], -(2**40), other.hard_bound(problem))
+            session.add_row(exprs[id(other)], -UNBOUNDED, other.hard_bound(problem))
         if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == GoalStatus.INFEASIBLE:
             kept = trial
     return kept

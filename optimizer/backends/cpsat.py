@@ -7,9 +7,15 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from optimizer.formulation import BIG, LinearModel, LinExpr
+from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult
+
+
+def _row_bounds(lo: int, hi: int) -> tuple[int, int]:
+    """A row's bounds as CP-SAT's: +-UNBOUNDED and beyond are its widest domain. (Variable bounds
+    stay as they are: CP-SAT needs finite variable domains to rule out overflow.)"""
+    return (cp_model.INT_MIN if lo <= -UNBOUNDED else lo), (cp_model.INT_MAX if hi >= UNBOUNDED else hi)
 
 
 class CpSatSession:
@@ -24,7 +30,7 @@ class CpSatSession:
             terms = cp_model.LinearExpr.weighted_sum(
                 [self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist()
             )
-            self.model.add_linear_constraint(terms, max(int(row_lo[r]), -BIG * 16), min(int(row_hi[r]), BIG * 16))
+            self.model.add_linear_constraint(terms, *_row_bounds(int(row_lo[r]), int(row_hi[r])))
         self.workers = workers
         self.seed = seed
 
@@ -33,7 +39,7 @@ class CpSatSession:
         return cp_model.LinearExpr.weighted_sum([self.vars[i] for i in expr.index.tolist()], expr.coef.tolist()) + expr.constant
 
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
-        self.model.add_linear_constraint(self._expr(expr), max(lo, -BIG * 16), min(hi, BIG * 16))
+        self.model.add_linear_constraint(self._expr(expr), *_row_bounds(lo, hi))
 
     def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
         started = time.perf_counter()

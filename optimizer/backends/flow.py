@@ -37,6 +37,9 @@ from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.results import SequenceResult, Stage, Unsupported
 
 MAX_WEIGHT = 2**60
+"""Largest weighted cost one goal sequence may reach (the first goal's weight times its largest
+value + 1): a cap on the lexicographic weights, not a bound of the model, below 2**63 so that the
+flow solver's sums of 64-bit costs cannot overflow."""
 
 
 # --------------------------------------------------------------------------- terms from goals
