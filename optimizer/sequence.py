@@ -12,6 +12,8 @@ frozen before the next.
   heuristic's assignment, and the statuses say so.
 * A sequence of goals that all have flow encodings (and no tolerance) is solved at once by
   the min-cost-flow back-end with lexicographic weights, when the problem allows it.
+* `exact` chooses back-ends by their capabilities, in the registry's order of preference
+  (`exact_backends`, `optimizer.backends.REGISTRY`): today min-cost flow, else MILP.
 
 Active and standby tasks are decided together: they are variables of one model.
 """
@@ -25,15 +27,27 @@ from dataclasses import dataclass, field
 
 from goals.base import Goal, GoalError
 from optimizer import compressed
-from optimizer.backends import flow
-from optimizer.backends.cpsat import CpSatSession
-from optimizer.backends.milp import MilpSession
+from optimizer.backends import REGISTRY, Backend, named
 from optimizer.formulation import UNBOUNDED, LinExpr, formulate
 from optimizer.model.limits import MAX_MODEL_VARIABLES
 from optimizer.model.solution import GoalStatus
 from optimizer.results import SequenceResult, Stage, StageResult, Unsupported
 
-BACKENDS = ("exact", "cpsat", "milp", "flow")
+BACKENDS = ("exact", *(backend.name for backend in REGISTRY))
+"""What `run_sequence` takes: `exact` (the engine's choice, `exact_backends`), or a registered
+back-end by name."""
+
+
+def exact_backends() -> list[Backend]:
+    """What `exact` tries, in registry order: the back-ends that prove optimality and are
+    deterministic, the flow-only ones while they decline the sequence, then the first linear one."""
+    chosen = []
+    for backend in REGISTRY:
+        if backend.capabilities.proves_optimality and backend.capabilities.deterministic:
+            chosen.append(backend)
+            if backend.capabilities.linear:
+                break
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -105,37 +119,40 @@ def run_sequence(
         if not goal.applies_to(problem):
             raise SequenceError(f"goal {goal.name!r} does not apply to {problem.kind} problems")
 
-    if backend in ("exact", "flow"):
-        reason = flow.unsupported(problem, goals, tolerances)
+    declined = []  # notes: the flow-only back-ends `exact` tried that could not take the sequence
+    for candidate in exact_backends() if backend == "exact" else [named(backend)]:
+        if candidate.capabilities.linear:
+            break
+        reason = candidate.unsupported(problem, goals, tolerances)
         if reason is None:
             try:
-                return flow.solve_sequence(problem, goals, time_limit)
-            except Unsupported as error:  # found only while building or solving the flow
+                return candidate.solve_sequence(problem, goals, time_limit)
+            except Unsupported as error:  # found only while building or solving
                 reason = str(error)
-        if backend == "flow":
-            raise SequenceError(f"the flow back-end cannot solve this: {reason}")
-        note = f"min-cost flow not used: {reason}"
+        if backend != "exact":
+            raise SequenceError(f"the {candidate.name} back-end cannot solve this: {reason}")
+        declined.append(f"{candidate.summary} not used: {reason}")
     else:
-        note = None
+        raise SequenceError("no linear back-end is registered to solve this")
+    linear = candidate
 
     small, full = model_variables(problem)
     if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
-        return _too_large(full, note)
+        return _too_large(full, *declined)
     result, reason, start = None, None, None
     if small is not None and compress is not False:
         result, reason, start = _run_compressed(
-            problem, goals, backend, time_limit, tolerances, hint, started, compress is True, progress, small, full
+            problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full
         )
     if result is None:
         if full > MAX_MODEL_VARIABLES:
-            return _too_large(full, note, reason)
+            return _too_large(full, *declined, reason)
         if start is not None:
             hint = lambda: start  # noqa: E731 - the compressed model's assignment is the best start
-        result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulate(problem), progress=progress)
+        result = _run_linear(problem, goals, linear, time_limit, tolerances, hint, started, formulate(problem), progress=progress)
     if reason:
         result.notes.insert(0, f"compressed model not used: {reason}")
-    if note:
-        result.notes.insert(0, note)
+    result.notes[:0] = declined
     return result
 
 
@@ -200,12 +217,6 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     return None, reason, None
 
 
-def _session(backend: str, model):
-    if backend == "cpsat":
-        return CpSatSession(model)
-    return MilpSession(model)
-
-
 def _run_linear(
     problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None
 ) -> SequenceResult:
@@ -216,7 +227,7 @@ def _run_linear(
     constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
     frozen_first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
     soft = [g for g in goals if not g.hard]
-    engine = "milp" if backend == "exact" else backend
+    engine = backend.name
     notes = [f"back-end: {engine}"]
 
     def remaining() -> float | None:
@@ -224,7 +235,7 @@ def _run_linear(
             return None
         return max(0.0, time_limit - (time.perf_counter() - started))
 
-    session = _session(engine, formulation.model)
+    session = backend.start(formulation.model)
     for goal in constrained:
         session.add_row(expressions[id(goal)], -UNBOUNDED, goal.hard_bound(problem))
     current = formulation.encode(hint()) if hint is not None else None
@@ -242,14 +253,14 @@ def _run_linear(
         if first.status == GoalStatus.INFEASIBLE and not resolve_conflicts:
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
         if first.status == GoalStatus.INFEASIBLE:
-            conflict = _conflicting(problem, constrained, expressions, engine, remaining)
+            conflict = _conflicting(problem, constrained, expressions, backend, remaining)
             notes.append(
                 "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
                 + "; they are minimised as soft goals instead"
             )
             for goal in constrained:
                 stages.append(Stage(goal, GoalStatus.INFEASIBLE, backend=engine))
-            session = _session(engine, formulation.model)
+            session = backend.start(formulation.model)
             order = constrained + order
             fallback = True
         elif first.has_solution:
@@ -293,7 +304,7 @@ def _run_linear(
     return SequenceResult(assignment, stages, notes, fallback)
 
 
-def _conflicting(problem, constrained: list[Goal], expressions, engine: str, remaining: Callable[[], float | None]) -> list[Goal]:
+def _conflicting(problem, constrained: list[Goal], expressions, backend: Backend, remaining: Callable[[], float | None]) -> list[Goal]:
     """A small set of hard goals that cannot hold together: drop goals while the rest conflict
     (each trial within 10 s and the time left; when time runs out, the set found so far)."""
     formulation = formulate(problem)
@@ -304,7 +315,7 @@ def _conflicting(problem, constrained: list[Goal], expressions, engine: str, rem
         if left == 0.0:
             break
         trial = [g for g in kept if g is not goal]
-        session = _session(engine, formulation.model)
+        session = backend.start(formulation.model)
         for other in trial:
             session.add_row(exprs[id(other)], -UNBOUNDED, other.hard_bound(problem))
         if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == GoalStatus.INFEASIBLE:
