@@ -25,7 +25,7 @@ import numpy as np
 from optimizer.costs import StreamsIndex
 from optimizer.goal import Goal
 from goals.common import streams_placement
-from optimizer.formulation import LinExpr
+from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.levels import balance_slack, saturated_clients
 
 
@@ -120,22 +120,22 @@ def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> Lin
     if scale <= _MAX_LEVEL_SCALE:
         for k in range(len(threads)):
             if saturated[k]:
-                add(members_of[k], [slack], [1], 1, cap, 10**15)
+                add(members_of[k], [slack], [1], 1, cap, UNBOUNDED)
                 continue
             c = int(threads[k])
-            add(members_of[k], [level, slack], [-c, scale], scale, 0, 10**15)  # D*n - c*l + D*e >= 0
-            add(members_of[k], [level, slack], [-c, -scale], scale, -(10**15), c * scale)  # D*n - c*l - D*e <= c*D
+            add(members_of[k], [level, slack], [-c, scale], scale, 0, UNBOUNDED)  # D*n - c*l + D*e >= 0
+            add(members_of[k], [level, slack], [-c, -scale], scale, -UNBOUNDED, c * scale)  # D*n - c*l - D*e <= c*D
     else:
         for k in np.flatnonzero(saturated).tolist():
-            add(members_of[k], [slack], [1], 1, cap, 10**15)
+            add(members_of[k], [slack], [1], 1, cap, UNBOUNDED)
         most = model.add_vars(len(classes), 0, bound)
         least = model.add_vars(len(classes), 0, bound)
         for k, g in zip(free.tolist(), class_of.tolist(), strict=True):
-            add(members_of[k], [most[g]], [-1], 1, -(10**15), 0)
-            add(members_of[k], [least[g]], [-1], 1, 0, 10**15)
+            add(members_of[k], [most[g]], [-1], 1, -UNBOUNDED, 0)
+            add(members_of[k], [least[g]], [-1], 1, 0, UNBOUNDED)
         for g, c_g in enumerate(classes.tolist()):
             for h, c_h in enumerate(classes.tolist()):
-                add(np.empty(0, dtype=np.int64), [most[g], least[h], slack], [c_h, -c_g, -(c_g + c_h)], 1, -(10**15), c_g * c_h)
+                add(np.empty(0, dtype=np.int64), [most[g], least[h], slack], [c_h, -c_g, -(c_g + c_h)], 1, -UNBOUNDED, c_g * c_h)
     model.add_rows(rows, cols, coefs, lows, highs)
 
     def fix(solution: np.ndarray) -> None:

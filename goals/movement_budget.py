@@ -11,7 +11,7 @@ import numpy as np
 from optimizer.errors import GoalError
 from optimizer.goal import Goal
 from goals.stickiness import moves, moves_expr
-from optimizer.formulation import LinExpr
+from optimizer.formulation import COUNT_BOUND, UNBOUNDED, LinExpr
 
 
 class MovementBudget(Goal):
@@ -34,9 +34,9 @@ class MovementBudget(Goal):
 
     def encode(self, formulation) -> LinExpr:
         moved = moves_expr(formulation)
-        excess = formulation.model.add_vars(1, 0, 10**9)[0]
+        excess = formulation.model.add_vars(1, 0, COUNT_BOUND)[0]
         # excess >= moves - budget
-        formulation.model.add_expr_row(moved + LinExpr.of([excess], [-1]), -(10**15), self.budget)
+        formulation.model.add_expr_row(moved + LinExpr.of([excess], [-1]), -UNBOUNDED, self.budget)
 
         def fix(solution: np.ndarray) -> None:
             solution[excess] = max(0, moved.value(solution) - self.budget)

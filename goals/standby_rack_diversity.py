@@ -14,7 +14,7 @@ import numpy as np
 from optimizer.costs import StreamsIndex
 from optimizer.goal import Goal
 from goals.common import streams_placement
-from optimizer.formulation import LinExpr, excess_repair
+from optimizer.formulation import UNBOUNDED, excess_repair, LinExpr
 
 
 def diversity_groups(index, problem) -> list[np.ndarray]:
@@ -73,7 +73,7 @@ class StandbyRackDiversity(Goal):
                 cols += [*variables.tolist(), int(conflicts[r])]
                 coefs += [1] * len(variables) + [-1]
                 r += 1
-        model.add_rows(rows, cols, coefs, np.full(r, -(10**15)), np.ones(r, dtype=np.int64))
+        model.add_rows(rows, cols, coefs, np.full(r, -UNBOUNDED), np.ones(r, dtype=np.int64))
         formulation.repairs.append(excess_repair(conflicts, members_of, np.ones(r, dtype=np.int64)))
         return LinExpr.of(conflicts, 1)
 

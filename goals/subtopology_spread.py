@@ -13,7 +13,7 @@ import numpy as np
 from optimizer.costs import StreamsIndex
 from optimizer.goal import Goal
 from goals.common import streams_placement
-from optimizer.formulation import LinExpr, excess_repair
+from optimizer.formulation import UNBOUNDED, excess_repair, LinExpr
 
 
 def subtopology_caps(index) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +55,7 @@ class SubtopologySpread(Goal):
             cols += [*members.tolist(), int(excess[r])]
             coefs += [1] * len(members) + [-1]
         limits = caps[over[:, 0], over[:, 1]]
-        model.add_rows(rows, cols, coefs, np.full(len(over), -(10**15)), limits)
+        model.add_rows(rows, cols, coefs, np.full(len(over), -UNBOUNDED), limits)
         formulation.repairs.append(excess_repair(excess, members_of, limits))
         return LinExpr.of(excess, 1)
 

@@ -30,7 +30,7 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
-from optimizer.formulation import Formulation, LinearModel, LinExpr
+from optimizer.formulation import COUNT_BOUND, UNBOUNDED, Formulation, LinearModel, LinExpr
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
@@ -163,7 +163,7 @@ class CompressedStreamsFormulation(Formulation):
         def total(placed: np.ndarray) -> np.ndarray:
             """One variable per (row of `placed`, class): the sum of `placed` over the class."""
             n = placed.shape[0]
-            sums = model.add_vars(n * n_classes, 0, 10**9).reshape(n, n_classes)
+            sums = model.add_vars(n * n_classes, 0, COUNT_BOUND).reshape(n, n_classes)
             rows = (np.arange(n)[:, None] * n_classes + klass[None, :]).ravel()
             model.add_rows(
                 np.concatenate([np.arange(n * n_classes), rows]),
@@ -194,7 +194,7 @@ class CompressedStreamsFormulation(Formulation):
                 cols += [*variables, *extra]
                 coefs += [*signs, *([1] * len(extra))]
             if rows:
-                model.add_rows(rows, cols, coefs, np.full(len(chosen), -(10**15)), np.zeros(len(chosen), dtype=np.int64))
+                model.add_rows(rows, cols, coefs, np.full(len(chosen), -UNBOUNDED), np.zeros(len(chosen), dtype=np.int64))
 
         # actives of one group: z[g, k] + routed actives of tasks special at k <= routed in the class
         routed_actives = total(self.za)
@@ -219,9 +219,9 @@ class CompressedStreamsFormulation(Formulation):
                 np.repeat(np.arange(count), len(parts) + 1),
                 np.stack([*(p.ravel() for p in parts), extra.ravel()], axis=1).ravel(),
                 np.tile([1] * len(parts) + [-1], count),
-                np.full(count, -(10**15)), np.ones(count, dtype=np.int64),
+                np.full(count, -UNBOUNDED), np.ones(count, dtype=np.int64),
             )  # fmt: skip
-            sums = model.add_vars(n_classes, 0, 10**9)
+            sums = model.add_vars(n_classes, 0, COUNT_BOUND)
             model.add_rows(
                 np.concatenate([np.arange(n_classes), np.tile(np.arange(n_classes), n)]),
                 np.concatenate([sums, extra.ravel()]),

@@ -25,8 +25,15 @@ from optimizer.model.ids import parse_partition_id
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
-# Bound used for auxiliary variables that have no natural one (CP-SAT needs finite domains).
-BIG = 2**40
+UNBOUNDED = 2**40
+"""No bound: a row or variable bound at or beyond +-UNBOUNDED is none on that side. The neutral
+model keeps it as a number; each back-end translates it to its own infinity in one place (HiGHS
++-inf, CP-SAT the widest row domain). Real bounds (counts, costs, objective values, tolerances)
+stay far below it."""
+
+COUNT_BOUND = 10**9
+"""Upper bound of an auxiliary count (copies, moves) that has no natural one: a real, finite bound,
+because CP-SAT needs finite variable domains, and far below UNBOUNDED, so every back-end keeps it."""
 
 
 @dataclass
@@ -107,15 +114,16 @@ class LinearModel:
         return np.arange(start, start + count)
 
     def add_expr_row(self, expr: LinExpr, lo: int, hi: int) -> int:
-        """One row `lo <= expr <= hi` (the expression's constant moved to the bounds)."""
+        """One row `lo <= expr <= hi` (the expression's constant moved to the bounds that are
+        not +-UNBOUNDED)."""
         expr = expr.compact()
         return int(
             self.add_rows(
                 np.zeros(len(expr.index), dtype=np.int64),
                 expr.index,
                 expr.coef,
-                [max(lo - expr.constant, -BIG)],
-                [min(hi - expr.constant, BIG)],
+                [max(lo - expr.constant, -UNBOUNDED) if lo > -UNBOUNDED else -UNBOUNDED],
+                [min(hi - expr.constant, UNBOUNDED) if hi < UNBOUNDED else UNBOUNDED],
             )[0]
         )
 

@@ -12,6 +12,8 @@ frozen before the next.
   heuristic's assignment, and the statuses say so.
 * A sequence of goals that all have flow encodings (and no tolerance) is solved at once by
   the min-cost-flow back-end with lexicographic weights, when the problem allows it.
+* `exact` chooses back-ends by their capabilities, in the registry's order of preference
+  (`exact_backends`, `optimizer.backends.REGISTRY`): today min-cost flow, else MILP.
 
 Active and standby tasks are decided together: they are variables of one model.
 """
@@ -23,13 +25,30 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import optimizer.compressed as compressed
+from optimizer.backends import REGISTRY, Backend, named
 from optimizer.errors import GoalError
+from optimizer.formulation import UNBOUNDED, LinExpr, formulate
 from optimizer.goal import Goal
-from optimizer.backends import StageResult, StageStatus
-from optimizer.formulation import LinExpr, formulate
 from optimizer.model.limits import MAX_MODEL_VARIABLES
+from optimizer.model.solution import GoalStatus
+from optimizer.results import SequenceResult, Stage, StageResult, Unsupported
 
-BACKENDS = ("exact", "cpsat", "milp", "flow")
+BACKENDS = ("exact", *(backend.name for backend in REGISTRY))
+"""What `run_sequence` takes: `exact` (the engine's choice, `exact_backends`), or a registered
+back-end by name."""
+
+
+def exact_backends() -> list[Backend]:
+    """What `exact` tries, in registry order: the back-ends that prove optimality and are
+    deterministic, the flow-only ones while they decline the sequence, then the first linear one."""
+    chosen = []
+    for backend in REGISTRY:
+        if backend.capabilities.proves_optimality and backend.capabilities.deterministic:
+            chosen.append(backend)
+            if backend.capabilities.linear:
+                break
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -51,30 +70,6 @@ class Tolerance:
             return cls(absolute=int(text))
         except ValueError:
             raise GoalError(f"tolerance {text!r}: expected a whole number or a percentage like 2%") from None
-
-
-@dataclass
-class Stage:
-    goal: Goal
-    status: StageStatus
-    objective: int | None = None
-    bound: float | None = None
-    seconds: float = 0.0
-    backend: str = ""
-
-    @property
-    def gap(self) -> float | None:
-        if self.objective is None or self.bound is None:
-            return None
-        return max(0.0, (self.objective - self.bound) / max(1.0, abs(self.objective)))
-
-
-@dataclass
-class SequenceResult:
-    assignment: dict | None
-    stages: list[Stage]
-    notes: list[str] = field(default_factory=list)
-    fallback: bool = False
 
 
 @dataclass
@@ -125,39 +120,40 @@ def run_sequence(
         if not goal.applies_to(problem):
             raise SequenceError(f"goal {goal.name!r} does not apply to {problem.kind} problems")
 
-    if backend in ("exact", "flow"):
-        from optimizer.backends import flow
-
-        reason = flow.unsupported(problem, goals, tolerances)
+    declined = []  # notes: the flow-only back-ends `exact` tried that could not take the sequence
+    for candidate in exact_backends() if backend == "exact" else [named(backend)]:
+        if candidate.capabilities.linear:
+            break
+        reason = candidate.unsupported(problem, goals, tolerances)
         if reason is None:
             try:
-                return flow.solve_sequence(problem, goals, time_limit)
-            except flow.FlowUnsupported as error:  # found only while building or solving the flow
+                return candidate.solve_sequence(problem, goals, time_limit)
+            except Unsupported as error:  # found only while building or solving
                 reason = str(error)
-        if backend == "flow":
-            raise SequenceError(f"the flow back-end cannot solve this: {reason}")
-        note = f"min-cost flow not used: {reason}"
+        if backend != "exact":
+            raise SequenceError(f"the {candidate.name} back-end cannot solve this: {reason}")
+        declined.append(f"{candidate.summary} not used: {reason}")
     else:
-        note = None
+        raise SequenceError("no linear back-end is registered to solve this")
+    linear = candidate
 
     small, full = model_variables(problem)
     if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
-        return _too_large(full, note)
+        return _too_large(full, *declined)
     result, reason, start = None, None, None
     if small is not None and compress is not False:
         result, reason, start = _run_compressed(
-            problem, goals, backend, time_limit, tolerances, hint, started, compress is True, progress, small, full
+            problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full
         )
     if result is None:
         if full > MAX_MODEL_VARIABLES:
-            return _too_large(full, note, reason)
+            return _too_large(full, *declined, reason)
         if start is not None:
             hint = lambda: start  # noqa: E731 - the compressed model's assignment is the best start
-        result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulate(problem), progress=progress)
+        result = _run_linear(problem, goals, linear, time_limit, tolerances, hint, started, formulate(problem), progress=progress)
     if reason:
         result.notes.insert(0, f"compressed model not used: {reason}")
-    if note:
-        result.notes.insert(0, note)
+    result.notes[:0] = declined
     return result
 
 
@@ -165,8 +161,6 @@ def model_variables(problem) -> tuple[int | None, int]:
     """Assignment variables (before goals add theirs) of the compressed Streams model (None for
     consumers, which have none) and of the full integer model."""
     if problem.kind == "streams":
-        from optimizer import compressed
-
         return compressed.sizes(problem)
     subscribers: dict[str, int] = {}
     for member in problem.members:
@@ -191,8 +185,6 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     `small` variables where the full one has `full`. Returns (result, None, None) when its
     assignment reaches every stage's value, else (None, why not, the assignment to start the full
     model from, if any)."""
-    from optimizer import compressed
-
     if small > MAX_MODEL_VARIABLES:
         return None, f"it would have {small:,} variables", None
     if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:
@@ -226,16 +218,6 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     return None, reason, None
 
 
-def _session(backend: str, model):
-    if backend == "cpsat":
-        from optimizer.backends.cpsat import CpSatSession
-
-        return CpSatSession(model)
-    from optimizer.backends.milp import MilpSession
-
-    return MilpSession(model)
-
-
 def _run_linear(
     problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None
 ) -> SequenceResult:
@@ -246,7 +228,7 @@ def _run_linear(
     constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
     frozen_first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
     soft = [g for g in goals if not g.hard]
-    engine = "milp" if backend == "exact" else backend
+    engine = backend.name
     notes = [f"back-end: {engine}"]
 
     def remaining() -> float | None:
@@ -254,9 +236,9 @@ def _run_linear(
             return None
         return max(0.0, time_limit - (time.perf_counter() - started))
 
-    session = _session(engine, formulation.model)
+    session = backend.start(formulation.model)
     for goal in constrained:
-        session.add_row(expressions[id(goal)], -(2**40), goal.hard_bound(problem))
+        session.add_row(expressions[id(goal)], -UNBOUNDED, goal.hard_bound(problem))
     current = formulation.encode(hint()) if hint is not None else None
     stages: list[Stage] = []
     fallback = False
@@ -269,17 +251,17 @@ def _run_linear(
         if current is not None:
             current = formulation.repair(current)
         first = session.minimize(LinExpr.zero(), remaining(), current)
-        if first.status == StageStatus.INFEASIBLE and not resolve_conflicts:
+        if first.status == GoalStatus.INFEASIBLE and not resolve_conflicts:
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
-        if first.status == StageStatus.INFEASIBLE:
-            conflict = _conflicting(problem, constrained, expressions, engine, remaining)
+        if first.status == GoalStatus.INFEASIBLE:
+            conflict = _conflicting(problem, constrained, expressions, backend, remaining)
             notes.append(
                 "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
                 + "; they are minimised as soft goals instead"
             )
             for goal in constrained:
-                stages.append(Stage(goal, StageStatus.INFEASIBLE, backend=engine))
-            session = _session(engine, formulation.model)
+                stages.append(Stage(goal, GoalStatus.INFEASIBLE, backend=engine))
+            session = backend.start(formulation.model)
             order = constrained + order
             fallback = True
         elif first.has_solution:
@@ -288,9 +270,9 @@ def _run_linear(
                 progress.solution = current
             for goal in constrained:
                 value = expressions[id(goal)].value(first.solution)
-                stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
+                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
         else:
-            stages += [Stage(goal, StageStatus.TIME_LIMIT, backend=engine) for goal in constrained]
+            stages += [Stage(goal, GoalStatus.TIME_LIMIT, backend=engine) for goal in constrained]
             return SequenceResult(None, stages, notes + ["no assignment found within the time limit"], True)
 
     for goal in order:
@@ -300,12 +282,12 @@ def _run_linear(
             if expression.value(current) <= goal.lower_bound():
                 # The start already reaches the goal's lower bound: proven optimal, no solve.
                 value = expression.value(current)
-                stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
+                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
                 tolerance = tolerances.get(goal.name, Tolerance())
-                session.add_row(expression, -(2**40), tolerance.limit(value))
+                session.add_row(expression, -UNBOUNDED, tolerance.limit(value))
                 continue
         if remaining() == 0.0:
-            stages.append(Stage(goal, StageStatus.TIME_LIMIT, backend=engine))
+            stages.append(Stage(goal, GoalStatus.TIME_LIMIT, backend=engine))
             notes.append(f"stage {goal.name!r} not started: the time limit was reached")
             break
         result: StageResult = session.minimize(expression, remaining(), current)
@@ -318,12 +300,12 @@ def _run_linear(
         if progress is not None:
             progress.solution = current
         tolerance = tolerances.get(goal.name, Tolerance())
-        session.add_row(expression, -(2**40), tolerance.limit(result.objective))
+        session.add_row(expression, -UNBOUNDED, tolerance.limit(result.objective))
     assignment = formulation.decode(current) if current is not None else None
     return SequenceResult(assignment, stages, notes, fallback)
 
 
-def _conflicting(problem, constrained: list[Goal], expressions, engine: str, remaining: Callable[[], float | None]) -> list[Goal]:
+def _conflicting(problem, constrained: list[Goal], expressions, backend: Backend, remaining: Callable[[], float | None]) -> list[Goal]:
     """A small set of hard goals that cannot hold together: drop goals while the rest conflict
     (each trial within 10 s and the time left; when time runs out, the set found so far)."""
     formulation = formulate(problem)
@@ -334,9 +316,9 @@ def _conflicting(problem, constrained: list[Goal], expressions, engine: str, rem
         if left == 0.0:
             break
         trial = [g for g in kept if g is not goal]
-        session = _session(engine, formulation.model)
+        session = backend.start(formulation.model)
         for other in trial:
-            session.add_row(exprs[id(other)], -(2**40), other.hard_bound(problem))
-        if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == StageStatus.INFEASIBLE:
+            session.add_row(exprs[id(other)], -UNBOUNDED, other.hard_bound(problem))
+        if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == GoalStatus.INFEASIBLE:
             kept = trial
     return kept

@@ -42,12 +42,14 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem, TaskAssignor
-from optimizer.sequence import BACKENDS, Progress, SequenceError, SequenceResult, Tolerance, run_sequence
+from optimizer.results import SequenceResult
+from optimizer.sequence import BACKENDS, Progress, SequenceError, Tolerance, run_sequence
 from optimizer.version import __version__
 from plugins.manager import plugins
 
-SOLVERS = ("exact", "cpsat", "milp", "flow", "kafka", "kip925")
-"""Solver names `solve` accepts."""
+SOLVERS = (*BACKENDS, "kafka", "kip925")
+"""Solver names `solve` accepts: the exact engine's (`exact` and every registered back-end), and
+Kafka's assignor and the KIP-925 reference goal."""
 
 INTERRUPT_MARGIN = 1.0
 """Seconds past the time limit after which the exact engine's Python work is stopped (its
@@ -227,7 +229,7 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
         elif stage is None:
             status, bound, gap, seconds = GoalStatus.TIME_LIMIT, None, None, 0.0
         else:
-            status = GoalStatus.INFEASIBLE if goal.name in conflicted else GoalStatus(str(stage.status))
+            status = GoalStatus.INFEASIBLE if goal.name in conflicted else stage.status
             bound, gap, seconds = stage.bound, stage.gap, round(stage.seconds, 6)
         results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds))
     followup = False
@@ -276,5 +278,3 @@ def _streams_assignment(result: StreamsAssignorResult) -> dict[str, ClientAssign
         )
     return assignment
 
-
-assert set(BACKENDS) <= set(SOLVERS)

@@ -7,8 +7,15 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from optimizer.backends import StageResult, StageStatus
-from optimizer.formulation import BIG, LinearModel, LinExpr
+from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
+from optimizer.model.solution import GoalStatus
+from optimizer.results import StageResult
+
+
+def _row_bounds(lo: int, hi: int) -> tuple[int, int]:
+    """A row's bounds as CP-SAT's: +-UNBOUNDED and beyond are its widest domain. (Variable bounds
+    stay as they are: CP-SAT needs finite variable domains to rule out overflow.)"""
+    return (cp_model.INT_MIN if lo <= -UNBOUNDED else lo), (cp_model.INT_MAX if hi >= UNBOUNDED else hi)
 
 
 class CpSatSession:
@@ -23,7 +30,7 @@ class CpSatSession:
             terms = cp_model.LinearExpr.weighted_sum(
                 [self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist()
             )
-            self.model.add_linear_constraint(terms, max(int(row_lo[r]), -BIG * 16), min(int(row_hi[r]), BIG * 16))
+            self.model.add_linear_constraint(terms, *_row_bounds(int(row_lo[r]), int(row_hi[r])))
         self.workers = workers
         self.seed = seed
 
@@ -32,7 +39,7 @@ class CpSatSession:
         return cp_model.LinearExpr.weighted_sum([self.vars[i] for i in expr.index.tolist()], expr.coef.tolist()) + expr.constant
 
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
-        self.model.add_linear_constraint(self._expr(expr), max(lo, -BIG * 16), min(hi, BIG * 16))
+        self.model.add_linear_constraint(self._expr(expr), *_row_bounds(lo, hi))
 
     def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
         started = time.perf_counter()
@@ -53,12 +60,12 @@ class CpSatSession:
             objective_value = int(round(solver.objective_value))
             bound = float(solver.best_objective_bound)
             if status == cp_model.OPTIMAL:
-                kind = StageStatus.OPTIMAL
+                kind = GoalStatus.OPTIMAL
             else:
-                kind = StageStatus.TIME_LIMIT if time_limit is not None and seconds >= 0.95 * time_limit else StageStatus.FEASIBLE
+                kind = GoalStatus.TIME_LIMIT if time_limit is not None and seconds >= 0.95 * time_limit else GoalStatus.FEASIBLE
             return StageResult(kind, solution, objective_value, bound, seconds)
         if status == cp_model.INFEASIBLE:
-            return StageResult(StageStatus.INFEASIBLE, None, None, None, seconds)
+            return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         if status == cp_model.MODEL_INVALID:
             raise RuntimeError(f"CP-SAT rejected the model: {self.model.validate()}")
-        return StageResult(StageStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)
+        return StageResult(GoalStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)

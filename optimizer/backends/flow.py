@@ -21,30 +21,31 @@ problem: a negative cycle through the sink changes two sizes by one, using arcs 
 A sequence of goals becomes one flow with lexicographic weights: each goal's costs are multiplied
 by (maximum value of every later goal + 1) so that no saving on a later goal outweighs a unit of
 an earlier one. The goals' values are then evaluated on the decoded assignment.
+
+Each network is built in one go (`_streams_network`, `_consumer_network`: the weighted costs in,
+the arcs out as numpy arrays handed to OR-Tools in one call) into a frozen dataclass that solves
+itself with OR-Tools' status checked and decodes a flow into an assignment.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
 
-from optimizer.backends import StageStatus
 from optimizer.costs import StreamsIndex
 from optimizer.levels import level_boxes
-from optimizer.model.solution import ClientAssignment
+from optimizer.model.solution import ClientAssignment, GoalStatus
+from optimizer.results import SequenceResult, Stage, Unsupported
 
 MAX_WEIGHT = 2**60
-
-
-class FlowUnsupported(Exception):
-    """This sequence cannot be solved as one min-cost flow; `unsupported()` finds most such
-    cases before any work, the rest (weights overflowing 64-bit costs, no flow within the balance
-    boxes, a flow that does not solve) are found while building or solving, and the engine falls
-    back to MILP with this reason as its note."""
+"""Largest weighted cost one goal sequence may reach (the first goal's weight times its largest
+value + 1): a cap on the lexicographic weights, not a bound of the model, below 2**63 so that the
+flow solver's sums of 64-bit costs cannot overflow."""
 
 
 # --------------------------------------------------------------------------- terms from goals
@@ -74,7 +75,7 @@ class StreamsFlowTerms:
     def pair_cost(self, rows, clients, values) -> None:
         values = np.broadcast_to(np.asarray(values, dtype=np.int64), np.shape(rows))
         if (values > 0).any():
-            raise FlowUnsupported("a goal prices a particular client above its rack")
+            raise Unsupported("a goal prices a particular client above its rack")
         self.pairs.append((np.asarray(rows, dtype=np.int64), np.asarray(clients, dtype=np.int64), values))
 
     def soft_caps(self, groups: np.ndarray, caps: np.ndarray) -> None:
@@ -180,7 +181,7 @@ def unsupported(problem, goals, tolerances) -> str | None:
             try:
                 if not goal.flow(t):
                     return f"goal {goal.name!r} has no flow encoding"
-            except FlowUnsupported as error:
+            except Unsupported as error:
                 return f"goal {goal.name!r}: {error}"
             terms.append(t)
         if sum(t.caps is not None for t in terms) > 1:
@@ -202,7 +203,7 @@ def unsupported(problem, goals, tolerances) -> str | None:
         try:
             if not goal.flow(ConsumerFlowTerms(problem, group)):
                 return f"goal {goal.name!r} has no flow encoding"
-        except FlowUnsupported as error:
+        except Unsupported as error:
             return f"goal {goal.name!r}: {error}"
     return None
 
@@ -228,13 +229,14 @@ def _weights(bounds: list[int]) -> list[int]:
     for i in range(len(bounds) - 2, -1, -1):
         weights[i] = weights[i + 1] * (bounds[i + 1] + 1)
     if bounds and weights[0] * (bounds[0] + 1) > MAX_WEIGHT:
-        raise FlowUnsupported("the goals' lexicographic weights would overflow 64-bit costs")
+        raise Unsupported("the goals' lexicographic weights would overflow 64-bit costs")
     return weights
 
 
 def solve_sequence(problem, goals, time_limit):
-    from optimizer.sequence import SequenceResult, Stage
-
+    """Every goal's stage at once: the assignment of one min-cost flow (Streams: the cheapest over
+    the balance boxes), each goal evaluated on it. Raises Unsupported for what only building or
+    solving finds."""
     started = time.perf_counter()
     if problem.kind == "streams":
         assignment, notes = _solve_streams(problem, goals)
@@ -244,7 +246,7 @@ def solve_sequence(problem, goals, time_limit):
     stages = []
     for i, goal in enumerate(goals):
         value = goal.evaluate(problem, assignment)
-        stages.append(Stage(goal, StageStatus.OPTIMAL, value, float(value), seconds if i == 0 else 0.0, "flow"))
+        stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(value), seconds if i == 0 else 0.0, "flow"))
     return SequenceResult(assignment, stages, ["back-end: flow (all goals in one min-cost flow)", *notes])
 
 
@@ -290,18 +292,13 @@ def _solve_streams(problem, goals):
     group_stateful[groups[stateful]] = True
 
     client_column = np.where(index.client_rack >= 0, index.client_rack, len(index.racks))
-    columns = sorted(set(client_column.tolist()))
-    network = _StreamsNetwork(n_tasks, n_clients, n_groups, columns, split)
-    network.add_rack_arcs(groups, racks, columns)
-    if pair_keys:
-        # one direct arc per (task, client), with every goal's discount on it summed
-        keys, where = np.unique(np.concatenate(pair_keys), return_inverse=True)
-        deltas = np.zeros(len(keys), dtype=np.int64)
-        np.add.at(deltas, where, np.concatenate(pair_values))
-        rows, clients = keys // n_clients, keys % n_clients
-        network.add_pair_arcs(groups, rows, clients, racks[rows, client_column[clients]] + deltas)
-    network.add_spread_arcs(client_column, columns)
-    network.add_client_arcs(group_stateful, cap_matrix, cap_weight)
+    # one direct arc per (task, client), with every goal's discount on it summed
+    keys, where = np.unique(np.concatenate(pair_keys or [np.empty(0, dtype=np.int64)]), return_inverse=True)
+    deltas = np.zeros(len(keys), dtype=np.int64)
+    np.add.at(deltas, where, np.concatenate(pair_values or [np.empty(0, dtype=np.int64)]))
+    rows, clients = keys // n_clients, keys % n_clients
+    pairs = (rows, clients, racks[rows, client_column[clients]] + deltas)
+    network = _streams_network(groups, n_groups, group_stateful, split, racks, client_column, pairs, cap_matrix, cap_weight)
 
     active_boxes = level_boxes(index.threads, n_tasks) if balance else [(np.zeros(n_clients, dtype=np.int64), np.full(n_clients, n_tasks))]
     stateful_boxes = level_boxes(index.threads, n_stateful) if split else [None]
@@ -314,115 +311,139 @@ def _solve_streams(problem, goals):
             if result is not None and (best is None or result[0] < best[0]):
                 best = result
     if best is None:
-        raise FlowUnsupported("no flow satisfies the balance boxes")
-    targets = network.decode(best[1], groups, client_column)
+        raise Unsupported("no flow satisfies the balance boxes")
+    targets = network.decode(best[1])
     notes = [f"{network.n_nodes} nodes, {network.n_arcs} arcs; {tried} balance box(es) tried"]
     return index.assignment(targets.tolist()), notes
 
 
+@dataclass(frozen=True)
 class _StreamsNetwork:
-    def __init__(self, n_tasks, n_clients, n_groups, columns, split):
-        self.n_tasks, self.n_clients, self.n_groups = n_tasks, n_clients, n_groups
-        self.column_position = {c: i for i, c in enumerate(columns)}
-        n_columns = len(columns)
-        self.group_rack = n_tasks  # node (g, column i): group_rack + g * n_columns + i
-        self.group_client = self.group_rack + n_groups * n_columns  # (g, k): + g * C + k
-        self.client_stateful = self.group_client + n_groups * n_clients  # K_S(k)
-        self.client = self.client_stateful + (n_clients if split else 0)  # K(k)
-        self.sink = self.client + n_clients
-        self.n_nodes = self.sink + 1
-        self.n_columns = n_columns
-        self.split = split
-        self.tails, self.heads, self.capacities, self.costs = [], [], [], []
-        self.rack_arc_start = None
+    """The Streams network (`_streams_network` builds it): its arcs as arrays, in the order OR-Tools
+    numbers them, and where each block of arcs lies, for the balance boxes and for decoding.
 
-    def _add(self, tails, heads, capacities, costs):
-        self.tails.append(np.asarray(tails, dtype=np.int64))
-        self.heads.append(np.asarray(heads, dtype=np.int64))
-        self.capacities.append(np.broadcast_to(np.asarray(capacities, dtype=np.int64), np.shape(tails)).copy())
-        self.costs.append(np.broadcast_to(np.asarray(costs, dtype=np.int64), np.shape(tails)).copy())
-        return sum(len(t) for t in self.tails[:-1])
+    Nodes: tasks; (group, rack column) at `group_rack`; (group, client) at `group_client`; per
+    client K_S (stateful copies, only when stateful and stateless tasks are balanced apart) at
+    `client_stateful` and K at `client`; the sink."""
+
+    n_tasks: int
+    n_clients: int
+    n_columns: int
+    n_nodes: int
+    group_rack: int
+    group_client: int
+    client_stateful: int
+    client: int
+    sink: int
+    split: bool
+    """Stateful and stateless tasks are balanced apart (K_S nodes)."""
+    tails: np.ndarray
+    heads: np.ndarray
+    capacities: np.ndarray
+    costs: np.ndarray
+    groups: np.ndarray
+    """The group of each task."""
+    column_index: np.ndarray
+    """The position of each client's rack column among the network's columns."""
+    rack_arcs: slice
+    """task -> (group, rack column), tasks x columns, task-major."""
+    pair_arcs: slice
+    """task -> (group, client) where a goal prices the client apart from its rack."""
+    pair_rows: np.ndarray
+    pair_clients: np.ndarray
+    spread_arcs: slice
+    """(group, rack column) -> (group, client), groups x clients."""
+    spread_groups: np.ndarray
+    spread_clients: np.ndarray
+    stateful_arcs: slice
+    """K_S(k) -> K(k) (none unless `split`)."""
+    sink_arcs: slice
+    """K(k) -> sink."""
 
     @property
     def n_arcs(self) -> int:
-        return sum(len(t) for t in self.tails)
+        return len(self.tails)
 
-    def add_rack_arcs(self, groups, racks, columns):
-        tasks = np.repeat(np.arange(self.n_tasks), self.n_columns)
-        column_index = np.tile(np.arange(self.n_columns), self.n_tasks)
-        heads = self.group_rack + groups[tasks] * self.n_columns + column_index
-        costs = racks[:, columns].ravel()
-        self.rack_arcs = (self._add(tasks, heads, 1, costs), len(tasks))
-
-    def add_pair_arcs(self, groups, rows, clients, costs):
-        self.pair_arcs = (self._add(rows, self.group_client + groups[rows] * self.n_clients + clients, 1, costs), rows, clients)
-
-    def add_spread_arcs(self, client_column, columns):
-        g = np.repeat(np.arange(self.n_groups), self.n_clients)
-        k = np.tile(np.arange(self.n_clients), self.n_groups)
-        column_index = np.array([self.column_position[c] for c in client_column.tolist()], dtype=np.int64)
-        tails = self.group_rack + g * self.n_columns + column_index[k]
-        self.spread_arcs = (self._add(tails, self.group_client + g * self.n_clients + k, self.n_tasks, 0), g, k)
-
-    def add_client_arcs(self, group_stateful, caps, cap_weight):
-        g = np.repeat(np.arange(self.n_groups), self.n_clients)
-        k = np.tile(np.arange(self.n_clients), self.n_groups)
-        into = np.where(self.split & group_stateful[g], self.client_stateful + k, self.client + k)
-        tails = self.group_client + g * self.n_clients + k
-        if caps is None:
-            self._add(tails, into, self.n_tasks, 0)
-        else:
-            self._add(tails, into, caps[g, k], 0)
-            self._add(tails, into, self.n_tasks, cap_weight)
-        clients = np.arange(self.n_clients)
-        if self.split:
-            self.stateful_arcs = self._add(self.client_stateful + clients, self.client + clients, self.n_tasks, 0)
-        self.sink_arcs = self._add(self.client + clients, np.full(self.n_clients, self.sink), self.n_tasks, 0)
-
-    def solve(self, active_box, stateful_box):
-        tails = np.concatenate(self.tails)
-        heads = np.concatenate(self.heads)
-        capacities = np.concatenate(self.capacities).copy()
-        costs = np.concatenate(self.costs)
+    def solve(self, active_box, stateful_box) -> tuple[int, np.ndarray] | None:
+        """(cost, flow per arc) of the cheapest flow whose clients' task counts lie in
+        `active_box` (lower, upper) and stateful task counts in `stateful_box`, or None when
+        there is none."""
+        capacities = self.capacities.copy()
         supplies = np.zeros(self.n_nodes, dtype=np.int64)
         supplies[: self.n_tasks] = 1
         clients = np.arange(self.n_clients)
         lower, upper = active_box
-        capacities[self.sink_arcs + clients] = upper - lower
+        capacities[self.sink_arcs] = upper - lower
         supplies[self.client + clients] -= lower
         supplies[self.sink] = -(self.n_tasks - int(lower.sum()))
         if self.split and stateful_box is not None:
             s_lower, s_upper = stateful_box
-            capacities[self.stateful_arcs + clients] = s_upper - s_lower
+            capacities[self.stateful_arcs] = s_upper - s_lower
             supplies[self.client_stateful + clients] -= s_lower
             supplies[self.client + clients] += s_lower
-        solver = min_cost_flow.SimpleMinCostFlow()
-        solver.add_arcs_with_capacity_and_unit_cost(tails, heads, capacities, costs)
-        solver.set_nodes_supplies(np.arange(self.n_nodes), supplies)
-        if solver.solve() != solver.OPTIMAL:
-            return None
-        return solver.optimal_cost(), solver.flows(np.arange(len(tails)))
+        _, cost, flows = _min_cost_flow(self.tails, self.heads, capacities, self.costs, supplies)
+        return None if flows is None else (cost, flows)
 
-    def decode(self, flows, groups, client_column):
+    def decode(self, flows: np.ndarray) -> np.ndarray:
+        """The client of each task: its direct arc's, or one of its (group, rack column)'s
+        clients, in task order."""
         target = np.full(self.n_tasks, -1, dtype=np.int64)
-        if hasattr(self, "pair_arcs"):
-            start, rows, clients = self.pair_arcs
-            used = flows[start : start + len(rows)] > 0
-            target[rows[used]] = clients[used]
-        start, count = self.rack_arcs
-        rack_flow = flows[start : start + count].reshape(self.n_tasks, self.n_columns)
+        used = flows[self.pair_arcs] > 0
+        target[self.pair_rows[used]] = self.pair_clients[used]
+        rack_flow = flows[self.rack_arcs].reshape(self.n_tasks, self.n_columns)
         pending: dict[tuple[int, int], list[int]] = {}
         for row, column in zip(*np.nonzero(rack_flow > 0), strict=True):
-            pending.setdefault((int(groups[row]), int(column)), []).append(int(row))
-        start, g, k = self.spread_arcs
-        spread = flows[start : start + len(g)]
-        column_index = np.array([self.column_position[c] for c in client_column.tolist()], dtype=np.int64)
+            pending.setdefault((int(self.groups[row]), int(column)), []).append(int(row))
+        spread = flows[self.spread_arcs]
         for arc in np.flatnonzero(spread > 0).tolist():
-            group, client = int(g[arc]), int(k[arc])
-            queue = pending[group, int(column_index[client])]
+            group, client = int(self.spread_groups[arc]), int(self.spread_clients[arc])
+            queue = pending[group, int(self.column_index[client])]
             for _ in range(int(spread[arc])):
                 target[queue.pop(0)] = client
         return target
+
+
+def _streams_network(groups, n_groups, group_stateful, split, racks, client_column, pairs, caps, cap_weight) -> _StreamsNetwork:
+    """The Streams network: tasks in `groups` (`group_stateful` per group; `split`: K_S nodes),
+    `racks` the weighted cost of each task in each rack column (`client_column`: each client's),
+    `pairs` the (tasks, clients, costs) of the direct arcs, `caps` the free capacity of each
+    (group, client) when a goal caps them (more costs `cap_weight` a task), else None."""
+    n_tasks, n_clients = len(groups), len(client_column)
+    columns = np.array(sorted(set(client_column.tolist())), dtype=np.int64)
+    n_columns = len(columns)
+    column_index = np.searchsorted(columns, client_column)
+    group_rack = n_tasks  # (g, column i): group_rack + g * n_columns + i
+    group_client = group_rack + n_groups * n_columns  # (g, k): group_client + g * n_clients + k
+    client_stateful = group_client + n_groups * n_clients
+    client = client_stateful + (n_clients if split else 0)
+    sink = client + n_clients
+    arcs = _Arcs()
+
+    tasks = np.repeat(np.arange(n_tasks), n_columns)
+    column = np.tile(np.arange(n_columns), n_tasks)
+    rack_arcs = arcs.add(tasks, group_rack + groups[tasks] * n_columns + column, 1, racks[:, columns].ravel())
+    pair_rows, pair_clients, pair_costs = pairs
+    pair_arcs = arcs.add(pair_rows, group_client + groups[pair_rows] * n_clients + pair_clients, 1, pair_costs)
+    g = np.repeat(np.arange(n_groups), n_clients)
+    k = np.tile(np.arange(n_clients), n_groups)
+    spread_arcs = arcs.add(group_rack + g * n_columns + column_index[k], group_client + g * n_clients + k, n_tasks, 0)
+    into = np.where(split & group_stateful[g], client_stateful + k, client + k)
+    if caps is None:
+        arcs.add(group_client + g * n_clients + k, into, n_tasks, 0)
+    else:  # a (group, client) passes its cap for free, and more at the goal's price
+        arcs.add(group_client + g * n_clients + k, into, caps[g, k], 0)
+        arcs.add(group_client + g * n_clients + k, into, n_tasks, cap_weight)
+    clients = np.arange(n_clients)
+    stateful_arcs = arcs.add(client_stateful + clients, client + clients, n_tasks, 0) if split else slice(0, 0)
+    sink_arcs = arcs.add(client + clients, np.full(n_clients, sink), n_tasks, 0)
+    tails, heads, capacities, costs = arcs.arrays()
+    return _StreamsNetwork(
+        n_tasks=n_tasks, n_clients=n_clients, n_columns=n_columns, n_nodes=sink + 1, group_rack=group_rack,
+        group_client=group_client, client_stateful=client_stateful, client=client, sink=sink, split=split,
+        tails=tails, heads=heads, capacities=capacities, costs=costs, groups=groups, column_index=column_index,
+        rack_arcs=rack_arcs, pair_arcs=pair_arcs, pair_rows=pair_rows, pair_clients=pair_clients,
+        spread_arcs=spread_arcs, spread_groups=g, spread_clients=k, stateful_arcs=stateful_arcs, sink_arcs=sink_arcs,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- consumers
@@ -460,7 +481,8 @@ def _solve_consumers(problem, goals):
             owner_weight += weight * t.owner_weight
             if t.balance:
                 balance_weight = weight
-        flows, network = _consumer_flow(group, racks, owner_weight, balance_weight, lower, upper)
+        network = _consumer_network(group, racks, owner_weight, balance_weight, lower, upper)
+        flows = network.solve()
         result = network.sizes(flows)
         binding = (result == lower) & (lower > 0) | (result == upper) & (upper < capacity)
         if not balance_weight or not binding.any():
@@ -492,108 +514,158 @@ def _greedy_sizes(group, capacity) -> np.ndarray:
     return np.minimum(sizes, capacity)
 
 
+@dataclass(frozen=True)
 class _ConsumerNetwork:
-    def __init__(self, group):
-        self.group = group
-        n_partitions, n_members = len(group.partitions), len(group.members)
-        self.n_columns = group.rack_columns
-        self.topic_rack = n_partitions  # (topic t, column r): + t * columns + r
-        self.member = self.topic_rack + len(group.topics) * self.n_columns
-        self.sink = self.member + n_members
-        self.n_nodes = self.sink + 1
-        self.n_arcs = 0
+    """The consumer network (`_consumer_network` builds it): its arcs and supplies as arrays, in the
+    order OR-Tools numbers them, and where each block of arcs lies, for decoding.
 
-    def sizes(self, flows) -> np.ndarray:
-        start, unit_member = self.sink_arcs
-        used = flows[start : start + len(unit_member)]
+    Nodes: partitions; (topic, rack column) at `topic_rack`; members at `member`; the sink."""
+
+    group: _ConsumerGroup
+    n_nodes: int
+    tails: np.ndarray
+    heads: np.ndarray
+    capacities: np.ndarray
+    costs: np.ndarray
+    supplies: np.ndarray
+    lower: np.ndarray
+    """Each member's size at the balance window's lower edge (supplied for free)."""
+    rack_arcs: slice
+    """partition -> (topic, rack column), for columns where the topic has subscribers."""
+    rack_rows: np.ndarray
+    rack_columns: np.ndarray
+    owner_arcs: slice
+    """owned partition -> its owner."""
+    owned: np.ndarray
+    owners: np.ndarray
+    spread_arcs: slice
+    """(topic, rack column) -> subscribed member of that rack."""
+    spread_topics: np.ndarray
+    spread_members: np.ndarray
+    sink_arcs: slice
+    """member -> sink: one unit arc per size in the window under balance, else one arc per member."""
+    sink_members: np.ndarray
+
+    @property
+    def n_arcs(self) -> int:
+        return len(self.tails)
+
+    def solve(self) -> np.ndarray:
+        """The flow per arc of the cheapest flow (Unsupported when OR-Tools finds none)."""
+        status, _, flows = _min_cost_flow(self.tails, self.heads, self.capacities, self.costs, self.supplies)
+        if flows is None:
+            raise Unsupported(f"the consumer flow did not solve (status {status})")
+        return flows
+
+    def sizes(self, flows: np.ndarray) -> np.ndarray:
+        """Each member's size in `flows`."""
         sizes = self.lower.copy()
-        np.add.at(sizes, unit_member, used)
+        np.add.at(sizes, self.sink_members, flows[self.sink_arcs])
         return sizes
 
-
-    def decode(self, flows) -> np.ndarray:
+    def decode(self, flows: np.ndarray) -> np.ndarray:
+        """The member of each partition: its owner's, or one of its (topic, rack column)'s
+        members, in partition order."""
         group = self.group
         target = np.full(len(group.partitions), -1, dtype=np.int64)
-        start, owned, owners = self.owner_arcs
-        used = flows[start : start + len(owned)] > 0
-        target[owned[used]] = owners[used]
-        start, rows, cols = self.rack_arcs
+        used = flows[self.owner_arcs] > 0
+        target[self.owned[used]] = self.owners[used]
         pending: dict[tuple[int, int], list[int]] = {}
         topic_of = group.partition_topic
-        for arc in np.flatnonzero(flows[start : start + len(rows)] > 0).tolist():
-            pending.setdefault((topic_of[int(rows[arc])], int(cols[arc])), []).append(int(rows[arc]))
-        start, spread_t, spread_m = self.spread_arcs
-        for arc in np.flatnonzero(flows[start : start + len(spread_t)] > 0).tolist():
-            t, m = int(spread_t[arc]), int(spread_m[arc])
+        for arc in np.flatnonzero(flows[self.rack_arcs] > 0).tolist():
+            row = int(self.rack_rows[arc])
+            pending.setdefault((topic_of[row], int(self.rack_columns[arc])), []).append(row)
+        spread = flows[self.spread_arcs]
+        for arc in np.flatnonzero(spread > 0).tolist():
+            t, m = int(self.spread_topics[arc]), int(self.spread_members[arc])
             queue = pending[t, int(group.member_rack[m])]
-            for _ in range(int(flows[start + arc])):
+            for _ in range(int(spread[arc])):
                 target[queue.pop(0)] = m
         return target
 
 
-def _consumer_flow(group, racks, owner_weight, balance_weight, lower, upper):
-    network = _ConsumerNetwork(group)
+def _consumer_network(group, racks, owner_weight, balance_weight, lower, upper) -> _ConsumerNetwork:
+    """The consumer network: `racks` the weighted cost of each partition in each rack column,
+    `owner_weight` the cost of an owned partition not given back to its owner, `balance_weight`
+    the weight of the convex balance cost (0: none), members' sizes within [lower, upper]."""
     n_partitions, n_members = len(group.partitions), len(group.members)
-    columns = network.n_columns
-    tails, heads, caps, costs = [], [], [], []
-
-    def add(t, h, c, w):
-        tails.append(np.asarray(t, dtype=np.int64))
-        heads.append(np.asarray(h, dtype=np.int64))
-        caps.append(np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(t)).copy())
-        costs.append(np.broadcast_to(np.asarray(w, dtype=np.int64), np.shape(t)).copy())
-        return sum(len(x) for x in tails[:-1])
+    columns = group.rack_columns
+    topic_rack = n_partitions  # (topic t, column r): topic_rack + t * columns + r
+    member = topic_rack + len(group.topics) * columns
+    sink = member + n_members
+    arcs = _Arcs()
 
     topic_of = np.array(group.partition_topic, dtype=np.int64)
-    # partition -> (topic, rack column), only for columns where the topic has subscribers
     used_columns = np.zeros((len(group.topics), columns), dtype=bool)
     for t, topic in enumerate(group.topics):
         for m in group.subscribers[topic]:
             used_columns[t, group.member_rack[m]] = True
     rows, cols = np.nonzero(used_columns[topic_of])
-    network.rack_arcs = (add(rows, network.topic_rack + topic_of[rows] * columns + cols, 1, racks[rows, cols] + owner_weight * (group.owner[rows] >= 0)), rows, cols)
+    rack_arcs = arcs.add(rows, topic_rack + topic_of[rows] * columns + cols, 1, racks[rows, cols] + owner_weight * (group.owner[rows] >= 0))
     owned = np.flatnonzero(group.owner >= 0)
     owners = group.owner[owned]
-    network.owner_arcs = (add(owned, network.member + owners, 1, racks[owned, group.member_rack[owners]]), owned, owners)
-    spread_t, spread_m = [], []
-    for t, topic in enumerate(group.topics):
-        for m in group.subscribers[topic]:
-            spread_t.append(t)
-            spread_m.append(m)
-    spread_t = np.array(spread_t, dtype=np.int64)
-    spread_m = np.array(spread_m, dtype=np.int64)
-    network.spread_arcs = (
-        add(network.topic_rack + spread_t * columns + group.member_rack[spread_m], network.member + spread_m, n_partitions, 0),
-        spread_t,
-        spread_m,
-    )
-    supplies = np.zeros(network.n_nodes, dtype=np.int64)
-    supplies[:n_partitions] = 1
-    members = np.arange(n_members)
-    supplies[network.member + members] -= lower
-    supplies[network.sink] = -(n_partitions - int(lower.sum()))
-    if balance_weight:
-        unit_member, unit_cost = [], []
-        for m in range(n_members):
-            j = np.arange(lower[m] + 1, upper[m] + 1)
-            unit_member.append(np.full(len(j), m))
-            unit_cost.append(balance_weight * (2 * j - 1))
-        unit_member = np.concatenate(unit_member) if unit_member else np.empty(0, dtype=np.int64)
-        unit_cost = np.concatenate(unit_cost) if unit_cost else np.empty(0, dtype=np.int64)
-        network.sink_arcs = (add(network.member + unit_member, np.full(len(unit_member), network.sink), 1, unit_cost), unit_member)
+    owner_arcs = arcs.add(owned, member + owners, 1, racks[owned, group.member_rack[owners]])
+    spread_t = np.array([t for t, topic in enumerate(group.topics) for _ in group.subscribers[topic]], dtype=np.int64)
+    spread_m = np.array([m for topic in group.topics for m in group.subscribers[topic]], dtype=np.int64)
+    spread_arcs = arcs.add(topic_rack + spread_t * columns + group.member_rack[spread_m], member + spread_m, n_partitions, 0)
+    if balance_weight:  # the convex cost: the j-th unit into a member costs 2j - 1
+        sizes = [np.arange(lower[m] + 1, upper[m] + 1) for m in range(n_members)]
+        sink_members = np.concatenate([np.full(len(j), m) for m, j in enumerate(sizes)] or [np.empty(0)]).astype(np.int64)
+        unit_costs = np.concatenate([balance_weight * (2 * j - 1) for j in sizes] or [np.empty(0)]).astype(np.int64)
+        sink_arcs = arcs.add(member + sink_members, np.full(len(sink_members), sink), 1, unit_costs)
     else:
-        network.sink_arcs = (add(network.member + members, np.full(n_members, network.sink), upper - lower, 0), members)
-    tails = np.concatenate(tails)
-    heads = np.concatenate(heads)
+        sink_members = np.arange(n_members)
+        sink_arcs = arcs.add(member + sink_members, np.full(n_members, sink), upper - lower, 0)
+    supplies = np.zeros(sink + 1, dtype=np.int64)
+    supplies[:n_partitions] = 1
+    supplies[member + np.arange(n_members)] -= lower
+    supplies[sink] = -(n_partitions - int(lower.sum()))
+    tails, heads, capacities, costs = arcs.arrays()
+    return _ConsumerNetwork(
+        group=group, n_nodes=sink + 1, tails=tails, heads=heads, capacities=capacities, costs=costs, supplies=supplies,
+        lower=lower, rack_arcs=rack_arcs, rack_rows=rows, rack_columns=cols, owner_arcs=owner_arcs, owned=owned,
+        owners=owners, spread_arcs=spread_arcs, spread_topics=spread_t, spread_members=spread_m,
+        sink_arcs=sink_arcs, sink_members=sink_members,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- both
+
+
+class _Arcs:
+    """A network's arcs block by block, while a builder adds them."""
+
+    def __init__(self):
+        self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.count = 0
+
+    def add(self, tails, heads, capacities, costs) -> slice:
+        """Arcs tails[i] -> heads[i] (capacities and costs broadcast to them); where they lie."""
+        tails = np.asarray(tails, dtype=np.int64)
+        self.blocks.append((
+            tails,
+            np.asarray(heads, dtype=np.int64),
+            np.broadcast_to(np.asarray(capacities, dtype=np.int64), tails.shape),
+            np.broadcast_to(np.asarray(costs, dtype=np.int64), tails.shape),
+        ))  # fmt: skip
+        start, self.count = self.count, self.count + len(tails)
+        return slice(start, self.count)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(tails, heads, capacities, costs), read-only."""
+        arrays = tuple(np.concatenate([block[i] for block in self.blocks]) for i in range(4))
+        for array in arrays:
+            array.flags.writeable = False
+        return arrays
+
+
+def _min_cost_flow(tails, heads, capacities, costs, supplies):
+    """OR-Tools' status and, when it is optimal, the cost and the flow per arc (else None, None).
+    The arcs and supplies go in with one vectorised call each."""
     solver = min_cost_flow.SimpleMinCostFlow()
-    solver.add_arcs_with_capacity_and_unit_cost(tails, heads, np.concatenate(caps), np.concatenate(costs))
-    solver.set_nodes_supplies(np.arange(network.n_nodes), supplies)
+    solver.add_arcs_with_capacity_and_unit_cost(tails, heads, capacities, costs)
+    solver.set_nodes_supplies(np.arange(len(supplies)), supplies)
     status = solver.solve()
     if status != solver.OPTIMAL:
-        raise FlowUnsupported(f"the consumer flow did not solve (status {status})")
-    network.n_arcs = len(tails)
-    network.lower = lower
-    flows = solver.flows(np.arange(len(tails)))
-    return flows, network
-
-
+        return status, None, None
+    return status, solver.optimal_cost(), solver.flows(np.arange(len(tails)))

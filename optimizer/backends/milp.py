@@ -12,8 +12,15 @@ import time
 import highspy
 import numpy as np
 
-from optimizer.backends import StageResult, StageStatus
-from optimizer.formulation import LinearModel, LinExpr
+from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
+from optimizer.model.solution import GoalStatus
+from optimizer.results import StageResult
+
+
+def _highs_bounds(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The neutral model's bounds as HiGHS's: +-UNBOUNDED and beyond are HiGHS's infinity."""
+    inf = highspy.kHighsInf
+    return np.where(lower <= -UNBOUNDED, -inf, lower).astype(np.float64), np.where(upper >= UNBOUNDED, inf, upper).astype(np.float64)
 
 
 class MilpSession:
@@ -28,17 +35,14 @@ class MilpSession:
         if not presolve:
             highs.setOptionValue("presolve", "off")
         lower, upper = model.bounds()
-        inf = highspy.kHighsInf
-        lo = np.where(lower <= -(2**39), -inf, lower).astype(np.float64)
-        hi = np.where(upper >= 2**39, inf, upper).astype(np.float64)
+        lo, hi = _highs_bounds(lower, upper)
         self.n = len(lower)
         highs.addVars(self.n, lo, hi)
         highs.changeColsIntegrality(
             self.n, np.arange(self.n, dtype=np.int32), np.full(self.n, highspy.HighsVarType.kInteger)
         )
         matrix, row_lo, row_hi = model.matrix()
-        rlo = np.where(row_lo <= -(2**39), -inf, row_lo).astype(np.float64)
-        rhi = np.where(row_hi >= 2**39, inf, row_hi).astype(np.float64)
+        rlo, rhi = _highs_bounds(row_lo, row_hi)
         highs.addRows(
             matrix.shape[0], rlo, rhi, matrix.nnz,
             matrix.indptr[:-1].astype(np.int32), matrix.indices.astype(np.int32), matrix.data.astype(np.float64),
@@ -46,10 +50,8 @@ class MilpSession:
 
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
         expr = expr.compact()
-        inf = highspy.kHighsInf
-        low = -inf if lo <= -(2**39) else float(lo - expr.constant)
-        high = inf if hi >= 2**39 else float(hi - expr.constant)
-        self.highs.addRow(low, high, len(expr.index), expr.index.astype(np.int32), expr.coef.astype(np.float64))
+        (low,), (high,) = _highs_bounds(np.array([lo]), np.array([hi]))
+        self.highs.addRow(low - expr.constant, high - expr.constant, len(expr.index), expr.index.astype(np.int32), expr.coef.astype(np.float64))
 
     def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
         started = time.perf_counter()
@@ -71,16 +73,16 @@ class MilpSession:
         info = highs.getInfo()
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == highspy.HighsModelStatus.kInfeasible:
-            return StageResult(StageStatus.INFEASIBLE, None, None, None, seconds)
+            return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         if not has_solution:
-            return StageResult(StageStatus.TIME_LIMIT, None, None, None, seconds)
+            return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
         values = np.rint(np.array(highs.getSolution().col_value)).astype(np.int64)
         value = int(np.dot(costs, values) + objective.constant)
         bound = float(info.mip_dual_bound) + objective.constant if np.isfinite(info.mip_dual_bound) else None
         if status == highspy.HighsModelStatus.kOptimal:
-            kind = StageStatus.OPTIMAL
+            kind = GoalStatus.OPTIMAL
         elif status == highspy.HighsModelStatus.kTimeLimit:
-            kind = StageStatus.TIME_LIMIT
+            kind = GoalStatus.TIME_LIMIT
         else:
-            kind = StageStatus.FEASIBLE
+            kind = GoalStatus.FEASIBLE
         return StageResult(kind, values, value, bound, seconds)

@@ -26,7 +26,9 @@ class ClientAssignment(FrozenModel):
 
 
 class GoalStatus(StrEnum):
-    """How far a goal's value is proven. `feasible` and `optimal` are never conflated."""
+    """How far a goal's value is proven. `feasible` and `optimal` are never conflated. The exact
+    engine's stages (and its back-ends) use optimal, feasible, time_limit and infeasible; `heuristic`
+    marks a value of Kafka's assignment."""
 
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"

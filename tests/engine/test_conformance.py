@@ -2,20 +2,22 @@
 
 Small problems whose lexicographic optimum is known: by hand for a few, by enumerating every
 valid assignment for the rest (each goal's solver-free `evaluate`, no encoding involved). Every
-back-end (CP-SAT, MILP, min-cost flow where it applies, the compressed Streams model, and `exact`)
-must reach that optimum stage by stage, its stage values must be the goals' values on the
-assignment it returns, and `solve` re-checks every solution with the evaluator.
+registered back-end (`optimizer.backends.REGISTRY`: linear ones on the full and, for Streams, the
+compressed model; flow-only ones where they take the sequence) and `exact` must reach that optimum
+stage by stage, its stage values must be the goals' values on the assignment it returns, and
+`solve` re-checks every solution with the evaluator.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
 import pytest
 
 from optimizer import problem_from_data, solve
-from optimizer.backends import flow
+from optimizer.backends import REGISTRY, named
 from optimizer.costs import StreamsIndex
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
@@ -78,19 +80,26 @@ def brute_force(problem, goals) -> list[int] | None:
     return None if best is None else [0] * len(constrained) + best
 
 
-def backends_for(problem, goals):
-    names = [("milp", None), ("cpsat", None), ("exact", None)]
-    if problem.kind == "streams":
-        names.append(("milp", True))
-    if flow.unsupported(problem, goals, {}) is None:
-        names.append(("flow", None))
-    return names
+SOLVERS = ["exact", *(backend.name for backend in REGISTRY)]
+"""The engine's choice and every registered back-end."""
 
 
-def check_backends(problem, goals, expected):
-    for backend, compress in backends_for(problem, goals):
-        result = run_sequence(problem, goals, backend, compress=compress)
-        label = f"{backend}{' (compressed)' if compress else ''}"
+def models_for(solver: str, problem, goals) -> list[bool | None]:
+    """The `compress` settings `solver` is checked with on this sequence: linear back-ends on the
+    full model (None: the engine's choice, the full one at these sizes) and, for Streams, the
+    compressed one; flow-only back-ends only where they take the sequence."""
+    if solver == "exact":
+        return [None]
+    backend = named(solver)
+    if backend.capabilities.linear:
+        return [None, True] if problem.kind == "streams" else [None]
+    return [None] if backend.unsupported(problem, goals, {}) is None else []
+
+
+def check(solver, problem, goals, expected):
+    for compress in models_for(solver, problem, goals):
+        result = run_sequence(problem, goals, solver, compress=compress)
+        label = f"{solver}{' (compressed)' if compress else ''}"
         assert not result.fallback, (label, result.notes)
         values = [stage.objective for stage in result.stages]
         assert values == expected, (label, [g.name for g in goals], result.notes)
@@ -98,6 +107,11 @@ def check_backends(problem, goals, expected):
         for stage in result.stages:
             assert stage.goal.evaluate(problem, result.assignment) == stage.objective, (label, stage.goal.name)
             assert stage.bound is not None and stage.bound <= stage.objective + 1e-6, (label, stage.goal.name)
+
+
+def check_backends(problem, goals, expected):
+    for solver in SOLVERS:
+        check(solver, problem, goals, expected)
 
 
 def streams_case(seed: int):
@@ -121,19 +135,8 @@ def streams_case(seed: int):
     return normalize(problem).problem, resolve_goals(names, "streams")
 
 
-@pytest.mark.parametrize("seed", range(32))
-def test_streams_backends_reach_the_enumerated_optimum(seed):
-    problem, goals = streams_case(seed)
-    expected = brute_force(problem, goals)
-    if expected is None:
-        result = run_sequence(problem, goals, "milp")
-        assert result.fallback and any("in conflict" in n for n in result.notes)
-        return
-    check_backends(problem, goals, expected)
-
-
-@pytest.mark.parametrize("seed", range(12))
-def test_consumer_backends_reach_the_enumerated_optimum(seed):
+@functools.cache
+def consumer_case(seed: int):
     rng = random.Random(seed)
     problem = random_consumer_problem(
         seed, members=rng.randint(2, 3), topics=2, partitions=(1, 3), equal_subscriptions=seed % 3 == 0, churn=0.3
@@ -141,7 +144,31 @@ def test_consumer_backends_reach_the_enumerated_optimum(seed):
     names = ["balance", *rng.sample(["stickiness", "cross_rack_traffic"], rng.randint(1, 2))]
     problem = normalize(problem).problem
     goals = resolve_goals(names, "consumer")
-    check_backends(problem, goals, brute_force(problem, goals))
+    return problem, goals, brute_force(problem, goals)
+
+
+@functools.cache
+def streams_expected(seed: int):
+    problem, goals = streams_case(seed)
+    return problem, goals, brute_force(problem, goals)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("seed", range(32))
+def test_streams_backends_reach_the_enumerated_optimum(seed, solver):
+    problem, goals, expected = streams_expected(seed)
+    if expected is None:
+        if solver == "exact" or named(solver).capabilities.linear:
+            result = run_sequence(problem, goals, solver)
+            assert result.fallback and any("in conflict" in n for n in result.notes)
+        return
+    check(solver, problem, goals, expected)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("seed", range(12))
+def test_consumer_backends_reach_the_enumerated_optimum(seed, solver):
+    check(solver, *consumer_case(seed))
 
 
 def racks_problem(source_racks: list[str], **config):

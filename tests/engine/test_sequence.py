@@ -14,8 +14,9 @@ from optimizer.cli import cli
 from optimizer.compressed import CompressedStreamsFormulation, DecodeError
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.sequence import run_sequence
-from optimizer.solve import resolve_goals
+from optimizer.backends import REGISTRY, Backend, Capabilities
+from optimizer.sequence import exact_backends, run_sequence
+from optimizer.solve import SOLVERS, resolve_goals
 from tests.conftest import EXAMPLES, shuffled
 
 
@@ -79,6 +80,19 @@ def test_a_time_limit_too_short_returns_a_valid_assignment_saying_so():
     # The evaluator has passed it (solve checks every solution); the statuses tell the truth.
     assert all(g.status in ("time_limit", "heuristic", "feasible") for g in solution.goals)
     assert solution.solver.options.get("fallback") == "kafka"
+
+
+def test_exact_takes_min_cost_flow_then_milp_and_every_back_end_is_a_solver():
+    assert [backend.name for backend in exact_backends()] == ["flow", "milp"]
+    assert SOLVERS == ("exact", *(backend.name for backend in REGISTRY), "kafka", "kip925")
+
+
+def test_a_back_end_whose_entry_points_do_not_match_its_capabilities_is_refused():
+    linear = Capabilities(linear=True, flow_only=False, proves_optimality=True, deterministic=True)
+    with pytest.raises(ValueError, match="entry points do not match"):
+        Backend("broken", "broken", linear)
+    with pytest.raises(ValueError, match="exactly one of linear and flow_only"):
+        Backend("broken", "broken", Capabilities(linear=True, flow_only=True, proves_optimality=True, deterministic=True))
 
 
 @pytest.mark.parametrize("seed", range(4))
