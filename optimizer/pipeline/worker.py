@@ -25,6 +25,7 @@ from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolution
 from optimizer.evaluate import cross_rack_reads
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id
+from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsProblem
@@ -204,7 +205,7 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         row = _empty_row(name, problem.kind, solver, "error", f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
-    metrics = solution.metrics
+    metrics = solution.metrics  # never None: solve() evaluated the solution
     statuses = [str(g.status) for g in solution.goals] or ["heuristic"]
     row = {
         "problem": name,
@@ -215,7 +216,7 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         "seconds": seconds,
         "followup_rebalance": solution.followup_rebalance,
         "goals": json.dumps([g.model_dump(mode="json") for g in solution.goals]),
-        "metrics": json.dumps(metrics, sort_keys=True),
+        "metrics": json.dumps(metrics.model_dump(mode="json"), sort_keys=True),
         "rack_traffic": json.dumps(rack_traffic(problem, solution), sort_keys=True),
         "warnings": json.dumps([w.model_dump(mode="json") for w in solution.warnings]),
         "plugins": signature,
@@ -226,21 +227,21 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
             for task in tasks
         ],
     }
-    if problem.kind == "streams":
+    if isinstance(metrics, StreamsMetrics):
         row.update(
-            cross_rack_partitions=metrics["cross_rack_active_partitions"]
-            + metrics["cross_rack_standby_partitions"]
-            + metrics["cross_rack_warmup_partitions"],
-            moves=metrics["active_moves"] + metrics["standby_moves"],
-            load_skew=float(metrics["active_load_skew"]),
-            kip925_cost=metrics["kip925_cost"],
-            warmups=metrics["warmup_tasks"],
+            cross_rack_partitions=metrics.cross_rack_active_partitions
+            + metrics.cross_rack_standby_partitions
+            + metrics.cross_rack_warmup_partitions,
+            moves=metrics.active_moves + metrics.standby_moves,
+            load_skew=float(metrics.active_load_skew),
+            kip925_cost=metrics.kip925_cost,
+            warmups=metrics.warmup_tasks,
         )
     else:
         row.update(
-            cross_rack_partitions=metrics["cross_rack_partitions"],
-            moves=metrics["owned_moved"],
-            load_skew=float(metrics["size_skew"]),
+            cross_rack_partitions=metrics.cross_rack_partitions,
+            moves=metrics.owned_moved,
+            load_skew=float(metrics.size_skew),
             kip925_cost=None,
             warmups=None,
         )
