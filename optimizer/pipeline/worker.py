@@ -27,15 +27,13 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id
 from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import parse_document, problem_from_data
-from optimizer.model.solution import Solution
+from optimizer.model.solution import GoalStatus, Solution
 from optimizer.model.streams import StreamsProblem
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
 from optimizer.solve import DEFAULT_GOALS, solve
 from plugins.manager import plugins
-
-_STATUS_ORDER = ("optimal", "heuristic", "feasible", "time_limit", "infeasible")
-"""Goal statuses from best to worst; a row's status is the worst of its goals."""
 
 
 def plugin_signature() -> str:
@@ -65,7 +63,7 @@ def solve_document(
             input_error = f"internal error while validating: {type(error).__name__}: {str(error)[:500]}"
     if input_error is not None:
         kind = _kind_of(document)
-        return [_empty_row(name, kind, solver, "invalid", input_error, signature) for solver in solvers]
+        return [_empty_row(name, kind, solver, UnsolvedStatus.INVALID, input_error, signature) for solver in solvers]
     return [_solve_row(name, problem, solver, goals, time_limit, signature) for solver in solvers]
 
 
@@ -184,7 +182,7 @@ def _kind_of(document: str) -> str | None:
     return kind if kind in ("streams", "consumer") else None
 
 
-def _empty_row(name: str, kind: str | None, solver: str, status: str, error: str, signature: str) -> dict[str, Any]:
+def _empty_row(name: str, kind: str | None, solver: str, status: RowStatus, error: str, signature: str) -> dict[str, Any]:
     row: dict[str, Any] = {column: None for column in SUMMARY_SCHEMA.names}
     row.update(problem=name, kind=kind, solver=solver, status=status, error=error, plugins=signature, assignment=[])
     return row
@@ -196,22 +194,21 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         # Kafka's assignment is scored on the same goals as the exact one, to compare them.
         solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
     except NoSolutionError as error:
-        row = _empty_row(name, problem.kind, solver, "time_limit", str(error), signature)
+        row = _empty_row(name, problem.kind, solver, GoalStatus.TIME_LIMIT, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     except KafkaAssignmentError as error:
-        row = _empty_row(name, problem.kind, solver, "error", str(error), signature)
+        row = _empty_row(name, problem.kind, solver, UnsolvedStatus.ERROR, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     except Exception as error:  # a bug must not stop the fleet: it becomes this problem's error row
-        row = _empty_row(name, problem.kind, solver, "error", f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
+        row = _empty_row(name, problem.kind, solver, UnsolvedStatus.ERROR, f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
     metrics = solution.metrics  # never None: solve() evaluated the solution
-    statuses = [str(g.status) for g in solution.goals] or ["heuristic"]
     row = {
         "problem": name,
         "kind": problem.kind,
         "solver": solver,
-        "status": max(statuses, key=_STATUS_ORDER.index),
+        "status": worst_goal_status(g.status for g in solution.goals),
         "error": None,
         "seconds": seconds,
         "followup_rebalance": solution.followup_rebalance,
