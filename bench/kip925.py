@@ -62,7 +62,7 @@ def main() -> None:
         cost = active_cost_matrix(index, rows, 10, 1, current)
         canceling = cancel_negative_cycles(cost, current)
         core = time.perf_counter() - started
-        assert canceling.cost == solution.metrics["kip925_cost"]
+        assert canceling.cost == solution.metrics.kip925_cost
         with_standby = problem_of(tasks, clients, standbys=1)
         started = time.perf_counter()
         solve(with_standby, solver="kip925")
@@ -71,7 +71,7 @@ def main() -> None:
             "tasks": tasks, "clients": clients, "solve_seconds": round(total, 3), "contracted_seconds": round(core, 3),
             "solve_seconds_one_standby": round(standby_total, 3),
             "cost_before": canceling.initial_cost, "cost_after": canceling.cost, "cycles": canceling.cycles,
-            "bellman_ford_passes": canceling.passes, "kip925_cost": solution.metrics["kip925_cost"],
+            "bellman_ford_passes": canceling.passes, "kip925_cost": solution.metrics.kip925_cost,
         }
         results["sizes"].append(row)
         print(row)

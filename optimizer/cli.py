@@ -28,6 +28,7 @@ from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, 
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
+from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import (
     Problem,
@@ -426,25 +427,25 @@ def _print_solution(problem: Problem, solution) -> None:
     for goal in solution.goals:
         bound = "" if goal.bound is None else f", bound {goal.bound:g}"
         out.print(f"goal {escape(goal.name)}: {goal.value:g} ({goal.status}{bound}, {goal.seconds:.3f} s)")
-    out.print(f"figures: {escape(_figures(problem.kind, solution.metrics))}")  # solve() evaluated it
+    out.print(f"figures: {escape(_figures(solution.metrics))}")  # solve() evaluated it
     for note in solution.solver.options.get("notes", ()):
         out.print(f"note: {escape(str(note))}")
 
 
-def _figures(kind: str, metrics: dict[str, Any]) -> str:
-    """The headline metrics of an evaluation (`Evaluation.metrics`, dumped) on one line."""
+def _figures(metrics: Metrics) -> str:
+    """The headline metrics of an evaluation on one line."""
     m = metrics
-    if kind == "consumer":
+    if isinstance(m, ConsumerMetrics):
         return (
-            f"sizes {m['min_size']}-{m['max_size']}, balance score {m['balance_score']}, kept "
-            f"{m['owned_kept']}, moved {m['owned_moved']}, cross-rack {m['cross_rack_partitions']}"
-            + (f", withheld {m['withheld_partitions']}" if m["withheld_partitions"] else "")
+            f"sizes {m.min_size}-{m.max_size}, balance score {m.balance_score}, kept "
+            f"{m.owned_kept}, moved {m.owned_moved}, cross-rack {m.cross_rack_partitions}"
+            + (f", withheld {m.withheld_partitions}" if m.withheld_partitions else "")
         )
     return (
-        f"load skew {m['active_load_skew']:g}/{m['stateful_load_skew']:g}, cross-rack "
-        f"{m['cross_rack_active_partitions']}/{m['cross_rack_standby_partitions']}, moves "
-        f"{m['active_moves']}/{m['standby_moves']}, warm-ups {m['warmup_tasks']}, tag conflicts "
-        f"{m['standby_tag_conflicts']}, kip925 cost {m['kip925_cost']}"
+        f"load skew {m.active_load_skew:g}/{m.stateful_load_skew:g}, cross-rack "
+        f"{m.cross_rack_active_partitions}/{m.cross_rack_standby_partitions}, moves "
+        f"{m.active_moves}/{m.standby_moves}, warm-ups {m.warmup_tasks}, tag conflicts "
+        f"{m.standby_tag_conflicts}, kip925 cost {m.kip925_cost}"
     )
 
 
@@ -490,7 +491,7 @@ def examples(directory: Path) -> None:
                 table.add_row(shown, label, "[red]invalid file[/red]", escape("; ".join(map(str, error.issues))))
                 continue
             if evaluation.valid:
-                table.add_row(shown, label, "[green]yes[/green]", escape(_figures(problem.kind, evaluation.metrics.model_dump(mode="json"))))
+                table.add_row(shown, label, "[green]yes[/green]", escape(_figures(evaluation.metrics)))
             else:
                 failures += 1
                 codes = ", ".join(sorted({v.code.value for v in evaluation.violations}))

@@ -14,7 +14,7 @@ from rich.table import Table
 from optimizer.deadline import deadline_after, remaining
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
-from optimizer.model.solution import Solution
+from optimizer.model.solution import GoalStatus, Solution
 from optimizer.solve import resolve_goals, solve
 
 
@@ -25,8 +25,8 @@ class GoalComparison:
     """The goal's value on Kafka's assignment."""
     exact: float | None
     """The goal's value on the exact (target) assignment."""
-    status: str
-    """The exact stage's status: optimal, feasible, time_limit, infeasible, heuristic."""
+    status: GoalStatus
+    """The exact stage's status."""
     bound: float | None
     gap: float | None
     seconds: float
@@ -110,7 +110,7 @@ def compare(
                 goal.name,
                 float(goal.evaluate(normalized, kafka.assignment)),
                 result.value,
-                str(result.status),
+                result.status,
                 result.bound,
                 result.gap,
                 result.seconds,

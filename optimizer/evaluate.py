@@ -21,6 +21,7 @@ from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
 from optimizer.model.ids import parse_partition_id, shown
 from optimizer.model.issues import Issue, warning
+from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, Solution
@@ -70,84 +71,6 @@ class Violation(FrozenModel):
     """The task or partition concerned, if one."""
 
 
-class StreamsMetrics(FrozenModel):
-    """Metrics of a Kafka Streams assignment; lower is better unless said otherwise."""
-
-    clients: int
-    """Clients in the problem."""
-    tasks: int
-    """Tasks in the problem."""
-    active_tasks: int
-    """Active task copies assigned."""
-    standby_tasks: int
-    """Standby task copies assigned (warm-ups not included)."""
-    warmup_tasks: int
-    """Warm-up replicas assigned (KIP-441)."""
-    cross_rack_active_partitions: int
-    """Source partitions of active tasks with no replica in the client's rack (KIP-925)."""
-    cross_rack_standby_partitions: int
-    """Changelog partitions of standbys with no replica in the client's rack."""
-    cross_rack_warmup_partitions: int
-    """Changelog partitions of warm-ups with no replica in the client's rack."""
-    kip925_cost: int
-    """KIP-925 cost of the actives: traffic_cost x cross-rack source partitions + non_overlap_cost
-    x tasks not on their previous active client (stateless tasks: 1 and 0, as in Kafka)."""
-    active_moves: int
-    """Tasks previously active somewhere that are now active on another client."""
-    standby_moves: int
-    """Standby copies on a client that did not hold that task's standby before."""
-    active_load_skew: float
-    """max - min over clients of active tasks per thread (KIP-441 balance)."""
-    stateful_load_skew: float
-    """max - min over clients of (stateful actives + standbys) per thread."""
-    subtopology_skew: int
-    """Largest, over subtopologies, max - min active tasks of the subtopology per client."""
-    subtopology_skews: dict[str, int]
-    """Per subtopology: max - min active tasks of it per client."""
-    subtopology_cap_excess: int
-    """Actives beyond KIP-925's caps ceil(S_s x C_k / n), summed over subtopologies and clients."""
-    standby_rack_conflicts: int
-    """Per stateful task, copies (active + standbys) minus distinct racks among them (KIP-708)."""
-    standby_tag_conflicts: int
-    """Summed over `rack.aware.assignment.tags`: copies minus distinct tag values, per task."""
-    tag_conflicts: dict[str, int]
-    """standby_tag_conflicts per tag key."""
-    actives_not_caught_up: int
-    """Stateful actives on a client that is not caught up while a caught-up client exists (KIP-441)."""
-    rack_info_complete: bool
-    """Whether every client and every partition has rack information (else cross-rack figures
-    count only the known pairs)."""
-
-
-class ConsumerMetrics(FrozenModel):
-    """Metrics of a consumer-group assignment; lower is better unless said otherwise."""
-
-    members: int
-    """Members in the group."""
-    partitions: int
-    """Partitions of topics that exist and that some member subscribes to."""
-    assigned_partitions: int
-    """Partitions assigned."""
-    withheld_partitions: int
-    """Cooperative rebalancing: claimed partitions left unassigned until their holders revoke them."""
-    min_size: int
-    """Fewest partitions on a member."""
-    max_size: int
-    """Most partitions on a member."""
-    size_skew: int
-    """max_size - min_size."""
-    balance_score: int
-    """KIP-54: sum over all member pairs of the difference of their partition counts."""
-    owned_kept: int
-    """Previously owned partitions assigned to the same member again (higher is stickier)."""
-    owned_moved: int
-    """Previously owned partitions now assigned to another member or withheld."""
-    cross_rack_partitions: int
-    """Assignments where the partition has no replica in the member's rack (KIP-881)."""
-    rack_info_complete: bool
-    """Whether every member and every partition has rack information."""
-
-
 class Evaluation(FrozenModel):
     """The evaluator's verdict on one assignment."""
 
@@ -157,7 +80,7 @@ class Evaluation(FrozenModel):
     """True when there are no violations."""
     violations: tuple[Violation, ...]
     """Every violation found."""
-    metrics: StreamsMetrics | ConsumerMetrics
+    metrics: Metrics
     """Metrics of the assignment (computed even when it is invalid, over what is valid)."""
     warnings: tuple[Issue, ...]
     """Warnings about the problem (conditions Kafka tolerates)."""
@@ -652,7 +575,7 @@ def record_evaluation(
         update={
             "problem": solution.problem or problem.name,
             "kind": problem.kind,
-            "metrics": evaluation.metrics.model_dump(mode="json"),
+            "metrics": evaluation.metrics,
             "warnings": evaluation.warnings + tuple(solver_warnings),
         }
     )

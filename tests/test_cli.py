@@ -103,7 +103,7 @@ def test_evaluate_records_metrics_and_warnings(tmp_path):
     assert result.exit_code == 0
     recorded = load_solution(out)
     assert recorded.problem == "g" and recorded.kind == "consumer"
-    assert recorded.metrics["size_skew"] == 0
+    assert recorded.metrics.size_skew == 0
     assert [w.location for w in recorded.warnings] == ["members[0] (id 'm1').subscriptions"]
 
 

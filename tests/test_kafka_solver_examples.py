@@ -58,7 +58,7 @@ def test_kip708_reaches_the_ideal_distribution():
     solution = kafka("kip708/nine-nodes.problem.yaml")
     expected = load_solution(EXAMPLES / "kip708" / "nine-nodes.ideal-5-9.solution.json")
     assert solution.assignment == expected.assignment
-    assert solution.metrics["standby_tag_conflicts"] == 0
+    assert solution.metrics.standby_tag_conflicts == 0
 
 
 def test_kafka12464_constrained_sticky():
@@ -97,7 +97,7 @@ def test_kip54_example1_sticky_keeps_5_partitions():
     # Since Kafka 2.8, equal subscriptions use KAFKA-9987's constrained algorithm: it keeps the
     # same 5 partitions as KIP-54's general algorithm but moves t0p1 to C0 instead of t2p0.
     solution = kafka("kip54/example1-c1-removed.problem.yaml")
-    assert solution.metrics["owned_kept"] == 5
+    assert solution.metrics.owned_kept == 5
     assert {m: set(h.active) for m, h in solution.assignment.items()} == {
         "C0": {"t0-0", "t0-1", "t1-1", "t3-0"},
         "C2": {"t1-0", "t2-0", "t2-1", "t3-1"},

@@ -15,5 +15,5 @@ def test_readme_python_example(monkeypatch):
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
     assert (namespace["evaluation"].valid, namespace["evaluation"].metrics.owned_kept) == (True, 5)
-    assert namespace["kafka"].metrics["owned_kept"] == 5
+    assert namespace["kafka"].metrics.owned_kept == 5
     assert os.path.exists(REPO / "run") and os.access(REPO / "run", os.X_OK)

@@ -51,7 +51,7 @@ def test_no_rack_anywhere_and_no_standbys(solver):
     )
     solution = solve(problem, solver=solver)
     assert sorted(t for held in solution.assignment.values() for t in held.active) == [f"0_{p}" for p in range(5)]
-    assert solution.metrics["cross_rack_active_partitions"] == 0
+    assert solution.metrics.cross_rack_active_partitions == 0
     if solver not in ("kafka", "kip925"):
         assert {g.name: g.value for g in solution.goals}["balance"] == 0
 

@@ -25,7 +25,7 @@ def test_solve_every_example_with_kafka(path, tmp_path):
     result = run("solve", path, "--solver", "kafka", "-o", out)
     assert result.exit_code == 0, result.output
     solution = load_solution(out)
-    assert solution.solver.name == "kafka" and solution.metrics
+    assert solution.solver.name == "kafka" and solution.metrics is not None
     assert run("evaluate", path, out).exit_code == 0
 
 

@@ -2,6 +2,7 @@
 
 from optimizer.model.consumer import AssignmentStrategy, ConsumerConfig, ConsumerProblem, Member, Topic
 from optimizer.model.issues import Issue, Severity
+from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import Normalized, normalize
 from optimizer.model.problem import (
     Problem,
@@ -36,11 +37,13 @@ __all__ = [
     "Client",
     "ClientAssignment",
     "ConsumerConfig",
+    "ConsumerMetrics",
     "ConsumerProblem",
     "GoalResult",
     "GoalStatus",
     "Issue",
     "Member",
+    "Metrics",
     "Normalized",
     "PluginInfo",
     "Problem",
@@ -49,6 +52,7 @@ __all__ = [
     "Solution",
     "SolverInfo",
     "StreamsConfig",
+    "StreamsMetrics",
     "StreamsProblem",
     "Task",
     "Topic",

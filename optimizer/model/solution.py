@@ -5,11 +5,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import Name, StrictBool
 from optimizer.model.issues import Issue
+from optimizer.model.metrics import Metrics
 
 SOLUTION_FORMAT = "kafka-assignment-solution/v1"
 
@@ -89,9 +90,16 @@ class Solution(FrozenModel):
     """Whether a follow-up (probing) rebalance is needed: warm-ups or withheld partitions remain."""
     goals: tuple[GoalResult, ...] = ()
     """Per goal: value, status, bound, seconds."""
-    metrics: dict[str, Any] = {}
-    """Evaluator metrics of this assignment."""
+    metrics: Metrics | None = None
+    """Evaluator metrics of this assignment: `StreamsMetrics` or `ConsumerMetrics`, None until
+    it has been evaluated."""
     solver: SolverInfo | None = None
     """Who produced it."""
     warnings: tuple[Issue, ...] = ()
     """Warnings about the problem (things Kafka tolerates) met while solving."""
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _empty_metrics_are_none(cls, value: Any) -> Any:
+        # `{}` was the field's default while metrics were an untyped mapping: a file may say so.
+        return None if value == {} else value

@@ -25,16 +25,15 @@ from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolution
 from optimizer.evaluate import cross_rack_reads
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id
+from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import parse_document, problem_from_data
-from optimizer.model.solution import Solution
+from optimizer.model.solution import GoalStatus, Solution
 from optimizer.model.streams import StreamsProblem
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
 from optimizer.solve import DEFAULT_GOALS, solve
 from plugins.manager import plugins
-
-_STATUS_ORDER = ("optimal", "heuristic", "feasible", "time_limit", "infeasible")
-"""Goal statuses from best to worst; a row's status is the worst of its goals."""
 
 
 def plugin_signature() -> str:
@@ -64,7 +63,7 @@ def solve_document(
             input_error = f"internal error while validating: {type(error).__name__}: {str(error)[:500]}"
     if input_error is not None:
         kind = _kind_of(document)
-        return [_empty_row(name, kind, solver, "invalid", input_error, signature) for solver in solvers]
+        return [_empty_row(name, kind, solver, UnsolvedStatus.INVALID, input_error, signature) for solver in solvers]
     return [_solve_row(name, problem, solver, goals, time_limit, signature) for solver in solvers]
 
 
@@ -183,7 +182,7 @@ def _kind_of(document: str) -> str | None:
     return kind if kind in ("streams", "consumer") else None
 
 
-def _empty_row(name: str, kind: str | None, solver: str, status: str, error: str, signature: str) -> dict[str, Any]:
+def _empty_row(name: str, kind: str | None, solver: str, status: RowStatus, error: str, signature: str) -> dict[str, Any]:
     row: dict[str, Any] = {column: None for column in SUMMARY_SCHEMA.names}
     row.update(problem=name, kind=kind, solver=solver, status=status, error=error, plugins=signature, assignment=[])
     return row
@@ -195,27 +194,26 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         # Kafka's assignment is scored on the same goals as the exact one, to compare them.
         solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
     except NoSolutionError as error:
-        row = _empty_row(name, problem.kind, solver, "time_limit", str(error), signature)
+        row = _empty_row(name, problem.kind, solver, GoalStatus.TIME_LIMIT, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     except KafkaAssignmentError as error:
-        row = _empty_row(name, problem.kind, solver, "error", str(error), signature)
+        row = _empty_row(name, problem.kind, solver, UnsolvedStatus.ERROR, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     except Exception as error:  # a bug must not stop the fleet: it becomes this problem's error row
-        row = _empty_row(name, problem.kind, solver, "error", f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
+        row = _empty_row(name, problem.kind, solver, UnsolvedStatus.ERROR, f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
-    metrics = solution.metrics
-    statuses = [str(g.status) for g in solution.goals] or ["heuristic"]
+    metrics = solution.metrics  # never None: solve() evaluated the solution
     row = {
         "problem": name,
         "kind": problem.kind,
         "solver": solver,
-        "status": max(statuses, key=_STATUS_ORDER.index),
+        "status": worst_goal_status(g.status for g in solution.goals),
         "error": None,
         "seconds": seconds,
         "followup_rebalance": solution.followup_rebalance,
         "goals": json.dumps([g.model_dump(mode="json") for g in solution.goals]),
-        "metrics": json.dumps(metrics, sort_keys=True),
+        "metrics": json.dumps(metrics.model_dump(mode="json"), sort_keys=True),
         "rack_traffic": json.dumps(rack_traffic(problem, solution), sort_keys=True),
         "warnings": json.dumps([w.model_dump(mode="json") for w in solution.warnings]),
         "plugins": signature,
@@ -226,21 +224,21 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
             for task in tasks
         ],
     }
-    if problem.kind == "streams":
+    if isinstance(metrics, StreamsMetrics):
         row.update(
-            cross_rack_partitions=metrics["cross_rack_active_partitions"]
-            + metrics["cross_rack_standby_partitions"]
-            + metrics["cross_rack_warmup_partitions"],
-            moves=metrics["active_moves"] + metrics["standby_moves"],
-            load_skew=float(metrics["active_load_skew"]),
-            kip925_cost=metrics["kip925_cost"],
-            warmups=metrics["warmup_tasks"],
+            cross_rack_partitions=metrics.cross_rack_active_partitions
+            + metrics.cross_rack_standby_partitions
+            + metrics.cross_rack_warmup_partitions,
+            moves=metrics.active_moves + metrics.standby_moves,
+            load_skew=float(metrics.active_load_skew),
+            kip925_cost=metrics.kip925_cost,
+            warmups=metrics.warmup_tasks,
         )
     else:
         row.update(
-            cross_rack_partitions=metrics["cross_rack_partitions"],
-            moves=metrics["owned_moved"],
-            load_skew=float(metrics["size_skew"]),
+            cross_rack_partitions=metrics.cross_rack_partitions,
+            moves=metrics.owned_moved,
+            load_skew=float(metrics.size_skew),
             kip925_cost=None,
             warmups=None,
         )

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.issues import Issue, Severity
+from optimizer.pipeline.status import UnsolvedStatus
 from optimizer.report.plots import rack_traffic_plot, savings_plot, solve_time_plot
 from optimizer.report.totals import (
     BASELINE_SOLVER,
@@ -353,7 +354,7 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
     if not failed:
         out.append("<p class=\"none\">none: every (problem, solver) pair has an assignment.</p>\n")
         return "".join(out) + "</section>\n"
-    invalid = sum(1 for row in failed if row.get("status") == "invalid")
+    invalid = sum(1 for row in failed if row.get("status") == UnsolvedStatus.INVALID)
     out.append(
         f"<p>{_int(len(failed))} rows without an assignment: {_int(invalid)} invalid (the document was "
         f"rejected before any solver ran), {_int(len(failed) - invalid)} errors (the solver could not run "

@@ -3,7 +3,7 @@
 Kept apart from the HTML and the plots so the pipeline's terminal summary can reuse the same
 figures without importing matplotlib: everything here takes the summary as a `pyarrow.Table` or
 as a list of row dicts (one per (problem, solver), columns as in `optimizer.pipeline.schema`)
-and needs nothing beyond the standard library.
+and needs neither pyarrow nor matplotlib (the row statuses come from `optimizer.pipeline.status`).
 
 Definitions used throughout (docs/report.md repeats them for readers of the report):
 
@@ -24,14 +24,13 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
+
 BASELINE_SOLVER = "kafka"
 """Kafka's own heuristic: what a fleet gets today."""
 
 REFERENCE_SOLVERS = ("exact", "milp", "cpsat", "flow")
 """Exact-type solvers, best first: the first one present is compared with the baseline."""
-
-UNSOLVED_STATUSES = ("invalid", "error")
-"""Statuses of rows without an assignment (then `error` says why)."""
 
 _SOLVER_ORDER = ("kafka", "kip925", "exact", "milp", "cpsat", "flow")
 """Display order of the known solvers; unknown names follow, alphabetically."""
@@ -145,9 +144,9 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "problems": len({row["problem"] for row in rows}),
         "solved": len(solved),
-        "invalid": sum(1 for row in rows if row.get("status") == "invalid"),
+        "invalid": sum(1 for row in rows if row.get("status") == UnsolvedStatus.INVALID),
         # no assignment though the document was valid: a solver failed, or found none in time
-        "errors": sum(1 for row in rows if not is_solved(row) and row.get("status") != "invalid"),
+        "errors": sum(1 for row in rows if not is_solved(row) and row.get("status") != UnsolvedStatus.INVALID),
         "cross_rack_partitions": sum(_int(row.get("cross_rack_partitions")) for row in solved),
         "moves": sum(_int(row.get("moves")) for row in solved),
         "load_skew_mean": statistics.fmean(skews) if skews else None,

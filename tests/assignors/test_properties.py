@@ -114,8 +114,8 @@ def test_high_availability_converges_to_a_balanced_fixed_point(problem):
         assert rounds <= bound, "no convergence"
     assert solve(next_rebalance(problem, solution)).assignment == solution.assignment
     # No warm-ups pending: actives are balanced per thread (KIP-441) ...
-    assert solution.metrics["warmup_tasks"] == 0
-    assert solution.metrics["active_load_skew"] <= 1
+    assert solution.metrics.warmup_tasks == 0
+    assert solution.metrics.active_load_skew <= 1
     # ... and no standby could move to a less loaded client without a copy of it.
     threads = {c.id: c.threads for c in problem.clients}
     tags = problem.config.rack_aware_assignment_tags
@@ -170,4 +170,4 @@ def test_equal_subscriptions_differ_by_at_most_one_partition(problem):
         problem = next_rebalance(problem, solution)
         solution = solve(problem)
     assert not solution.followup_rebalance
-    assert solution.metrics["size_skew"] <= 1
+    assert solution.metrics.size_skew <= 1

@@ -12,7 +12,10 @@ from optimizer.model import (
     save_problem,
     save_solution,
 )  # noqa: I001
+from optimizer.errors import InvalidInputError
 from optimizer.model.ids import PartitionId, TaskId, TopicName
+from optimizer.model.metrics import ConsumerMetrics, StreamsMetrics
+from optimizer.model.problem import solution_from_data, solution_to_data
 from tests.conftest import STREAMS, CONSUMER, example_problems, example_solutions
 
 
@@ -135,13 +138,65 @@ def test_non_default_config_and_full_solution_round_trip(tmp_path):
         assignment={"a": ClientAssignment(active=("0_0",), warmup=("1_0",)), "b": ClientAssignment(standby=("0_0",))},
         followup_rebalance=True,
         goals=(GoalResult(name="balance", value=0.0, status="optimal", bound=0.0, seconds=0.25),),
-        metrics={"kip925_cost": 12, "tag_conflicts": {"zone": 0}},
+        metrics=StreamsMetrics(
+            clients=2, tasks=2, active_tasks=1, standby_tasks=1, warmup_tasks=1, cross_rack_active_partitions=1,
+            cross_rack_standby_partitions=0, cross_rack_warmup_partitions=2, kip925_cost=12, active_moves=1,
+            standby_moves=0, active_load_skew=0.5, stateful_load_skew=1.0, subtopology_skew=1,
+            subtopology_skews={"0": 1, "1": 0}, subtopology_cap_excess=0, standby_rack_conflicts=1,
+            standby_tag_conflicts=0, tag_conflicts={"zone": 0}, actives_not_caught_up=0, rack_info_complete=True,
+        ),
         solver=SolverInfo(name="exact", version="1.2.3", options={"goals": ["balance"]}, plugins=(PluginInfo(name="builtin", version="1"),)),
         warnings=(Issue(severity=Severity.WARNING, location="clients", message="m"),),
     )
     target = tmp_path / "s.json"
     save_solution(solution, target)
     assert load_solution(target) == solution
+
+
+# The `metrics` objects `kafka-assign solve -o` wrote before metrics were typed (the file format).
+STREAMS_METRICS = {
+    "clients": 3, "tasks": 3, "active_tasks": 3, "standby_tasks": 3, "warmup_tasks": 2, "cross_rack_active_partitions": 0,
+    "cross_rack_standby_partitions": 0, "cross_rack_warmup_partitions": 0, "kip925_cost": 0, "active_moves": 0,
+    "standby_moves": 0, "active_load_skew": 2.0, "stateful_load_skew": 3.0, "subtopology_skew": 2, "subtopology_skews": {"0": 2},
+    "subtopology_cap_excess": 0, "standby_rack_conflicts": 0, "standby_tag_conflicts": 0, "tag_conflicts": {},
+    "actives_not_caught_up": 0, "rack_info_complete": False,
+}
+CONSUMER_METRICS = {
+    "members": 2, "partitions": 8, "assigned_partitions": 8, "withheld_partitions": 0, "min_size": 4, "max_size": 4,
+    "size_skew": 0, "balance_score": 0, "owned_kept": 5, "owned_moved": 0, "cross_rack_partitions": 0, "rack_info_complete": False,
+}
+
+
+@pytest.mark.parametrize(
+    "kind, metrics, typed",
+    [("streams", STREAMS_METRICS, StreamsMetrics), ("consumer", CONSUMER_METRICS, ConsumerMetrics)],
+)
+def test_solution_metrics_are_typed_and_written_back_unchanged(kind, metrics, typed):
+    data = {"format": "kafka-assignment-solution/v1", "kind": kind, "assignment": {}, "metrics": metrics}
+    solution = solution_from_data(data)
+    assert type(solution.metrics) is typed
+    assert solution_to_data(solution) == data
+    assert list(solution_to_data(solution)["metrics"]) == list(metrics)  # Kafka's key names, in the same order
+
+
+def test_a_solution_without_metrics_has_none():
+    assert solution_from_data({"assignment": {}}).metrics is None
+    assert solution_from_data({"assignment": {}, "metrics": {}}).metrics is None  # the old empty default
+    assert "metrics" not in solution_to_data(solution_from_data({"assignment": {}}))
+
+
+@pytest.mark.parametrize(
+    "metrics, location",
+    [
+        ({"kip925_cost": 12}, "metrics"),
+        ({**STREAMS_METRICS, "members": 2}, "metrics.streams.members"),
+        ({k: v for k, v in CONSUMER_METRICS.items() if k != "owned_kept"}, "metrics.consumer.owned_kept"),
+    ],
+)
+def test_metrics_of_neither_shape_are_rejected(metrics, location):
+    with pytest.raises(InvalidInputError) as error:
+        solution_from_data({"assignment": {}, "metrics": metrics})
+    assert [issue.location for issue in error.value.issues] == [location]
 
 
 def test_yaml_written_here_reads_back_the_same_text(tmp_path):

@@ -153,7 +153,7 @@ def test_contested_claims_through_solve():
     # The exact solver withholds what changes hands under cooperative rebalancing too.
     data["config"]["partition.assignment.strategy"] = "cooperative-sticky"
     exact = solve(problem_from_data(data))
-    assert exact.followup_rebalance and exact.metrics["withheld_partitions"] >= 1
+    assert exact.followup_rebalance and exact.metrics.withheld_partitions >= 1
 
 
 # Where Kafka's own code (1eb7644) does something unusual: Kafka's answers from its Java classes --

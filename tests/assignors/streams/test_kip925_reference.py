@@ -52,7 +52,7 @@ def test_kip925_reaches_the_independent_optimum(seed):
     )
     assert len(problem.tasks) <= 320
     solution = solve(problem, solver="kip925")
-    assert solution.metrics["kip925_cost"] == independent_optimum(problem)
+    assert solution.metrics.kip925_cost == independent_optimum(problem)
     # Every client keeps its number of actives.
     before = {c.id: len(c.previous_active) for c in problem.clients}
     assert {c: len(h.active) for c, h in solution.assignment.items()} == before
@@ -65,7 +65,7 @@ def test_kip925_never_worse_than_the_previous_assignment():
     for seed in range(10):
         problem = random_streams_problem(seed, tasks=60, clients=6, churn=0.0, standby_replicas=0)
         previous = {c.id: ClientAssignment(active=c.previous_active) for c in problem.clients}
-        assert solve(problem, solver="kip925").metrics["kip925_cost"] <= evaluate(problem, previous).metrics.kip925_cost
+        assert solve(problem, solver="kip925").metrics.kip925_cost <= evaluate(problem, previous).metrics.kip925_cost
 
 
 def test_tasks_without_previous_owner_go_to_the_least_loaded_client():
@@ -95,4 +95,4 @@ def test_kip925_balance_subtopology_reaches_the_linear_programme_optimum():
         current = np.array([clients.index(owner[t.id]) for t in tasks])
         groups = np.unique([t.subtopology for t in tasks], return_inverse=True)[1]
         caps = subtopology_caps(groups, np.bincount(current, minlength=len(clients)))
-        assert solve(problem, solver="kip925").metrics["kip925_cost"] == capped_optimum(cost, current, groups, caps)
+        assert solve(problem, solver="kip925").metrics.kip925_cost == capped_optimum(cost, current, groups, caps)

@@ -150,5 +150,5 @@ def test_balance_subtopology_beyond_the_faithful_graph():
     for assignor in ("high_availability", "sticky"):
         data["config"]["task.assignor.class"] = assignor
         solution = solve(problem_from_data(data), solver="kafka")  # valid (checked by solve)
-        assert solution.metrics["subtopology_cap_excess"] == 0
+        assert solution.metrics.subtopology_cap_excess == 0
         assert any("contracted" in note for note in solution.solver.options["notes"])
