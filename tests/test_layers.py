@@ -1,0 +1,165 @@
+"""The import layers: every module imports on its own, no import cycle, and no layer imports a
+layer above it (DESIGN.md section 2; docs/decisions.md, "Layers").
+
+Layers, bottom up: `plugins` → the `optimizer` core (errors, version, model, index and costs,
+KIP-441 level arithmetic, the `Goal` base and the protocols it encodes on) → the engine and its
+back-ends → Kafka's assignors → what users call (solve and its warm-up planning, which replays
+Kafka's task movement; compare, pipeline, report, cli, and the `optimizer` package that
+re-exports them) → `goals`, the built-in goals, loaded by name.
+The graph is read from the source (function-level imports included), so a lazy import does not
+hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+PACKAGES = ("plugins", "optimizer", "goals")
+
+LAYERS = (
+    ("plugins",),
+    (
+        "optimizer.errors", "optimizer.version", "optimizer.model", "optimizer.costs", "optimizer.levels",
+        "optimizer.formulation", "optimizer.protocols", "optimizer.goal", "optimizer.deadline",
+        "optimizer.evaluate", "optimizer.generate",
+    ),
+    ("optimizer.sequence", "optimizer.compressed", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),
+    ("optimizer.assignors",),
+    ("optimizer.warmup", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli", "optimizer.__main__", "optimizer.testing", "optimizer"),
+    ("goals",),
+)  # fmt: skip
+"""Module name prefixes per layer, bottom up; the longest matching prefix decides."""
+
+
+def _modules() -> dict[str, str]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = str(path)
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: str) -> set[str]:
+    """The project modules `name` imports (an imported name that is a submodule counts as it)."""
+    is_package = path.endswith("__init__.py")
+    found = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = name.split(".") if is_package else name.split(".")[:-1]
+                package = package[: len(package) - node.level + 1]
+                base = ".".join([*package, base] if base else package)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {module for module in found if module in MODULES and module != name}
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(name: str) -> int:
+    best, layer = -1, None
+    for number, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, layer = len(prefix), number
+    assert layer is not None, f"{name} belongs to no layer: add it to LAYERS"
+    return layer
+
+
+def test_there_is_no_import_cycle():
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(GRAPH[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(GRAPH):
+        if module not in index:
+            visit(module)
+    assert cycles == []
+
+
+def test_no_layer_imports_a_layer_above_it():
+    upward = [
+        f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)})"
+        for module in sorted(GRAPH)
+        for target in sorted(GRAPH[module])
+        if _layer(target) > _layer(module)
+    ]
+    assert upward == []
+
+
+_IMPORT_EACH = """
+import importlib, json, os, sys, traceback
+for library in ("numpy", "scipy.sparse", "pydantic", "yaml", "pluggy", "click", "rich.console", "highspy", "pulp",
+                "ortools.graph.python.min_cost_flow", "ortools.sat.python.cp_model", "pyarrow", "pandas", "pyspark.sql", "matplotlib"):
+    try:
+        importlib.import_module(library)  # third-party libraries once, before forking: fast children
+    except ImportError:
+        pass
+failed, running, waiting = {}, {}, list(sys.argv[1:])
+while waiting or running:
+    while waiting and len(running) < (os.cpu_count() or 1):
+        module = waiting.pop(0)
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(reader)
+            try:
+                importlib.import_module(module)
+                code = 0
+            except BaseException:
+                os.write(writer, traceback.format_exc()[-3000:].encode())
+                code = 1
+            os._exit(code)
+        os.close(writer)
+        running[pid] = (module, reader)
+    pid, status = os.wait()
+    module, reader = running.pop(pid)
+    message = os.read(reader, 65536)  # the child wrote at most 3,000 bytes before exiting
+    os.close(reader)
+    if status != 0:
+        failed[module] = message.decode()
+print(json.dumps(failed))
+"""
+
+
+def test_every_module_imports_on_its_own():
+    """Each module first, in a fresh interpreter (a fork taken before any project import): an
+    import that only works after another module was imported fails here."""
+    modules = sorted(m for m in MODULES if m != "optimizer.__main__")  # __main__ runs the command line
+    run = subprocess.run([sys.executable, "-c", _IMPORT_EACH, *modules], capture_output=True, text=True, cwd=REPO, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout) == {}
