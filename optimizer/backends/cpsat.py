@@ -69,3 +69,8 @@ class CpSatSession:
         if status == cp_model.MODEL_INVALID:
             raise RuntimeError(f"CP-SAT rejected the model: {self.model.validate()}")
         return StageResult(GoalStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)
+
+
+def start(model: LinearModel) -> CpSatSession:
+    """The registry's entry point (optimizer.backends): a session with the engine's settings."""
+    return CpSatSession(model)

@@ -86,3 +86,8 @@ class MilpSession:
         else:
             kind = GoalStatus.FEASIBLE
         return StageResult(kind, values, value, bound, seconds)
+
+
+def start(model: LinearModel) -> MilpSession:
+    """The registry's entry point (optimizer.backends): a session with the engine's settings."""
+    return MilpSession(model)

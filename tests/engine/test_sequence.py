@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -15,6 +17,7 @@ from optimizer.compressed import CompressedStreamsFormulation, DecodeError
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.backends import REGISTRY, Backend, Capabilities
+from optimizer.formulation import LinearModel
 from optimizer.sequence import exact_backends, run_sequence
 from optimizer.solve import SOLVERS, resolve_goals
 from tests.conftest import EXAMPLES, shuffled
@@ -91,10 +94,20 @@ def test_exact_takes_min_cost_flow_then_milp_and_every_back_end_is_a_solver():
 
 def test_a_back_end_whose_entry_points_do_not_match_its_capabilities_is_refused():
     linear = Capabilities(linear=True, flow_only=False, proves_optimality=True, deterministic=True)
-    with pytest.raises(ValueError, match="entry points do not match"):
-        Backend("broken", "broken", linear)
+    with pytest.raises(ValueError, match="optimizer.backends.flow does not provide start"):
+        Backend("broken", "broken", linear, "optimizer.backends.flow").start(LinearModel())
     with pytest.raises(ValueError, match="exactly one of linear and flow_only"):
-        Backend("broken", "broken", Capabilities(linear=True, flow_only=True, proves_optimality=True, deterministic=True))
+        Backend("broken", "broken", Capabilities(linear=True, flow_only=True, proves_optimality=True, deterministic=True), "optimizer.backends.milp")
+    for backend in REGISTRY:  # every registered module provides what its capabilities name
+        assert backend.implementation().__name__ == backend.module
+
+
+def test_the_command_line_starts_without_loading_a_solver():
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys, optimizer.cli; print(sorted(m for m in sys.modules if m.startswith(('ortools.sat', 'highspy', 'optimizer.backends.'))))"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert run.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("seed", range(4))
