@@ -1,4 +1,5 @@
-"""The conformance suite every back-end must pass.
+"""The conformance suite every back-end must pass (its machinery is the shipped kit,
+`optimizer.testing`, which plugin authors run on their own goals).
 
 Small problems whose lexicographic optimum is known: by hand for a few, by enumerating every
 valid assignment for the rest (each goal's solver-free `evaluate`, no encoding involved). Every
@@ -11,107 +12,19 @@ stage by stage, its stage values must be the goals' values on the assignment it 
 from __future__ import annotations
 
 import functools
-import itertools
 import random
 
 import pytest
 
 from optimizer import problem_from_data, solve
-from optimizer.backends import REGISTRY, named
-from optimizer.costs import StreamsIndex
+from optimizer.backends import named
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.model.solution import ClientAssignment
 from optimizer.sequence import SequenceError, Tolerance, run_sequence
 from optimizer.solve import resolve_goals
+from optimizer.testing import SOLVERS, brute_force, check, check_backends, check_goal
 
 STREAMS_GOALS = ["standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness", "caught_up", "kip925_cost"]
-
-
-def streams_assignments(problem):
-    """Every valid assignment: one active per task, min(standbys, clients-1) standbys per stateful
-    task on other clients."""
-    index = StreamsIndex.of(problem)
-    clients = [c.id for c in index.clients]
-    standbys = problem.effective_standby_replicas
-    for actives in itertools.product(range(len(clients)), repeat=len(index.tasks)):
-        choices = [
-            itertools.combinations([k for k in range(len(clients)) if k != a], standbys) if task.stateful else [()]
-            for task, a in zip(index.tasks, actives, strict=True)
-        ]
-        for standby_sets in itertools.product(*choices):
-            held = {c: ([], []) for c in clients}
-            for task, a, others in zip(index.tasks, actives, standby_sets, strict=True):
-                held[clients[a]][0].append(task.id)
-                for k in others:
-                    held[clients[k]][1].append(task.id)
-            yield {c: ClientAssignment(active=tuple(a), standby=tuple(s)) for c, (a, s) in held.items()}
-
-
-def consumer_assignments(problem):
-    members = {m.id: m for m in problem.members}
-    partitions, owners = [], []
-    for topic in problem.topics:
-        subscribers = sorted(m for m in members if topic.name in members[m].subscriptions)
-        for p in range(topic.partitions):
-            if subscribers:
-                partitions.append(f"{topic.name}-{p}")
-                owners.append(subscribers)
-    for choice in itertools.product(*owners):
-        held = {m: [] for m in members}
-        for partition, member in zip(partitions, choice, strict=True):
-            held[member].append(partition)
-        yield {m: ClientAssignment(active=tuple(h)) for m, h in held.items()}
-
-
-def brute_force(problem, goals) -> list[int] | None:
-    """The lexicographic optimum (one value per goal, in the engine's stage order), or None when
-    the hard goals cannot hold together."""
-    constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
-    ordered = [g for g in goals if g.hard and g.hard_bound(problem) is None] + [g for g in goals if not g.hard]
-    enumerate_all = streams_assignments if problem.kind == "streams" else consumer_assignments
-    best = None
-    for assignment in enumerate_all(problem):
-        if any(g.evaluate(problem, assignment) > g.hard_bound(problem) for g in constrained):
-            continue
-        values = [g.evaluate(problem, assignment) for g in ordered]
-        if best is None or values < best:
-            best = values
-    return None if best is None else [0] * len(constrained) + best
-
-
-SOLVERS = ["exact", *(backend.name for backend in REGISTRY)]
-"""The engine's choice and every registered back-end."""
-
-
-def models_for(solver: str, problem, goals) -> list[bool | None]:
-    """The `compress` settings `solver` is checked with on this sequence: linear back-ends on the
-    full model (None: the engine's choice, the full one at these sizes) and, for Streams, the
-    compressed one; flow-only back-ends only where they take the sequence."""
-    if solver == "exact":
-        return [None]
-    backend = named(solver)
-    if backend.capabilities.linear:
-        return [None, True] if problem.kind == "streams" else [None]
-    return [None] if backend.unsupported(problem, goals, {}) is None else []
-
-
-def check(solver, problem, goals, expected):
-    for compress in models_for(solver, problem, goals):
-        result = run_sequence(problem, goals, solver, compress=compress)
-        label = f"{solver}{' (compressed)' if compress else ''}"
-        assert not result.fallback, (label, result.notes)
-        values = [stage.objective for stage in result.stages]
-        assert values == expected, (label, [g.name for g in goals], result.notes)
-        assert all(stage.status == "optimal" for stage in result.stages), label
-        for stage in result.stages:
-            assert stage.goal.evaluate(problem, result.assignment) == stage.objective, (label, stage.goal.name)
-            assert stage.bound is not None and stage.bound <= stage.objective + 1e-6, (label, stage.goal.name)
-
-
-def check_backends(problem, goals, expected):
-    for solver in SOLVERS:
-        check(solver, problem, goals, expected)
 
 
 def streams_case(seed: int):
@@ -270,3 +183,22 @@ def test_balance_with_large_prime_thread_counts():
     problem = normalize(problem_from_data(data)).problem
     goals_ = resolve_goals(["balance", "stickiness"], "streams")
     check_backends(problem, goals_, brute_force(problem, goals_))
+
+
+def test_the_shipped_kit_checks_a_goal_on_every_back_end():
+    # What a plugin author runs (docs/goals.md): a built-in goal passes ...
+    assert check_goal(resolve_goals(["caught_up"], "streams")[0], kinds=("streams",), cases=3) >= 3
+
+    # ... and an encoding that disagrees with the goal's own evaluate is caught.
+    class Miscounted(type(resolve_goals(["stickiness"], "consumer")[0])):
+        name = "miscounted_stickiness"
+        compressible = False
+
+        def encode(self, formulation):
+            return super().encode(formulation).scaled(2)
+
+        def flow(self, terms):
+            return False
+
+    with pytest.raises(AssertionError, match="miscounted_stickiness"):
+        check_goal(Miscounted(), kinds=("consumer",), cases=4)

@@ -161,6 +161,13 @@ def test_the_example_goal_package_installs_and_solves_from_the_cli(tmp_path, fre
     assert len(held["active"]) + len(held["standby"]) == 2
     assert {"name": "drain", "version": "1.0.0"} in solution["solver"]["plugins"]
 
+    # The package's own test: the goal against every back-end, with the shipped conformance kit.
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(source / "tests")],
+        capture_output=True, text=True, env=env, cwd=source, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+
     # The allowlist can leave it out: the goal is then unknown, a usage error.
     env[ALLOWLIST_ENV] = ""
     run = subprocess.run(
