@@ -130,7 +130,7 @@ def lp_optimum(problem) -> int:
                   matrix.indices.astype(np.int32), matrix.data)  # fmt: skip
     highs.run()
     assert highs.getModelStatus() == highspy.HighsModelStatus.kOptimal
-    return int(round(highs.getInfo().objective_function_value))
+    return round(highs.getInfo().objective_function_value)
 
 
 def slots_optimum(problem) -> int:
@@ -215,7 +215,9 @@ def target_d(results):
         result, seconds = timed(run_sequence, normalized, resolve_goals(goals, "streams"), backend, 600, None, None, compress)
         row = {"target": "d", "seed": 6, "backend": backend, "model": "compressed" if compress else "full",
                "seconds": round(seconds, 2),
-               "stages": [{"goal": s.goal.name, "value": s.objective, "status": str(s.status), "seconds": round(s.seconds, 2)} for s in result.stages]}  # fmt: skip
+               "stages": [
+                   {"goal": s.goal.name, "value": s.objective, "status": str(s.status), "seconds": round(s.seconds, 2)} for s in result.stages
+               ]}  # fmt: skip
         results.append(row)
         print(row, flush=True)
 

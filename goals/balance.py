@@ -18,14 +18,13 @@ first and kept at its optimum.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
-from optimizer.costs import StreamsIndex
-from optimizer.goal import Goal
 from goals.common import streams_placement
+from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr
+from optimizer.goal import Goal
 from optimizer.levels import balance_slack, saturated_clients
 
 

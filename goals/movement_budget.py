@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from optimizer.errors import GoalError
-from optimizer.goal import Goal
 from goals.stickiness import moves, moves_expr
+from optimizer.errors import GoalError
 from optimizer.formulation import COUNT_BOUND, UNBOUNDED, LinExpr
+from optimizer.goal import Goal
 
 
 class MovementBudget(Goal):

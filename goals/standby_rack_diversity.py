@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from optimizer.costs import StreamsIndex
-from optimizer.goal import Goal
 from goals.common import streams_placement
-from optimizer.formulation import UNBOUNDED, excess_repair, LinExpr
+from optimizer.costs import StreamsIndex
+from optimizer.formulation import UNBOUNDED, LinExpr, excess_repair
+from optimizer.goal import Goal
 
 
 def diversity_groups(index, problem) -> list[np.ndarray]:

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from optimizer.compare import compare
 from optimizer.deadline import deadline_after, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, SolverError, TimeLimitReached, UsageError
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
@@ -37,7 +38,6 @@ from optimizer.model.problem import (
     save_solution,
     solution_to_data,
 )
-from optimizer.compare import compare
 from optimizer.solve import SOLVERS, solve
 from optimizer.version import __version__
 from plugins.manager import plugins
@@ -281,8 +281,17 @@ def _goal_list(value: str | None) -> list[str] | None:
     "cpsat, milp, flow: force a back-end; kafka: what Kafka's own assignor computes; kip925: "
     "KIP-925's optimisation of the previous assignment (Streams).",
 )
-@click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (see `kafka-assign goals`); GOAL=ARG passes an argument, like movement_budget=10.")
-@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the whole command: reading the file, the exact goal sequence, and Kafka's assignor (as the solver or as the exact engine's fallback); exit 3 when nothing is found in time.")
+@click.option(
+    "--goals", "goal_names", metavar="G1,G2,...",
+    help="Goals in priority order (see `kafka-assign goals`); GOAL=ARG passes an argument, like movement_budget=10.",
+)
+@click.option(
+    "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",
+    help=(
+        "For the whole command: reading the file, the exact goal sequence, and Kafka's assignor (as the solver or as "
+        "the exact engine's fallback); exit 3 when nothing is found in time."
+    ),
+)
 @click.option("--tolerance", "tolerances", multiple=True, metavar="GOAL=N|P%", help="Let later goals raise GOAL by N, or by P percent, above its optimum.")
 @click.option("--no-warmups", is_flag=True, help="Return the exact target without KIP-441 warm-up planning.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the solution file.")
@@ -347,7 +356,10 @@ def _write(solution, output: Path) -> None:
 @cli.command("compare")
 @click.argument("problem_path", metavar="PROBLEM", type=_FILE)
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: the kind's default sequence).")
-@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="For the whole command: reading the file, Kafka's assignor and the exact goal sequence.")
+@click.option(
+    "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",
+    help="For the whole command: reading the file, Kafka's assignor and the exact goal sequence.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, as_json: bool) -> None:
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
@@ -423,7 +435,8 @@ def _print_solution(problem: Problem, solution) -> None:
             table.add_row(escape(member), *map(escape, cells))
         out.print(table)
     if solution.followup_rebalance:
-        out.print("follow-up rebalance needed: " + ("warm-ups or task movements remain" if streams else "partitions are withheld until their owners revoke them"))
+        pending = "warm-ups or task movements remain" if streams else "partitions are withheld until their owners revoke them"
+        out.print("follow-up rebalance needed: " + pending)
     for goal in solution.goals:
         bound = "" if goal.bound is None else f", bound {goal.bound:g}"
         out.print(f"goal {escape(goal.name)}: {goal.value:g} ({goal.status}{bound}, {goal.seconds:.3f} s)")
@@ -506,14 +519,26 @@ def examples(directory: Path) -> None:
 
 
 @cli.command("pipeline")
-@click.option("--input", "input_path", required=True, type=click.Path(exists=True, path_type=Path), help="JSON Lines of problem documents, a directory of problem files, or a directory of normalised tables.")
-@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory (Parquet tables), replaced when the run completes.")
+@click.option(
+    "--input", "input_path", required=True, type=click.Path(exists=True, path_type=Path),
+    help="JSON Lines of problem documents, a directory of problem files, or a directory of normalised tables.",
+)
+@click.option(
+    "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory (Parquet tables), replaced when the run completes.",
+)
 @click.option("--master", metavar="URL", help="Spark master (default local[*]: this machine).")
 @click.option("--local", "local_runner", is_flag=True, help="Run without Spark, in this process (same rows).")
 @click.option("--solvers", default="kafka,exact", show_default=True, metavar="S1,S2,...", help="Solvers to run on every problem.")
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: each kind's default sequence).")
-@click.option("--time-limit", type=click.FloatRange(min=0), metavar="SECONDS", help="Per problem and solver: Kafka's assignor and the exact goal sequence (see solve --help).")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N", help="Problems per Spark task (default: batches shrinking from 1/(2 x cores) of the fleet to 1/(32 x cores)).")
+@click.option(
+    "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",
+    help="Per problem and solver: Kafka's assignor and the exact goal sequence (see solve --help).",
+)
+@click.option(
+    "--batch-size", type=click.IntRange(min=1), metavar="N",
+    help="Problems per Spark task (default: batches shrinking from 1/(2 x cores) of the fleet to 1/(32 x cores)).",
+)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
 def pipeline_command(
     input_path: Path,

@@ -269,7 +269,7 @@ class CompressedStreamsFormulation(Formulation):
     def _link(self, routed: np.ndarray, group_of: np.ndarray, placed: np.ndarray, n_groups: int) -> None:
         """sum of routed[t, class] over tasks of a group = sum of placed[group, k] over the
         class's clients, for every (group, class)."""
-        n_rows, n_classes = routed.shape
+        n_classes = routed.shape[1]
         rows = (group_of[:, None] * n_classes + np.arange(n_classes)[None, :]).ravel()
         placed_rows = (np.arange(n_groups)[:, None] * n_classes + self.class_of[None, :]).ravel()
         count = n_groups * n_classes

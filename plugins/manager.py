@@ -66,7 +66,7 @@ def load_plugins() -> Plugins:
             raise PluginError(f"two plugins are named {entry.name!r}")
         try:
             plugin = entry.load()
-        except Exception as error:  # noqa: BLE001 - any import failure is the plugin's
+        except Exception as error:
             raise PluginError(f"plugin {entry.name!r} ({entry.value}) failed to load: {error}") from error
         manager.register(plugin, name=entry.name)
         dist = entry.dist

@@ -102,8 +102,9 @@ def test_kip441_scaling_in_lagging_standbys_first_unbalanced_then_stable():
 
 
 def test_kip925_balanced_subtopology_example():
-    from optimizer.assignors.streams.kip925.optimize import subtopology_caps
     import numpy as np
+
+    from optimizer.assignors.streams.kip925.optimize import subtopology_caps
 
     metrics = evaluated("kip925/three-clients-1-2-3-threads", "expected")
     assert metrics.active_load_skew == 0  # 1, 2 and 3 tasks on 1, 2 and 3 threads

@@ -16,6 +16,7 @@ import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import REPO
 
@@ -30,7 +31,10 @@ LAYERS = (
     ),
     ("optimizer.sequence", "optimizer.compressed", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),
     ("optimizer.assignors",),
-    ("optimizer.warmup", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli", "optimizer.__main__", "optimizer.testing", "optimizer"),
+    (
+        "optimizer.warmup", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",
+        "optimizer.__main__", "optimizer.testing", "optimizer",
+    ),
     ("goals",),
 )  # fmt: skip
 """Module name prefixes per layer, bottom up; the longest matching prefix decides."""
@@ -53,7 +57,7 @@ def _imports(name: str, path: str) -> set[str]:
     """The project modules `name` imports (an imported name that is a submodule counts as it)."""
     is_package = path.endswith("__init__.py")
     found = set()
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

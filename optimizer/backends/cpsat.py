@@ -57,7 +57,7 @@ class CpSatSession:
         seconds = time.perf_counter() - started
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             solution = np.array([solver.value(v) for v in self.vars], dtype=np.int64)
-            objective_value = int(round(solver.objective_value))
+            objective_value = round(solver.objective_value)
             bound = float(solver.best_objective_bound)
             if status == cp_model.OPTIMAL:
                 kind = GoalStatus.OPTIMAL

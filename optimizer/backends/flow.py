@@ -36,7 +36,6 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-
 from optimizer.costs import StreamsIndex
 from optimizer.levels import level_boxes
 from optimizer.model.solution import ClientAssignment, GoalStatus
@@ -256,7 +255,7 @@ def solve_sequence(problem, goals, time_limit):
 def _solve_streams(problem, goals):
     index = StreamsIndex.of(problem)
     n_tasks, n_clients = len(index.tasks), len(index.clients)
-    constrained, ordered = _order(problem, goals)
+    _, ordered = _order(problem, goals)
     terms_of = {}
     for goal in goals:
         t = StreamsFlowTerms(problem)

@@ -162,14 +162,14 @@ def parse_document(text: str, source: str) -> Any:
             # Python refuses a number of over 4300 digits: parse again, number by number, to say which.
             return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=_json_int)
     except json.JSONDecodeError as error:
-        raise _parse_error(source, f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}")
+        raise _parse_error(source, f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
     except _DuplicateKey as error:
-        raise _parse_error(source, f"malformed JSON: {error}")
+        raise _parse_error(source, f"malformed JSON: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(error, "problem", None) or str(error)
-        raise _parse_error(source, f"malformed YAML{where}: {what}")
+        raise _parse_error(source, f"malformed YAML{where}: {what}") from None
     except RecursionError:
         raise _parse_error(source, f"malformed {kind}: nested too deeply") from None
 

@@ -69,7 +69,7 @@ class SolverInfo(FrozenModel):
     """`kafka`, `kip925`, `exact`, `cpsat`, `milp`, `flow`, or `input` for a hand-written file."""
     version: str = ""
     """Version of kafka-assignment-optimizer that produced it."""
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = Field(default_factory=dict)
     """Options the solver ran with (goals, time limit, ...)."""
     plugins: tuple[PluginInfo, ...] = ()
     """Plugins loaded (name, version)."""

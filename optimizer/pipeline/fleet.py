@@ -58,7 +58,7 @@ def write_sample_fleet(path: str | Path, **options: Any) -> int:
 
 def _size(rng: random.Random, low: int, high: int) -> int:
     """Log-uniform: many small, few large."""
-    return int(round(low * (high / low) ** rng.random()))
+    return round(low * (high / low) ** rng.random())
 
 
 def _streams(rng: random.Random, seed: int, name: str) -> dict[str, Any]:

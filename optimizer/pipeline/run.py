@@ -326,7 +326,7 @@ def _new_stage(output: Path):
     name = uuid.uuid4().hex[:8]
     starting = output.parent / f".{output.name}.starting-{name}"
     starting.mkdir()
-    handle = open(starting / LOCK, "w")  # noqa: SIM115 - held for the whole run
+    handle = open(starting / LOCK, "w")
     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     stage = output.parent / f".{output.name}.partial-{name}"
     starting.rename(stage)  # the lock is on the file, which moves with the directory

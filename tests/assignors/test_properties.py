@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from functools import partial
 
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model import RackAwareStrategy, problem_from_data, problem_to_data

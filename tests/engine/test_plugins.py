@@ -14,8 +14,8 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from goals.builtin import BUILTIN_GOALS
 import optimizer
+from goals.builtin import BUILTIN_GOALS
 from optimizer import PluginError, load_problem, solve
 from optimizer.cli import cli
 from plugins import hookspecs
@@ -93,7 +93,7 @@ def test_a_duplicate_goal_name_fails_naming_both_plugins(tmp_path, monkeypatch, 
 def test_a_plugin_that_fails_to_import_is_named(tmp_path, monkeypatch, fresh_plugins):
     fake_distribution(tmp_path, "broken", "raise ImportError('missing dependency: left-pad')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(PluginError, match="plugin 'broken' .* failed to load: missing dependency: left-pad"):
+    with pytest.raises(PluginError, match=r"plugin 'broken' .* failed to load: missing dependency: left-pad"):
         load_plugins()
 
 
@@ -110,7 +110,7 @@ def test_a_misspelt_hook_is_an_error_naming_the_plugin(tmp_path, monkeypatch, fr
         """,
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(PluginError, match="plugin 'typo'.*register_goal"):
+    with pytest.raises(PluginError, match=r"plugin 'typo'.*register_goal"):
         load_plugins()
     result = CliRunner().invoke(cli, ["goals"])
     assert result.exit_code == 2 and "register_goal" in result.output

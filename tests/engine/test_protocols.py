@@ -21,10 +21,10 @@ from optimizer import (
     StreamsFlowTermsAPI,
     StreamsFormulationAPI,
     StreamsVariablesAPI,
+    errors,
     load_problem,
     normalize,
 )
-from optimizer import errors
 from optimizer.backends.flow import ConsumerFlowTerms, StreamsFlowTerms, _ConsumerGroup
 from optimizer.compressed import CompressedStreamsFormulation
 from optimizer.formulation import formulate

@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from optimizer.errors import InvalidInputError
 from optimizer.model import (
     load_problem,
     load_solution,
     problem_from_data,
     save_problem,
     save_solution,
-)  # noqa: I001
-from optimizer.errors import InvalidInputError
+)
 from optimizer.model.ids import PartitionId, TaskId, TopicName
 from optimizer.model.metrics import ConsumerMetrics, StreamsMetrics
 from optimizer.model.problem import solution_from_data, solution_to_data
-from tests.conftest import STREAMS, CONSUMER, example_problems, example_solutions
+from tests.conftest import CONSUMER, STREAMS, example_problems, example_solutions
 
 
 @pytest.mark.parametrize("path", example_problems(), ids=lambda p: p.name)
@@ -111,7 +111,7 @@ def test_topic_names_may_contain_dashes():
 
 
 def test_non_default_config_and_full_solution_round_trip(tmp_path):
-    from optimizer.model import GoalResult, PluginInfo, Solution, SolverInfo, ClientAssignment, load_solution
+    from optimizer.model import ClientAssignment, GoalResult, PluginInfo, Solution, SolverInfo, load_solution
     from optimizer.model.issues import Issue, Severity
 
     data = {
@@ -236,5 +236,5 @@ def test_task_ids_are_two_java_ints_without_leading_zeros(task_id, error):
 
 @pytest.mark.parametrize("model, text", [(TopicName, "orders\n"), (PartitionId, "orders-3\n"), (PartitionId, "orders\n-3")])
 def test_a_trailing_or_inner_newline_is_not_part_of_a_legal_id(model, text):
-    with pytest.raises(ValidationError, match="illegal topic name|malformed partition id"):
+    with pytest.raises(ValidationError, match=r"illegal topic name|malformed partition id"):
         TypeAdapter(model).validate_python(text)

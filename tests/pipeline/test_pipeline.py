@@ -11,12 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from optimizer.cli import cli
-from optimizer.errors import InvalidInputError
+from optimizer.errors import InvalidInputError, PipelineError
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline.fleet import sample_fleet
 from optimizer.pipeline.inputs import read_records
 from optimizer.pipeline.records import Record
-from optimizer.errors import PipelineError
 from optimizer.pipeline.run import run_pipeline
 from tests.conftest import EXAMPLES
 

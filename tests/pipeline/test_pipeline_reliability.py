@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from optimizer.cli import cli
+from optimizer.errors import PipelineError
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.problem import problem_to_data
 from optimizer.pipeline import inputs as inputs_module
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline import worker as worker_module
-from optimizer.errors import PipelineError
 from optimizer.pipeline.run import run_pipeline
 
 solve_module = importlib.import_module("optimizer.solve")
@@ -108,7 +108,7 @@ def test_a_failed_spark_job_leaves_no_staging_directory(tmp_path, spark, monkeyp
         return staged(records, batches, stage)
 
     monkeypatch.setattr(run_module, "stage_batches", stage_then_block_the_summary)
-    with pytest.raises(PipelineError, match="the Spark job failed: .*FileExistsError"):
+    with pytest.raises(PipelineError, match=r"the Spark job failed: .*FileExistsError"):
         run_pipeline(fleet, tmp_path / "out", solvers=["kafka"], spark=spark, batch_size=2)
     time.sleep(1)  # give a straggling task the chance to write
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.jsonl"]

@@ -274,7 +274,7 @@ def _break_applications(root: Path) -> None:
     def task_partitions(rows):
         header = rows[0]
         for row in rows[1:]:
-            record = dict(zip(header, row))
+            record = dict(zip(header, row, strict=True))
             if record["application"] == "orders-app" and record["role"] == "source":
                 row[header.index("partition")] = "9999"
                 break

@@ -26,7 +26,6 @@ from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.tables.layout import BOOL, CONFIG_KIND, CONSUMER, INT, KINDS, STREAMS, STRING, TABLES, TableSpec, error_issue
 
-
 _SOURCE_ROLES = {"source": "source_partitions", "changelog": "changelog_partitions"}
 _PREVIOUS_ROLES = {"active": "previous_active", "standby": "previous_standby"}
 _WHOLE = re.compile(r"[+-]?[0-9]{1,30}(?:\.0*)?")
@@ -39,7 +38,7 @@ def natural_key(text: str) -> tuple[Any, ...]:
     Ties (`01` and `1`) are broken by the text itself, so the order is total.
     """
     parts = _DIGIT_RUNS.split(text)
-    return tuple(int(part) if odd else part for odd, part in zip([0, 1] * len(parts), parts)), text
+    return tuple(int(part) if odd else part for odd, part in zip([0, 1] * len(parts), parts, strict=False)), text
 
 
 def _partition_key(topic: str, partition: int) -> tuple[Any, ...]:

@@ -21,7 +21,6 @@ from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
 from optimizer.pipeline.tables.layout import ACCEPTED, EXPECTED, KINDS, REQUIRED_TABLES, TABLES, error_issue
 
-
 # ---------------------------------------------------------------------------------------------
 # Finding the tables
 # ---------------------------------------------------------------------------------------------

@@ -40,7 +40,6 @@ import pyarrow as pa
 
 from optimizer.model.issues import Issue, Severity
 
-
 STRING = "string"
 INT = "int"
 BOOL = "bool"

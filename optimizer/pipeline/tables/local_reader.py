@@ -119,7 +119,7 @@ def _read_csv(located: Located) -> tuple[_Loaded | None, list[Issue]]:
                             )
                         )
                         continue
-                    rows.append({name: (cell if cell != "" else None) for name, cell in zip(header, cells)})
+                    rows.append({name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=False)})
         except UnicodeDecodeError:
             issues.append(error_issue(located.shown, f"{file.name} is not UTF-8 text"))
         except (OSError, csv.Error) as error:
