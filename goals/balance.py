@@ -106,7 +106,11 @@ def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> Lin
     if scale <= _MAX_LEVEL_SCALE:
         level = model.add_vars(1, -scale * (bound + 1), scale * (bound + 1))[0]
     slack = model.add_vars(1, 0, bound)[0]
-    rows, cols, coefs, lows, highs = [], [], [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    coefs: list[int] = []
+    lows: list[int] = []
+    highs: list[int] = []
 
     def add(members, extra_cols, extra_coefs, member_coef, low, high) -> None:
         row = len(lows)

@@ -72,11 +72,11 @@ def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
         ranks[row, :] = rank(largest if end is None else end)
     for k, client in enumerate(index.clients):
         for task in (*client.previous_active, *client.previous_standby):
-            row = index.task_position.get(task)
-            if row is not None and logged[row]:
-                ranks[row, k] = 0
+            held = index.task_position.get(task)
+            if held is not None and logged[held]:
+                ranks[held, k] = 0
         for task, lag in client.lags.items():
-            row = index.task_position.get(task)
-            if row is not None and logged[row]:
-                ranks[row, k] = rank(lag)
+            lagging = index.task_position.get(task)
+            if lagging is not None and logged[lagging]:
+                ranks[lagging, k] = rank(lag)
     return ranks

@@ -31,6 +31,7 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.normalize import normalize
+from optimizer.model.solution import Solution
 from optimizer.model.problem import (
     Problem,
     load_problem,
@@ -38,7 +39,7 @@ from optimizer.model.problem import (
     save_solution,
     solution_to_data,
 )
-from optimizer.solve import SOLVERS, solve
+from optimizer.solve import SOLVERS, goal_class, solve
 from optimizer.version import __version__
 from plugins.manager import plugins
 
@@ -187,17 +188,17 @@ def evaluate_command(
     invalid or the assignment has violations.
     """
     invalid = []
-    for loader, path in ((load_problem, problem_path), (load_solution, solution_path)):
-        try:
-            loaded = loader(path)
-        except InvalidInputError as error:
-            invalid.append(error)
-            continue
-        if loader is load_problem:
-            problem = loaded
-        else:
-            solution = loaded
-    if not invalid and solution.kind is not None and solution.kind != problem.kind:
+    problem: Problem | None = None
+    solution: Solution | None = None
+    try:
+        problem = load_problem(problem_path)
+    except InvalidInputError as error:
+        invalid.append(error)
+    try:
+        solution = load_solution(solution_path)
+    except InvalidInputError as error:
+        invalid.append(error)
+    if problem is not None and solution is not None and solution.kind is not None and solution.kind != problem.kind:
         invalid.append(
             InvalidInputError(
                 str(solution_path),
@@ -211,9 +212,9 @@ def evaluate_command(
                 ],
             )
         )
-    if invalid:
-        for error in invalid:
-            _print_invalid(error)
+    if invalid or problem is None or solution is None:
+        for failure in invalid:
+            _print_invalid(failure)
         sys.exit(ExitCode.INVALID_INPUT)
 
     evaluation = evaluate(problem, solution)
@@ -329,7 +330,7 @@ def solve_command(
         click.echo(json.dumps(solution_to_data(solution), indent=2))
     else:
         _print_solution(problem, solution)
-    if solution.solver.options.get("fallback"):
+    if solution.solver is not None and solution.solver.options.get("fallback"):
         sys.exit(ExitCode.NO_SOLUTION)
 
 
@@ -378,9 +379,10 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
 def goals_command(as_json: bool) -> None:
     """List the goals available (built-in and from plugins) and the plugins loaded."""
     loaded = plugins()
-    rows = []
-    for name in loaded.goals.names():
-        goal = loaded.goals.get(name)
+    goals = [goal_class(name) for name in loaded.goals.names()]
+    rows: list[dict[str, Any]] = []
+    for goal in goals:
+        name = goal.name
         rows.append(
             {
                 "name": name,
@@ -396,8 +398,8 @@ def goals_command(as_json: bool) -> None:
     table = Table(title="Goals", title_justify="left")
     for column in ("goal", "plugin", "kinds", "hard", "what it counts (lower is better)"):
         table.add_column(column)
-    for row in rows:
-        table.add_row(escape(row["name"]), escape(row["plugin"]), ", ".join(row["kinds"]), "yes" if row["hard"] else "", escape(row["summary"]))
+    for goal in goals:
+        table.add_row(escape(goal.name), escape(loaded.goals.owners[goal.name]), ", ".join(goal.kinds), "yes" if goal.hard else "", escape(goal.summary))
     out.print(table)
     out.print("plugins: " + ", ".join(escape(f"{p.name} {p.version}") for p in loaded.loaded))
 

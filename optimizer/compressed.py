@@ -26,6 +26,8 @@ of 85,000, and each stage solves in a fraction of the time (docs/engine.md).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
@@ -79,7 +81,8 @@ def _grouped(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
 
 
 class CompressedStreamsFormulation(Formulation):
-    kind = "streams"
+    kind: Literal["streams"] = "streams"
+    problem: StreamsProblem
 
     def __init__(self, problem: StreamsProblem, room: bool = False):
         self.problem = problem

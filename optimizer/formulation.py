@@ -15,6 +15,7 @@ goes to exactly one subscriber. Everything is integer with integer coefficients.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
@@ -174,7 +175,8 @@ class Formulation:
 
 
 class StreamsFormulation(Formulation):
-    kind = "streams"
+    kind: Literal["streams"] = "streams"
+    problem: StreamsProblem
 
     def __init__(self, problem: StreamsProblem):
         self.problem = problem
@@ -265,7 +267,8 @@ class StreamsFormulation(Formulation):
 
 
 class ConsumerFormulation(Formulation):
-    kind = "consumer"
+    kind: Literal["consumer"] = "consumer"
+    problem: ConsumerProblem
 
     def __init__(self, problem: ConsumerProblem):
         self.problem = problem
@@ -329,10 +332,11 @@ class ConsumerFormulation(Formulation):
 
 
 def _partition_key(partition: str) -> tuple[str, int]:
-    return tuple(parse_partition_id(partition))
+    topic, number = parse_partition_id(partition)
+    return topic, number
 
 
-def formulate(problem) -> Formulation:
+def formulate(problem: StreamsProblem | ConsumerProblem) -> StreamsFormulation | ConsumerFormulation:
     if isinstance(problem, StreamsProblem):
         return StreamsFormulation(problem)
     return ConsumerFormulation(problem)

@@ -49,7 +49,7 @@ class Goal:
     def __init__(self, argument: str | None = None) -> None:
         if argument is not None:
             raise GoalError(f"goal {self.name!r} takes no argument (got {argument!r})")
-        self.argument = argument
+        self.argument: str | None = argument
 
     def __repr__(self) -> str:
         return self.name if self.argument is None else f"{self.name}={self.argument}"

@@ -64,20 +64,50 @@ class StreamsFormulationAPI(Protocol):
     clients of one class (same rack and tags) share variables.
     """
 
-    kind: Literal["streams"]
-    problem: StreamsProblem
-    """The normalised problem."""
-    index: StreamsIndex
-    """Tasks and clients in canonical order: rows and columns of every cost matrix."""
-    model: LinearModelAPI
-    repairs: list[Repair]
-    """Append a repair when the goal adds auxiliary variables."""
-    n_tasks: int
-    n_clients: int
-    stateful_rows: NDArray[np.int64]
-    """Rows (tasks, in index order) of the stateful tasks: the rows of standby costs."""
-    standbys: int
-    """Standby copies per stateful task (0 when there is none)."""
+    @property
+    def kind(self) -> Literal["streams"]:
+        """Tells a Streams formulation from a consumer one."""
+        ...
+
+    @property
+    def problem(self) -> StreamsProblem:
+        """The normalised problem."""
+        ...
+
+    @property
+    def index(self) -> StreamsIndex:
+        """Tasks and clients in canonical order: rows and columns of every cost matrix."""
+        ...
+
+    @property
+    def model(self) -> LinearModelAPI:
+        """The integer model: add auxiliary variables and rows here."""
+        ...
+
+    @property
+    def repairs(self) -> list[Repair]:
+        """Append a repair when the goal adds auxiliary variables."""
+        ...
+
+    @property
+    def n_tasks(self) -> int:
+        """Tasks, rows of an actives cost matrix."""
+        ...
+
+    @property
+    def n_clients(self) -> int:
+        """Clients, columns of every cost matrix."""
+        ...
+
+    @property
+    def stateful_rows(self) -> NDArray[np.int64]:
+        """Rows (tasks, in index order) of the stateful tasks: the rows of standby costs."""
+        ...
+
+    @property
+    def standbys(self) -> int:
+        """Standby copies per stateful task (0 when there is none)."""
+        ...
 
     def active_cost(self, cost: NDArray[np.int64]) -> LinExpr:
         """Sum of cost[t, k] over tasks t active on client k (cost: tasks x clients)."""
@@ -108,10 +138,16 @@ class StreamsVariablesAPI(StreamsFormulationAPI, Protocol):
     """The full Streams formulation: its assignment variables too (a goal that uses them is not
     compressible)."""
 
-    x: NDArray[np.int64]
-    """tasks x clients: 1 when the task is active on the client."""
-    y: NDArray[np.int64]
-    """stateful tasks x clients: 1 when a standby of the task is on the client."""
+    @property
+    def x(self) -> NDArray[np.int64]:
+        """tasks x clients: 1 when the task is active on the client."""
+        ...
+
+    @property
+    def y(self) -> NDArray[np.int64]:
+        """stateful tasks x clients: 1 when a standby of the task is on the client."""
+        ...
+
 
 
 @runtime_checkable
@@ -119,23 +155,57 @@ class ConsumerFormulationAPI(Protocol):
     """A consumer group as decision variables: one variable per (partition, subscribed member)
     pair, one member per partition."""
 
-    kind: Literal["consumer"]
-    problem: ConsumerProblem
-    """The normalised problem."""
-    model: LinearModelAPI
-    repairs: list[Repair]
-    members: list[str]
-    """Member ids, sorted: member positions."""
-    partitions: list[str]
-    """Assignable partition ids (`topic-N`): partition positions."""
-    partition_position: dict[str, int]
-    member_position: dict[str, int]
-    x: Variables
-    """One variable per pair: 1 when the pair's member reads the pair's partition."""
-    pair_partition: NDArray[np.int64]
-    """Partition position of each pair."""
-    pair_member: NDArray[np.int64]
-    """Member position of each pair."""
+    @property
+    def kind(self) -> Literal["consumer"]:
+        """Tells a consumer formulation from a Streams one."""
+        ...
+
+    @property
+    def problem(self) -> ConsumerProblem:
+        """The normalised problem."""
+        ...
+
+    @property
+    def model(self) -> LinearModelAPI:
+        """The integer model: add auxiliary variables and rows here."""
+        ...
+
+    @property
+    def repairs(self) -> list[Repair]:
+        ...
+
+    @property
+    def members(self) -> list[str]:
+        """Member ids, sorted: member positions."""
+        ...
+
+    @property
+    def partitions(self) -> list[str]:
+        """Assignable partition ids (`topic-N`): partition positions."""
+        ...
+
+    @property
+    def partition_position(self) -> dict[str, int]:
+        ...
+
+    @property
+    def member_position(self) -> dict[str, int]:
+        ...
+
+    @property
+    def x(self) -> Variables:
+        """One variable per pair: 1 when the pair's member reads the pair's partition."""
+        ...
+
+    @property
+    def pair_partition(self) -> NDArray[np.int64]:
+        """Partition position of each pair."""
+        ...
+
+    @property
+    def pair_member(self) -> NDArray[np.int64]:
+        """Member position of each pair."""
+        ...
 
     def member_sizes(self) -> list[LinExpr]:
         """Per member, its number of partitions."""
@@ -155,11 +225,23 @@ class StreamsFlowTermsAPI(Protocol):
     """What a goal contributes to the Streams min-cost-flow network: arc costs by rack, a few
     per-client discounts, soft caps per group, or the balance requirement."""
 
-    kind: Literal["streams"]
-    problem: StreamsProblem
-    index: StreamsIndex
-    rack_columns: int
-    """Columns of a rack cost matrix: the index's racks, then clients without a rack."""
+    @property
+    def kind(self) -> Literal["streams"]:
+        """Tells a Streams formulation from a consumer one."""
+        ...
+
+    @property
+    def problem(self) -> StreamsProblem:
+        ...
+
+    @property
+    def index(self) -> StreamsIndex:
+        ...
+
+    @property
+    def rack_columns(self) -> int:
+        """Columns of a rack cost matrix: the index's racks, then clients without a rack."""
+        ...
 
     def with_rackless(self, by_rack: NDArray[np.int64]) -> NDArray[np.int64]:
         """A tasks x racks array with the column of clients without rack (cost 0) added."""
@@ -186,8 +268,14 @@ class StreamsFlowTermsAPI(Protocol):
 class ConsumerFlowTermsAPI(Protocol):
     """What a goal contributes to a consumer group's min-cost-flow network."""
 
-    kind: Literal["consumer"]
-    problem: ConsumerProblem
+    @property
+    def kind(self) -> Literal["consumer"]:
+        """Tells a consumer formulation from a Streams one."""
+        ...
+
+    @property
+    def problem(self) -> ConsumerProblem:
+        ...
 
     def partition_cross_by_rack(self) -> NDArray[np.int64]:
         """partitions x rack columns: 1 where reading the partition from that rack crosses racks."""

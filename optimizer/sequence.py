@@ -24,15 +24,32 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 import optimizer.compressed as compressed
 from optimizer.backends import REGISTRY, Backend, named
 from optimizer.errors import GoalError
-from optimizer.formulation import UNBOUNDED, LinExpr, formulate
+from optimizer.formulation import UNBOUNDED, Formulation, LinExpr, formulate
 from optimizer.goal import Goal
 from optimizer.model.limits import MAX_MODEL_VARIABLES
+from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus
 from optimizer.results import SequenceResult, Stage, StageResult, Unsupported
+
+if TYPE_CHECKING:  # mypy checks that the formulations the engine hands goals are what goals are promised
+    from optimizer.formulation import ConsumerFormulation, StreamsFormulation
+    from optimizer.protocols import ConsumerFormulationAPI, StreamsFormulationAPI, StreamsVariablesAPI
+
+    def _full_model(formulation: StreamsFormulation) -> StreamsVariablesAPI:
+        return formulation
+
+    def _compressed_model(formulation: compressed.CompressedStreamsFormulation) -> StreamsFormulationAPI:
+        return formulation
+
+    def _consumer_model(formulation: ConsumerFormulation) -> ConsumerFormulationAPI:
+        return formulation
 
 BACKENDS = ("exact", *(backend.name for backend in REGISTRY))
 """What `run_sequence` takes: `exact` (the engine's choice, `exact_backends`), or a registered
@@ -78,9 +95,9 @@ class Progress:
     deadline (`optimizer.solve`): the integer model in use, its latest solution and the stages
     done. `result()` turns that into the sequence's result, as if it had ended there."""
 
-    formulation: object = None
-    solution: object = None
-    stages: list = field(default_factory=list)
+    formulation: Formulation | None = None
+    solution: np.ndarray | None = None
+    stages: list[Stage] = field(default_factory=list)
 
     def result(self, note: str) -> SequenceResult | None:
         """The assignment of the latest solution and the stages that led to it, or None when
@@ -238,7 +255,7 @@ def _run_linear(
 
     session = backend.start(formulation.model)
     for goal in constrained:
-        session.add_row(expressions[id(goal)], -UNBOUNDED, goal.hard_bound(problem))
+        session.add_row(expressions[id(goal)], -UNBOUNDED, _limit(goal, problem))
     current = formulation.encode(hint()) if hint is not None else None
     stages: list[Stage] = []
     fallback = False
@@ -270,7 +287,7 @@ def _run_linear(
                 progress.solution = current
             for goal in constrained:
                 value = expressions[id(goal)].value(first.solution)
-                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.hard_bound(problem)), first.seconds, engine))
+                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(_limit(goal, problem)), first.seconds, engine))
         else:
             stages += [Stage(goal, GoalStatus.TIME_LIMIT, backend=engine) for goal in constrained]
             return SequenceResult(None, stages, notes + ["no assignment found within the time limit"], True)
@@ -305,6 +322,13 @@ def _run_linear(
     return SequenceResult(assignment, stages, notes, fallback)
 
 
+def _limit(goal: Goal, problem: Problem) -> int:
+    """The value a constrained hard goal (one with a hard bound) must not exceed."""
+    bound = goal.hard_bound(problem)
+    assert bound is not None, f"goal {goal.name!r} is not constrained"
+    return bound
+
+
 def _conflicting(problem, constrained: list[Goal], expressions, backend: Backend, remaining: Callable[[], float | None]) -> list[Goal]:
     """A small set of hard goals that cannot hold together: drop goals while the rest conflict
     (each trial within 10 s and the time left; when time runs out, the set found so far)."""
@@ -318,7 +342,7 @@ def _conflicting(problem, constrained: list[Goal], expressions, backend: Backend
         trial = [g for g in kept if g is not goal]
         session = backend.start(formulation.model)
         for other in trial:
-            session.add_row(exprs[id(other)], -UNBOUNDED, other.hard_bound(problem))
+            session.add_row(exprs[id(other)], -UNBOUNDED, _limit(other, problem))
         if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == GoalStatus.INFEASIBLE:
             kept = trial
     return kept

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
 from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import deadline_after, now, remaining, run_within
-from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
+from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.goal import Goal
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
@@ -65,16 +65,25 @@ DEFAULT_GOALS = {
 }
 
 
+def goal_class(name: str) -> type[Goal]:
+    """The goal class registered as `name`: PluginError when there is none, or when a plugin
+    registered something that is not an `optimizer.Goal`."""
+    registry = plugins().goals
+    found = registry.get(name)
+    if not (isinstance(found, type) and issubclass(found, Goal)):
+        raise PluginError(f"goal {name!r} of plugin {registry.owners[name]!r} is not an optimizer.Goal")
+    return found
+
+
 def resolve_goals(specs: Sequence[str | Goal] | None, kind: str) -> list[Goal]:
     """Goal objects from names like `balance` or `movement_budget=10` (default: per kind)."""
-    registry = plugins().goals
     goals: list[Goal] = []
     for spec in specs if specs is not None else DEFAULT_GOALS[kind]:
         if isinstance(spec, Goal):
             goals.append(spec)
             continue
         name, _, argument = spec.strip().partition("=")
-        goals.append(registry.get(name.strip())(argument.strip() if argument else None))
+        goals.append(goal_class(name.strip())(argument.strip() if argument else None))
     names = [g.name for g in goals]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -90,7 +99,7 @@ def solve(
     solver: str = "exact",
     goals: Sequence[str | Goal] | None = None,
     time_limit: float | None = None,
-    tolerances: dict[str, Tolerance | str] | None = None,
+    tolerances: Mapping[str, Tolerance | str] | None = None,
     warmups: bool = True,
     kafka: Solution | None = None,
 ) -> Solution:

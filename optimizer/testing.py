@@ -95,7 +95,7 @@ def brute_force(problem: Problem, goals: Sequence[Goal]) -> list[int] | None:
     ordered = [g for g in goals if g.hard and g.hard_bound(problem) is None] + [g for g in goals if not g.hard]
     best = None
     for assignment in assignments(problem):
-        if any(g.evaluate(problem, assignment) > bound for g, bound in zip(constrained, bounds, strict=True)):
+        if any(bound is not None and g.evaluate(problem, assignment) > bound for g, bound in zip(constrained, bounds, strict=True)):
             continue
         values = [g.evaluate(problem, assignment) for g in ordered]
         if best is None or values < best:

@@ -14,8 +14,8 @@ from plugins.errors import PluginError
 
 
 class GoalClass(Protocol):
-    """What the registry needs of a goal class: its unique `name` (the engine needs the rest, see
-    `optimizer.Goal`)."""
+    """What the plugin layer needs of a goal class: its unique `name`. `optimizer.Goal` declares
+    the rest, and the engine refuses a registered class that is not one (`solve.goal_class`)."""
 
     name: ClassVar[str]
 
@@ -24,7 +24,7 @@ class GoalClass(Protocol):
 class GoalRegistry:
     """Every goal available in this process, by name, and the plugin that registered it."""
 
-    goals: dict[str, type] = field(default_factory=dict)
+    goals: dict[str, type[GoalClass]] = field(default_factory=dict)
     """Goal classes by name."""
     owners: dict[str, str] = field(default_factory=dict)
     """The plugin that registered each goal name."""
@@ -33,7 +33,7 @@ class GoalRegistry:
         """The view of this registry handed to `plugin`'s `register_goals` hook."""
         return PluginGoals(self, plugin)
 
-    def get(self, name: str) -> type:
+    def get(self, name: str) -> type[GoalClass]:
         """The goal class registered as `name`; PluginError naming the known goals otherwise."""
         try:
             return self.goals[name]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
@@ -40,6 +41,9 @@ from optimizer.costs import StreamsIndex
 from optimizer.levels import level_boxes
 from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.results import SequenceResult, Stage, Unsupported
+
+if TYPE_CHECKING:  # mypy checks that the flow terms handed to goals are what goals are promised
+    from optimizer.protocols import ConsumerFlowTermsAPI, StreamsFlowTermsAPI
 
 MAX_WEIGHT = 2**60
 """Largest weighted cost one goal sequence may reach (the first goal's weight times its largest
@@ -53,7 +57,7 @@ flow solver's sums of 64-bit costs cannot overflow."""
 class StreamsFlowTerms:
     """What one goal contributes to the Streams network."""
 
-    kind = "streams"
+    kind: Literal["streams"] = "streams"
 
     def __init__(self, problem):
         self.problem = problem
@@ -89,7 +93,7 @@ class StreamsFlowTerms:
 
 
 class ConsumerFlowTerms:
-    kind = "consumer"
+    kind: Literal["consumer"] = "consumer"
 
     def __init__(self, problem, group):
         self.problem = problem
@@ -652,10 +656,10 @@ class _Arcs:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(tails, heads, capacities, costs), read-only."""
-        arrays = tuple(np.concatenate([block[i] for block in self.blocks]) for i in range(4))
-        for array in arrays:
+        tails, heads, capacities, costs = (np.concatenate([block[i] for block in self.blocks]) for i in range(4))
+        for array in (tails, heads, capacities, costs):
             array.flags.writeable = False
-        return arrays
+        return tails, heads, capacities, costs
 
 
 def _min_cost_flow(tails, heads, capacities, costs, supplies):
@@ -668,3 +672,12 @@ def _min_cost_flow(tails, heads, capacities, costs, supplies):
     if status != solver.OPTIMAL:
         return status, None, None
     return status, solver.optimal_cost(), solver.flows(np.arange(len(tails)))
+
+
+if TYPE_CHECKING:
+
+    def _streams_terms(terms: StreamsFlowTerms) -> StreamsFlowTermsAPI:
+        return terms
+
+    def _consumer_terms(terms: ConsumerFlowTerms) -> ConsumerFlowTermsAPI:
+        return terms

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Self, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,7 +24,7 @@ class FrozenModel(BaseModel):
         validate_default=False,
     )
 
-    def model_copy(self, *, update=None, deep: bool = False):  # type: ignore[override]
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy without derived lookups: cached properties of the original may be stale."""
         copied = super().model_copy(update=update, deep=deep)
         fields = type(self).model_fields

@@ -24,7 +24,7 @@ from optimizer.model.ids import shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
-P = TypeVar("P", StreamsProblem, ConsumerProblem)
+P = TypeVar("P", bound=StreamsProblem | ConsumerProblem)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.consumer import ConsumerProblem
@@ -53,7 +53,7 @@ _YAML12_RESOLVERS = [
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Yaml12Loader(_SafeLoader):
+class _Yaml12Loader(_SafeLoader):  # type: ignore[valid-type,misc]  # chosen at import: C or pure Python
     pass
 
 
@@ -125,11 +125,17 @@ class _DuplicateKey(ValueError):
     pass
 
 
+def _remember(seen: set[str], key: str) -> bool:
+    """Adds `key` to `seen`; False, so that a search goes on."""
+    seen.add(key)
+    return False
+
+
 def _json_object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) != len(pairs):
         seen: set[str] = set()
-        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        repeated = next(key for key, _ in pairs if key in seen or _remember(seen, key))
         raise _DuplicateKey(f"duplicate key {shown(repeated)}")
     return result
 
@@ -232,7 +238,7 @@ def _streams_cross_field_of_valid_parts(data: dict[str, Any]) -> list[Issue]:
     checks over the valid parts reports those problems in the same pass as the others.
     """
 
-    def valid(model: type, items: Any) -> list[tuple[int, Any]]:
+    def valid(model: type[BaseModel], items: Any) -> list[tuple[int, Any]]:
         parts = []
         for index, item in enumerate(items if isinstance(items, list) else []):
             try:
@@ -245,12 +251,12 @@ def _streams_cross_field_of_valid_parts(data: dict[str, Any]) -> list[Issue]:
         config = StreamsConfig.model_validate(data.get("config") or {})
     except ValidationError:
         config = StreamsConfig()
-    raw_tasks = data.get("tasks") if isinstance(data.get("tasks"), list) else []
+    raw_tasks = data["tasks"] if isinstance(data.get("tasks"), list) else []
     violations = cross_field_violations(
         valid(Client, data.get("clients")),
         valid(Task, data.get("tasks")),
         config.rack_aware_assignment_tags,
-        {t.get("id") for t in raw_tasks if isinstance(t, dict) and isinstance(t.get("id"), str)},
+        {t["id"] for t in raw_tasks if isinstance(t, dict) and isinstance(t.get("id"), str)},
     )
     return [
         Issue(severity=Severity.ERROR, location=format_loc(loc, data), message=message)

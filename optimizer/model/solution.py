@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator
 
@@ -12,7 +12,7 @@ from optimizer.model.ids import Name, StrictBool
 from optimizer.model.issues import Issue
 from optimizer.model.metrics import Metrics
 
-SOLUTION_FORMAT = "kafka-assignment-solution/v1"
+SOLUTION_FORMAT: Final = "kafka-assignment-solution/v1"
 
 
 class ClientAssignment(FrozenModel):
