@@ -31,7 +31,6 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.normalize import normalize
-from optimizer.model.solution import Solution
 from optimizer.model.problem import (
     Problem,
     load_problem,
@@ -39,6 +38,7 @@ from optimizer.model.problem import (
     save_solution,
     solution_to_data,
 )
+from optimizer.model.solution import Solution
 from optimizer.solve import SOLVERS, goal_class, solve
 from optimizer.version import __version__
 from plugins.manager import plugins
