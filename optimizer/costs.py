@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from optimizer.model.base import derived
+from optimizer.model.ids import task_key
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
 
@@ -179,7 +180,7 @@ def active_cost_matrix(
 
 @derived
 def _index_of(problem: StreamsProblem) -> StreamsIndex:
-    tasks = tuple(sorted(problem.tasks, key=lambda t: tuple(map(int, t.id.split("_")))))
+    tasks = tuple(sorted(problem.tasks, key=lambda t: task_key(t.id)))
     clients = tuple(sorted(problem.clients, key=lambda c: c.id))
     racks = {c.rack for c in clients if c.rack is not None}
     for task in tasks:

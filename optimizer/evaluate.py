@@ -19,7 +19,7 @@ import numpy as np
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
-from optimizer.model.ids import parse_partition_id, shown
+from optimizer.model.ids import parse_partition_id, partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
@@ -517,7 +517,7 @@ def _evaluate_consumer(
     subscribed = {t for m in problem.members for t in m.subscriptions if t in topics}
     assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
     # The partitions of the problem's topics by id, so that only ids outside them are parsed.
-    known = {f"{t.name}-{n}": (t.name, n) for t in problem.topics for n in range(t.partitions)}
+    known = {partition_id(t.name, n): (t.name, n) for t in problem.topics for n in range(t.partitions)}
     # Who claims each partition, as reported (before Kafka's clean-up).
     claimed_by: dict[str, set[str]] = defaultdict(set)
     for member in raw.members:
