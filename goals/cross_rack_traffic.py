@@ -2,7 +2,7 @@
 
 Streams: for each active, its source partitions with no replica in the client's rack; for each
 standby, its changelog partitions likewise. Consumers: assigned partitions with no replica in the
-member's rack. Unknown racks never count.
+member's rack. Unknown racks never count: the rule is `reads_across_racks` (optimizer/model/racks.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from optimizer.costs import StreamsIndex
 from optimizer.goal import Goal
 from goals.common import streams_placement
 from optimizer.formulation import LinExpr
+from optimizer.model.racks import reads_across_racks
 
 
 def _at(index, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:
@@ -28,19 +29,15 @@ def _at(index, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paire
 
 
 def consumer_cross(formulation) -> np.ndarray:
-    """Per (partition, member) variable: 1 when the partition has racks and the member's rack is
-    known and not among them."""
+    """Per (partition, member) variable: 1 when the member reads the partition across racks
+    (`reads_across_racks`)."""
     problem = formulation.problem
-    topics = problem.topic_by_name
-    racks = {m.id: m.rack for m in problem.members}
-    cross = np.zeros(len(formulation.x), dtype=np.int64)
-    for pair, (p, m) in enumerate(zip(formulation.pair_partition.tolist(), formulation.pair_member.tolist(), strict=True)):
-        topic, number = formulation.partitions[p].rsplit("-", 1)
-        replicas = topics[topic].replica_racks
-        rack = racks[formulation.members[m]]
-        if replicas is not None and replicas[int(number)] and rack is not None:
-            cross[pair] = rack not in replicas[int(number)]
-    return cross
+    member = problem.member_by_id
+    racks = sorted({m.rack for m in problem.members if m.rack is not None})
+    column = {rack: j for j, rack in enumerate(racks)}  # members without a rack: the last column
+    member_column = np.array([column.get(member[m].rack, len(racks)) for m in formulation.members], dtype=np.int64)
+    by_rack = problem.cross_by_rack(formulation.partitions, (*racks, None))
+    return by_rack[formulation.pair_partition, member_column[formulation.pair_member]]
 
 
 class CrossRackTraffic(Goal):
@@ -50,17 +47,11 @@ class CrossRackTraffic(Goal):
 
     def evaluate(self, problem, assignment) -> int:
         if problem.kind == "consumer":
-            topics = problem.topic_by_name
             total = 0
             for member in problem.members:
                 held = assignment.get(member.id)
-                if held is None or member.rack is None:
-                    continue
-                for partition in held.active:
-                    topic, number = partition.rsplit("-", 1)
-                    racks = topics[topic].replica_racks if topic in topics else None
-                    if racks is not None and int(number) < len(racks) and racks[int(number)]:
-                        total += member.rack not in racks[int(number)]
+                if held is not None:
+                    total += sum(reads_across_racks(member.rack, problem.replica_racks_of(p)) for p in held.active)
             return total
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)

@@ -2,8 +2,8 @@
 
 Cross-rack traffic depends on the client only through its rack, so the primary array is
 tasks x racks; tasks x clients views are taken from it by indexing with each client's rack.
-Partitions without replica racks, and clients without a rack, never count as cross-rack (the
-evaluator's rule too; validation warns when rack information is partial).
+Partitions without replica racks, and clients without a rack, never count as cross-rack: the rule
+is `reads_across_racks` (optimizer/model/racks.py), the evaluator's too.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from functools import cached_property
 import numpy as np
 
 from optimizer.model.base import derived
+from optimizer.model.ids import task_key
+from optimizer.model.racks import cross_by_rack
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
 
@@ -75,23 +77,12 @@ class StreamsIndex:
         return self._cross_by_rack([t.changelog_partitions for t in self.tasks])
 
     def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]]) -> np.ndarray:
-        # Partitions share few distinct replica-rack sets: which racks each set misses is worked
-        # out once per set, then added up per task.
-        rack_position = {rack: i for i, rack in enumerate(self.racks)}
-        set_of: dict[tuple[str, ...], int] = {}
-        owners, sets = [], []
-        for task_index, partitions in enumerate(partitions_per_task):
-            for partition in partitions:
-                if partition.replica_racks:  # unknown racks never count as cross-rack
-                    owners.append(task_index)
-                    sets.append(set_of.setdefault(partition.replica_racks, len(set_of)))
-        # Exactly one column per rack: without racks there is nothing to read across (callers
+        # Exactly one column per rack: without a rack there is nothing to read across (callers
         # add their own column for clients without a rack).
-        misses = np.ones((len(set_of), len(self.racks)), dtype=np.int64)
-        for replica_racks, i in set_of.items():
-            misses[i, [rack_position[rack] for rack in replica_racks]] = 0
+        owners = [task_index for task_index, partitions in enumerate(partitions_per_task) for _ in partitions]
+        by_partition = cross_by_rack([p.replica_racks for partitions in partitions_per_task for p in partitions], self.racks)
         result = np.zeros((len(partitions_per_task), len(self.racks)), dtype=np.int64)
-        np.add.at(result, np.array(owners, dtype=np.int64), misses[np.array(sets, dtype=np.int64)])
+        np.add.at(result, np.array(owners, dtype=np.int64), by_partition)
         return result
 
     def assignment(
@@ -179,7 +170,7 @@ def active_cost_matrix(
 
 @derived
 def _index_of(problem: StreamsProblem) -> StreamsIndex:
-    tasks = tuple(sorted(problem.tasks, key=lambda t: tuple(map(int, t.id.split("_")))))
+    tasks = tuple(sorted(problem.tasks, key=lambda t: task_key(t.id)))
     clients = tuple(sorted(problem.clients, key=lambda c: c.id))
     racks = {c.rack for c in clients if c.rack is not None}
     for task in tasks:

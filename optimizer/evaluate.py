@@ -19,11 +19,12 @@ import numpy as np
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
-from optimizer.model.ids import parse_partition_id, shown
+from optimizer.model.ids import parse_partition_id, partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
+from optimizer.model.racks import reads_across_racks
 from optimizer.model.solution import ClientAssignment, Solution
 from optimizer.model.streams import (
     STATELESS_NON_OVERLAP_COST,
@@ -246,10 +247,10 @@ def _evaluate_streams(
 
 
 def cross_rack_reads(partitions: tuple[TopicPartition, ...], rack: str | None) -> int:
-    """Partitions with known replica racks, none of them in `rack` (0 when the rack is unknown)."""
-    if rack is None:
+    """Partitions a client in `rack` reads across racks (`reads_across_racks`)."""
+    if rack is None:  # never across racks: no need to look at the partitions
         return 0
-    return sum(1 for p in partitions if p.replica_racks and rack not in p.replica_racks)
+    return sum(reads_across_racks(rack, p.replica_racks) for p in partitions)
 
 
 def _skew(counts: np.ndarray, threads: np.ndarray) -> float:
@@ -440,7 +441,7 @@ def _evaluate_consumer(
     subscribed = {t for m in problem.members for t in m.subscriptions if t in topics}
     assignable = [p for name in sorted(subscribed) for p in topics[name].partition_ids()]
     # The partitions of the problem's topics by id, so that only ids outside them are parsed.
-    known = {f"{t.name}-{n}": (t.name, n) for t in problem.topics for n in range(t.partitions)}
+    known = {partition_id(t.name, n): (t.name, n) for t in problem.topics for n in range(t.partitions)}
     # Who claims each partition, as reported (before Kafka's clean-up).
     claimed_by: dict[str, set[str]] = defaultdict(set)
     for member in raw.members:
@@ -540,11 +541,9 @@ def _evaluate_consumer(
     for partition, holders in owners.items():
         topic, number = known[partition]
         racks = topics[topic].replica_racks
-        if racks is None or not racks[number]:
-            continue
+        replicas = racks[number] if racks is not None else None
         for member_id in holders:
-            rack = members[member_id].rack
-            cross_rack += rack is not None and rack not in racks[number]
+            cross_rack += reads_across_racks(members[member_id].rack, replicas)
 
     rack_info_complete = all(m.rack is not None for m in problem.members) and all(
         topics[t].replica_racks is not None and all(topics[t].replica_racks) for t in subscribed

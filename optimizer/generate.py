@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import partition_id, partition_key, task_id, task_key
 from optimizer.model.problem import problem_from_data
 from optimizer.model.streams import StreamsProblem
 
@@ -65,7 +66,7 @@ def random_streams_problem(
         stateful = rng.random() < stateful_fraction
         for partition in range(count):
             doc: dict[str, Any] = {
-                "id": f"{sub}_{partition}",
+                "id": task_id(sub, partition),
                 "stateful": stateful,
                 "source_partitions": [
                     _partition(f"s{sub}-input-{i}", partition, replicas()) for i in range(inputs)
@@ -119,7 +120,7 @@ def random_streams_problem(
         for doc in stayed:
             for key in ("previous_active", "previous_standby"):
                 if key in doc:
-                    doc[key].sort(key=lambda t: tuple(map(int, t.split("_"))))
+                    doc[key].sort(key=task_key)
 
     config: dict[str, Any] = {"num.standby.replicas": standby_replicas, "rack.aware.assignment.strategy": strategy}
     if tags:
@@ -181,17 +182,17 @@ def random_consumer_problem(
         departed = max(0, round(churn * members))
         holders = [d["id"] for d in stayed] + [f"departed-{i}" for i in range(departed)]
         by_id = {d["id"]: d for d in stayed}
-        everything = [f"{t['name']}-{p}" for t in topic_docs for p in range(t["partitions"])]
+        everything = [partition_id(t["name"], p) for t in topic_docs for p in range(t["partitions"])]
         rng.shuffle(everything)
         for n, partition in enumerate(everything):
             owner = holders[n % len(holders)]
-            topic = partition.rsplit("-", 1)[0]
+            topic, _ = partition_key(partition)
             if owner in by_id and topic in by_id[owner]["subscriptions"]:
                 by_id[owner].setdefault("owned_partitions", []).append(partition)
         for doc in stayed:
             doc["generation"] = 7
             if "owned_partitions" in doc:
-                doc["owned_partitions"].sort(key=lambda p: (p.rsplit("-", 1)[0], int(p.rsplit("-", 1)[1])))
+                doc["owned_partitions"].sort(key=partition_key)
     return problem_from_data(
         {
             "kind": "consumer",

@@ -36,7 +36,7 @@ from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverErro
 from optimizer.goal import Goal
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import TaskKey
+from optimizer.model.ids import partition_id, task_id
 from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
@@ -170,7 +170,7 @@ def _heuristic(problem, solver: str, raw):
         # they get the members' claims as reported; partitions that no longer exist are dropped.
         result = kafka_consumer_assign(raw)
         assignment = {
-            member: ClientAssignment(active=tuple(f"{t}-{p}" for t, p in sorted(parts)))
+            member: ClientAssignment(active=tuple(partition_id(*tp) for tp in sorted(parts)))
             for member, parts in sorted(result.assignment.items())
         }
         options = {"assignor": str(problem.config.partition_assignment_strategy)}
@@ -272,18 +272,14 @@ def _streams_solver(
     return high_availability_assign, {"assignor": "high_availability"}
 
 
-def _task(key: TaskKey) -> str:
-    return f"{key[0]}_{key[1]}"
-
-
 def _streams_assignment(result: StreamsAssignorResult) -> dict[str, ClientAssignment]:
     assignment = {}
     for client in sorted(result.clients, key=lambda c: c.id):
         warmups = result.warmups.get(client.id, set())
         assignment[client.id] = ClientAssignment(
-            active=tuple(map(_task, sorted(client.active))),
-            standby=tuple(map(_task, sorted(client.standby - warmups))),
-            warmup=tuple(map(_task, sorted(warmups))),
+            active=tuple(task_id(*key) for key in sorted(client.active)),
+            standby=tuple(task_id(*key) for key in sorted(client.standby - warmups)),
+            warmup=tuple(task_id(*key) for key in sorted(warmups)),
         )
     return assignment
 

@@ -17,7 +17,7 @@ from optimizer.assignors.streams.task_movement import (
     assign_active_task_movements,
     assign_standby_task_movements,
 )
-from optimizer.model.ids import parse_task_id
+from optimizer.model.ids import parse_task_id, task_id
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
@@ -41,7 +41,7 @@ def plan_warmups(problem: StreamsProblem, target: dict[str, ClientAssignment]) -
     moved += assign_standby_task_movements(clients, caught_up, budget, warmups)
 
     def ids(keys):
-        return tuple(f"{s}_{p}" for s, p in sorted(keys))
+        return tuple(task_id(*key) for key in sorted(keys))
 
     assignment = {
         client.id: ClientAssignment(

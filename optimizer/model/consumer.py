@@ -1,17 +1,21 @@
-"""Consumer-group problems: topics, members and `partition.assignment.strategy`."""
+"""Consumer-group problems: topics, members and `partition.assignment.strategy`; the replica racks a
+member reads each partition from (KIP-881)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, described, partition_id, shown
+from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, described, partition_id, partition_key, shown
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
+from optimizer.model.racks import cross_by_rack
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.model.validation import duplicates_in, unique_by
 
@@ -164,3 +168,16 @@ class ConsumerProblem(FrozenModel):
     @cached_property
     def member_by_id(self) -> dict[str, Member]:
         return {member.id: member for member in self.members}
+
+    def replica_racks_of(self, partition: str) -> tuple[str, ...] | None:
+        """Racks of the replicas of `partition` (a well-formed partition id); None when they are
+        unknown or the partition is not in the problem."""
+        topic, number = partition_key(partition)
+        known = self.topic_by_name.get(topic)
+        racks = known.replica_racks if known is not None else None
+        return racks[number] if racks is not None and number < len(racks) else None
+
+    def cross_by_rack(self, partitions: Sequence[str], racks: Sequence[str | None]) -> np.ndarray:
+        """partitions x racks, 0/1: whether a member in `racks[j]` reading `partitions[i]` reads
+        across racks (`reads_across_racks`); a `None` in `racks` is the column of members without a rack."""
+        return cross_by_rack([self.replica_racks_of(p) for p in partitions], racks)

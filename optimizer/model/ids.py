@@ -1,7 +1,10 @@
 """Kafka's identifiers: task ids `<subtopology>_<partition>` and partition ids `<topic>-<partition>`.
 
 Numbers are written without leading zeros so that every task and partition has exactly one
-spelling; that keeps sets of ids comparable and results deterministic.
+spelling; that keeps sets of ids comparable and results deterministic. Ids are built and split
+only here: `task_id` and `partition_id` build them, `parse_task_id` and `parse_partition_id`
+check and split ids from outside, `task_key` and `partition_key` split ids already checked (and
+are their sort keys). The module also holds the checked field types of names and numbers.
 """
 
 from __future__ import annotations
@@ -28,11 +31,15 @@ _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 class TaskKey(NamedTuple):
+    """A task id split; keys sort as Kafka's TaskId does."""
+
     subtopology: int
     partition: int
 
 
 class PartitionKey(NamedTuple):
+    """A partition id split; keys sort by topic, then partition number."""
+
     topic: str
     partition: int
 
@@ -65,12 +72,35 @@ def parse_partition_id(partition_id: str) -> PartitionKey:
     return key
 
 
-def partition_id(topic: str, partition: int) -> str:
-    return f"{topic}-{partition}"
+# The two splits below return plain tuples, equal to the keys (and hashing alike): building a
+# NamedTuple costs more than the split itself, and they run over every partition of a group.
+
+
+def task_key(task_id: str) -> tuple[int, int]:
+    """`(subtopology, partition)` of a task id known to be well formed (a `TaskId` field, or built
+    by `task_id`): split without checking, for loops over many ids; `parse_task_id` checks ids
+    from outside. Also the sort key of task ids: Kafka's TaskId order."""
+    subtopology, _, partition = task_id.partition("_")
+    return int(subtopology), int(partition)
+
+
+def partition_key(partition_id: str) -> tuple[str, int]:
+    """`(topic, partition)` of a partition id known to be well formed (a `PartitionId` field, or
+    built by `partition_id`): split at the last '-' without checking, for loops over many ids;
+    `parse_partition_id` checks ids from outside. Also the sort key of partition ids: topic, then
+    partition number."""
+    topic, _, partition = partition_id.rpartition("-")
+    return topic, int(partition)
 
 
 def task_id(subtopology: int, partition: int) -> str:
+    """`task_id(1, 3)` is `"1_3"`; `task_id(*key)` for a `TaskKey`."""
     return f"{subtopology}_{partition}"
+
+
+def partition_id(topic: str, partition: int) -> str:
+    """`partition_id("orders-eu", 3)` is `"orders-eu-3"`; `partition_id(*key)` for a `PartitionKey`."""
+    return f"{topic}-{partition}"
 
 
 def _check_task_id(value: str) -> str:

@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import shown
+from optimizer.model.ids import partition_key, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
@@ -173,10 +173,10 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
     for index, member in enumerate(problem.members):
         kept, gone, beyond = [], [], []
         for owned in member.owned_partitions:
-            topic, _, number = owned.rpartition("-")  # validated: '<topic>-<partition>'
+            topic, number = partition_key(owned)  # a PartitionId field: checked
             if topic not in topics:
                 gone.append(owned)
-            elif int(number) >= topics[topic].partitions:
+            elif number >= topics[topic].partitions:
                 beyond.append(owned)
             else:
                 kept.append(owned)

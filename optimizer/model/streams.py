@@ -28,6 +28,8 @@ from optimizer.model.ids import (
     TaskId,
     TopicName,
     parse_task_id,
+    partition_id,
+    task_key,
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
@@ -92,7 +94,7 @@ class TopicPartition(FrozenModel):
 
     @property
     def id(self) -> str:
-        return f"{self.topic}-{self.partition}"
+        return partition_id(self.topic, self.partition)
 
 
 class Task(FrozenModel):
@@ -124,7 +126,7 @@ class Task(FrozenModel):
     @model_validator(mode="after")
     def _consistent(self) -> Task:
         problems: list[tuple[Loc, str]] = []
-        if self.subtopology != int(self.id.partition("_")[0]):  # the id is well-formed here
+        if self.subtopology != task_key(self.id)[0]:  # (subtopology, partition); the id is well-formed here
             problems.append(
                 (("subtopology",), f"subtopology {self.subtopology} disagrees with task id {shown(self.id)}")
             )
@@ -142,7 +144,8 @@ class Task(FrozenModel):
 
     @property
     def partition(self) -> int:
-        return parse_task_id(self.id).partition
+        _, partition = task_key(self.id)
+        return partition
 
 
 class Client(FrozenModel):

@@ -24,9 +24,9 @@ import pyarrow.parquet as pq
 from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError
 from optimizer.evaluate import cross_rack_reads
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id
 from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import parse_document, problem_from_data
+from optimizer.model.racks import reads_across_racks
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.model.streams import StreamsProblem
 from optimizer.pipeline.records import Record
@@ -268,15 +268,10 @@ def rack_traffic(problem: StreamsProblem | ConsumerProblem, solution: Solution) 
             reads += [p for t in (*held.standby, *held.warmup) for p in tasks[t].changelog_partitions]
             traffic[client.rack] = traffic.get(client.rack, 0) + cross_rack_reads(tuple(reads), client.rack)
         return traffic
-    replicas = {t.name: t.replica_racks for t in problem.topics}
     for member in problem.members:
         held = solution.assignment.get(member.id)
         if member.rack is None or held is None:
             continue
-        count = 0
-        for partition in held.active:
-            topic, number = parse_partition_id(partition)
-            racks = replicas[topic]
-            count += bool(racks and racks[number]) and member.rack not in racks[number]
+        count = sum(reads_across_racks(member.rack, problem.replica_racks_of(p)) for p in held.active)
         traffic[member.rack] = traffic.get(member.rack, 0) + count
     return traffic

@@ -31,7 +31,7 @@ from optimizer.assignors.consumer.group import (
 )
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id, shown
+from optimizer.model.ids import parse_partition_id, partition_id, shown
 
 
 def _topic_partition_hash(tp: TP) -> int:
@@ -174,7 +174,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
 
 
 def _phantom_message(phantoms: list[TP], builder: str) -> str:
-    names = ", ".join(f"{t}-{p}" for t, p in sorted(phantoms))
+    names = ", ".join(partition_id(*tp) for tp in sorted(phantoms))
     if builder == "constrained":
         what = (
             "Kafka's sticky assignor (equal subscriptions) keeps such claims, which corrupts its list "

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from optimizer.assignors.java import java_hash_map_order, java_task_id_hash
 from optimizer.assignors.streams.client_state import ClientState
 from optimizer.assignors.streams.priority import ConstrainedPrioritySet
-from optimizer.model.ids import TaskKey
+from optimizer.model.ids import TaskKey, task_id
 
 
 def _not_holding(client: ClientState, task: TaskKey) -> bool:
@@ -57,7 +57,7 @@ def _fill_least_loaded(queue: ConstrainedPrioritySet, task: TaskKey, remaining: 
 
 def _shortfall(task: TaskKey, remaining: int, replicas: int) -> str:
     return (
-        f"task {task[0]}_{task[1]}: only {replicas - remaining} of {replicas} standby replicas could "
+        f"task {task_id(*task)}: only {replicas - remaining} of {replicas} standby replicas could "
         "be placed (not enough clients)"
     )
 
