@@ -22,7 +22,7 @@ from scipy import sparse
 
 from optimizer.costs import StreamsIndex
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import partition_id, partition_key
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
@@ -288,7 +288,7 @@ class ConsumerFormulation(Formulation):
             who = sorted(subscribers[topic])
             for p in range(topics[topic].partitions):
                 row = len(self.partitions)
-                self.partitions.append(f"{topic}-{p}")
+                self.partitions.append(partition_id(topic, p))
                 pair_partition += [row] * len(who)
                 pair_member += who
         self.pair_partition = np.array(pair_partition, dtype=np.int64)
@@ -314,7 +314,7 @@ class ConsumerFormulation(Formulation):
         held: dict[int, list[str]] = {m: [] for m in range(len(self.members))}
         for pair in chosen.tolist():
             held[int(self.pair_member[pair])].append(self.partitions[int(self.pair_partition[pair])])
-        return {member: ClientAssignment(active=tuple(sorted(held[i], key=_partition_key))) for i, member in enumerate(self.members)}
+        return {member: ClientAssignment(active=tuple(sorted(held[i], key=partition_key))) for i, member in enumerate(self.members)}
 
     def encode(self, assignment) -> np.ndarray | None:
         values = np.zeros(self.model.n_vars, dtype=np.int64)
@@ -329,11 +329,6 @@ class ConsumerFormulation(Formulation):
                     return None
                 values[var] = 1
         return values
-
-
-def _partition_key(partition: str) -> tuple[str, int]:
-    topic, number = parse_partition_id(partition)
-    return topic, number
 
 
 def formulate(problem: StreamsProblem | ConsumerProblem) -> StreamsFormulation | ConsumerFormulation:

@@ -39,6 +39,7 @@ from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
 from optimizer.levels import level_boxes
+from optimizer.model.ids import partition_id, partition_key
 from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.results import SequenceResult, Stage, Unsupported
 
@@ -144,26 +145,17 @@ class _ConsumerGroup:
         self.member_rack = np.array(
             [rack_position.get(member[m].rack, len(racks)) if member[m].rack else len(racks) for m in self.members]
         )
-        self.partitions: list[tuple[str, int]] = []
-        self.partition_topic: list[int] = []
-        cross = []
-        for t, topic in enumerate(self.topics):
-            replicas = topics[topic].replica_racks
-            for p in range(topics[topic].partitions):
-                self.partitions.append((topic, p))
-                self.partition_topic.append(t)
-                row = np.zeros(self.rack_columns, dtype=np.int64)
-                if replicas is not None and replicas[p]:
-                    for rack, column in rack_position.items():
-                        row[column] = rack not in replicas[p]
-                cross.append(row)
-        self.cross = np.array(cross, dtype=np.int64).reshape(len(self.partitions), self.rack_columns)
-        self.partition_position = {f"{t}-{p}": i for i, (t, p) in enumerate(self.partitions)}
+        self.partitions: list[tuple[str, int]] = [(topic, p) for topic in self.topics for p in range(topics[topic].partitions)]
+        self.partition_topic: list[int] = [t for t, topic in enumerate(self.topics) for _ in range(topics[topic].partitions)]
+        ids = [partition_id(topic, p) for topic, p in self.partitions]
+        # The last column: members without a rack, who never read across racks.
+        self.cross = problem.cross_by_rack(ids, (*racks, None))
+        self.partition_position = {ident: i for i, ident in enumerate(ids)}
         self.owner = np.full(len(self.partitions), -1, dtype=np.int64)
         for m in problem.members:
             for owned in m.owned_partitions:
                 row = self.partition_position.get(owned)
-                topic = owned.rsplit("-", 1)[0]
+                topic, _ = partition_key(owned)
                 if row is not None and position[m.id] in self.subscribers.get(topic, ()):
                     self.owner[row] = position[m.id]
 
@@ -496,7 +488,7 @@ def _solve_consumers(problem, goals):
     held: dict[int, list[str]] = {m: [] for m in range(n_members)}
     for row, m in enumerate(assignment.tolist()):
         topic, p = group.partitions[row]
-        held[m].append(f"{topic}-{p}")
+        held[m].append(partition_id(topic, p))
     solution = {member: ClientAssignment(active=tuple(held[i])) for i, member in enumerate(group.members)}
     return solution, [f"{network.n_arcs} arcs; balance windows solved {rounds} time(s)"]
 
