@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from optimizer.generate import random_consumer_problem, random_streams_problem
+from optimizer.model.ids import partition_key, task_key
 from optimizer.model.normalize import normalize
 from optimizer.sequence import run_sequence
 from optimizer.solve import resolve_goals, solve
@@ -66,7 +67,7 @@ def exact_run(problem, goals: list[str], backend: str = "exact"):
 def kip925_costs(problem):
     """(task ids, client ids, rack per client, cost tasks x racks, previous client per task,
     non-overlap per task) straight from the problem's fields, KIP-925's HA weights 10 and 1."""
-    tasks = sorted(problem.tasks, key=lambda t: tuple(map(int, t.id.split("_"))))
+    tasks = sorted(problem.tasks, key=lambda t: task_key(t.id))
     clients = sorted(problem.clients, key=lambda c: c.id)
     racks = sorted({c.rack for c in clients})
     rack_of = np.array([racks.index(c.rack) for c in clients])
@@ -232,7 +233,7 @@ def balance_certificate(problem, assignment) -> bool:
     for member in problem.members:
         for topic in member.subscriptions:
             subscribers.setdefault(topic, []).append(member.id)
-    reach = {m: sorted({other for p in assignment[m].active for other in subscribers[p.rsplit("-", 1)[0]]} - {m}) for m in members}
+    reach = {m: sorted({other for p in assignment[m].active for other in subscribers[partition_key(p)[0]]} - {m}) for m in members}
     for start in members:
         seen, frontier = {start}, [start]
         while frontier:
