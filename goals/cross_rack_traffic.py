@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from optimizer.costs import StreamsIndex
-from optimizer.goal import Goal
 from goals.common import streams_placement
+from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
+from optimizer.goal import Goal
 from optimizer.model.racks import reads_across_racks
 
 

@@ -52,7 +52,7 @@ class StreamsIndex:
     def client_rack(self) -> np.ndarray:
         """Rack index per client, -1 for a client without rack."""
         position = {rack: i for i, rack in enumerate(self.racks)}
-        return np.array([position.get(c.rack, -1) for c in self.clients], dtype=np.int64)
+        return np.array([-1 if c.rack is None else position[c.rack] for c in self.clients], dtype=np.int64)
 
     @cached_property
     def threads(self) -> np.ndarray:

@@ -95,9 +95,12 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
     assignment = solution.assignment if isinstance(solution, Solution) else solution
     followup = solution.followup_rebalance if isinstance(solution, Solution) else False
     normalized = normalize(problem)
+    violations: _Findings
+    metrics: Metrics
     if isinstance(normalized.problem, StreamsProblem):
         violations, metrics = _evaluate_streams(normalized.problem, assignment, followup)
     else:
+        assert isinstance(problem, ConsumerProblem)  # normalising keeps the kind
         violations, metrics = _evaluate_consumer(normalized.problem, problem, assignment, followup)
     violations.sort(key=lambda v: (v.code.value, v.client or "", v.task or "", v.message))
     warnings = normalized.warnings + tuple(violations.anomalies)
@@ -153,7 +156,7 @@ class _Findings(list[Violation]):
 
 def _evaluate_streams(
     problem: StreamsProblem, assignment: Assignment, followup: bool
-) -> tuple[list[Violation], StreamsMetrics]:
+) -> tuple[_Findings, StreamsMetrics]:
     violations = _Findings()
     flag = violations.flag
     tasks = problem.task_by_id
@@ -278,10 +281,12 @@ def _streams_metrics(
     previous_active = problem.previous_active_client
     for task_id, owners in actives.items():
         task = tasks[task_id]
+        subtopology = task.subtopology
+        assert subtopology is not None  # validation takes it from the id when omitted
         for client_id in owners:
             i = position[client_id]
             active_count[i] += 1
-            on_client[task.subtopology, i] += 1
+            on_client[subtopology, i] += 1
             if task.stateful:
                 stateful_count[i] += 1
             crossing = cross_rack_reads(task.source_partitions, problem.client_by_id[client_id].rack)
@@ -365,7 +370,7 @@ def _subtopology_spread(
     clients_with: Counter[int] = Counter()
     least: dict[int, int] = {}
     excess = 0
-    for (sub, client), count in on_client.items():
+    for (sub, _client), count in on_client.items():
         size[sub] += count
         clients_with[sub] += 1
         most[sub] = max(most.get(sub, 0), count)
@@ -429,7 +434,7 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
 
 def _evaluate_consumer(
     problem: ConsumerProblem, raw: ConsumerProblem, assignment: Assignment, followup: bool
-) -> tuple[list[Violation], ConsumerMetrics]:
+) -> tuple[_Findings, ConsumerMetrics]:
     violations = _Findings()
     flag = violations.flag
     members = problem.member_by_id
@@ -546,7 +551,7 @@ def _evaluate_consumer(
             cross_rack += reads_across_racks(members[member_id].rack, replicas)
 
     rack_info_complete = all(m.rack is not None for m in problem.members) and all(
-        topics[t].replica_racks is not None and all(topics[t].replica_racks) for t in subscribed
+        (racks := topics[t].replica_racks) is not None and all(racks) for t in subscribed
     )
     metrics = ConsumerMetrics(
         members=n,

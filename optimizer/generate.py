@@ -125,7 +125,7 @@ def random_streams_problem(
     config: dict[str, Any] = {"num.standby.replicas": standby_replicas, "rack.aware.assignment.strategy": strategy}
     if tags:
         config["rack.aware.assignment.tags"] = list(tags)
-    return problem_from_data(
+    problem = problem_from_data(
         {
             "kind": "streams",
             "name": name or f"streams-{seed}",
@@ -134,6 +134,8 @@ def random_streams_problem(
             "tasks": task_docs,
         }
     )
+    assert isinstance(problem, StreamsProblem)  # a "streams" document
+    return problem
 
 
 def _partition(topic: str, partition: int, replica_racks: list[str]) -> dict[str, Any]:
@@ -193,7 +195,7 @@ def random_consumer_problem(
             doc["generation"] = 7
             if "owned_partitions" in doc:
                 doc["owned_partitions"].sort(key=partition_key)
-    return problem_from_data(
+    problem = problem_from_data(
         {
             "kind": "consumer",
             "name": name or f"group-{seed}",
@@ -202,3 +204,5 @@ def random_consumer_problem(
             "members": member_docs,
         }
     )
+    assert isinstance(problem, ConsumerProblem)  # a "consumer" document
+    return problem

@@ -33,8 +33,8 @@ from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import deadline_after, now, remaining, run_within
 from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverError, SolverUnavailableError, TimeLimitReached
-from optimizer.goal import Goal
 from optimizer.evaluate import evaluate, record_evaluation
+from optimizer.goal import Goal
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id, task_id
 from optimizer.model.issues import Issue, warning
@@ -168,14 +168,14 @@ def _heuristic(problem, solver: str, raw):
             raise SolverUnavailableError("the kip925 reference goal applies to Kafka Streams problems only")
         # Kafka's sticky assignors settle contested and stale claims themselves (KAFKA-12464):
         # they get the members' claims as reported; partitions that no longer exist are dropped.
-        result = kafka_consumer_assign(raw)
+        consumer = kafka_consumer_assign(raw)
         assignment = {
             member: ClientAssignment(active=tuple(partition_id(*tp) for tp in sorted(parts)))
-            for member, parts in sorted(result.assignment.items())
+            for member, parts in sorted(consumer.assignment.items())
         }
         options = {"assignor": str(problem.config.partition_assignment_strategy)}
-        warnings = tuple(warning(where, what) for where, what in result.warnings)
-        return assignment, result.followup_rebalance, list(result.notes), options, warnings
+        warnings = tuple(warning(where, what) for where, what in consumer.warnings)
+        return assignment, consumer.followup_rebalance, list(consumer.notes), options, warnings
     run, options = _streams_solver(problem, solver)
     result = run(problem)
     return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, ()

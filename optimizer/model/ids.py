@@ -44,7 +44,7 @@ class PartitionKey(NamedTuple):
     partition: int
 
 
-def parse_task_id(task_id: str) -> TaskKey:
+def parse_task_id(task_id: object) -> TaskKey:
     """Split `"1_3"` into `TaskKey(1, 3)`; ValueError for anything else."""
     match = _TASK_ID.fullmatch(task_id) if isinstance(task_id, str) else None
     if match is None:
@@ -58,7 +58,7 @@ def parse_task_id(task_id: str) -> TaskKey:
     return key
 
 
-def parse_partition_id(partition_id: str) -> PartitionKey:
+def parse_partition_id(partition_id: object) -> PartitionKey:
     """Split `"orders-eu-3"` into `PartitionKey("orders-eu", 3)`; ValueError for anything else."""
     match = _PARTITION_ID.fullmatch(partition_id) if isinstance(partition_id, str) else None
     if match is None or not _TOPIC_NAME.fullmatch(match.group(1)):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
@@ -39,8 +39,8 @@ class Normalized(Generic[P]):
 def normalize(problem: P) -> Normalized[P]:
     """The problem as Kafka acts on it, with the warnings (computed once per problem object)."""
     if isinstance(problem, StreamsProblem):
-        return _normalize_streams(problem)
-    return _normalize_consumer(problem)
+        return cast(Normalized[P], _normalize_streams(problem))
+    return cast(Normalized[P], _normalize_consumer(problem))
 
 
 def _natural(value: str) -> tuple:

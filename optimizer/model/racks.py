@@ -22,7 +22,9 @@ def reads_across_racks(rack: str | None, replica_racks: Collection[str] | None) 
     Unknown racks never count (a reader without `client.rack`, a partition without replica racks):
     nothing says the read crosses racks, and validation warns when rack information is partial.
     """
-    return rack is not None and bool(replica_racks) and rack not in replica_racks
+    if rack is None or not replica_racks:
+        return False
+    return rack not in replica_racks
 
 
 def cross_by_rack(replica_racks: Sequence[tuple[str, ...] | None], racks: Sequence[str | None]) -> np.ndarray:

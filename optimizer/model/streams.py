@@ -11,13 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
-    shown,
     INT32_MAX,
     INT64_MAX,
     Int32,
@@ -29,13 +28,14 @@ from optimizer.model.ids import (
     TopicName,
     parse_task_id,
     partition_id,
+    shown,
     task_key,
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
 from optimizer.model.validation import duplicates_in, unique_by
 
-PROBLEM_FORMAT = "kafka-assignment-problem/v1"
+PROBLEM_FORMAT: Final = "kafka-assignment-problem/v1"
 
 
 class RackAwareStrategy(StrEnum):
@@ -158,13 +158,13 @@ class Client(FrozenModel):
     threads: Annotated[int, Strict(), Field(ge=1, le=MAX_THREADS)] = 1
     """`num.stream.threads`: the client's capacity in KIP-441's per-thread load (at most
     MAX_THREADS, a sanity bound)."""
-    tags: dict[Name, Name] = {}
+    tags: dict[Name, Name] = Field(default_factory=dict)
     """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
     previous_active: tuple[TaskId, ...] = ()
     """Tasks the client ran as active before this rebalance."""
     previous_standby: tuple[TaskId, ...] = ()
     """Tasks the client held as standby (or warm-up) before this rebalance."""
-    lags: dict[TaskId, Int64] = {}
+    lags: dict[TaskId, Int64] = Field(default_factory=dict)
     """Offsets behind the changelog end, per task the client has state for (KIP-441).
 
     Tasks that are not in the problem are ignored, as Kafka does. A previous active or standby
@@ -383,11 +383,11 @@ def cross_field_violations(
             else:
                 first_active[task] = client.id
     owner: dict[tuple[str, str], str] = {}
-    for index, task in tasks:
+    for index, reading in tasks:
         for field, kind in (("source_partitions", "source"), ("changelog_partitions", "changelog")):
-            for position, partition in enumerate(getattr(task, field)):
-                claimed = owner.setdefault((kind, partition.id), task.id)
-                if claimed != task.id:
+            for position, partition in enumerate(getattr(reading, field)):
+                claimed = owner.setdefault((kind, partition.id), reading.id)
+                if claimed != reading.id:
                     problems.append(
                         (
                             ("tasks", index, field, position),

@@ -59,7 +59,7 @@ def solve_document(
             problem = problem_from_data(parse_document(document, name), name)
         except InvalidInputError as error:
             input_error = str(error)
-        except Exception as error:  # a bug must not stop the fleet: this document's rows say it
+        except Exception as error:  # noqa: BLE001 - a bug must not stop the fleet: this document's rows say it
             input_error = f"internal error while validating: {type(error).__name__}: {str(error)[:500]}"
     if input_error is not None:
         kind = _kind_of(document)
@@ -199,11 +199,12 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
     except KafkaAssignmentError as error:
         row = _empty_row(name, problem.kind, solver, UnsolvedStatus.ERROR, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
-    except Exception as error:  # a bug must not stop the fleet: it becomes this problem's error row
+    except Exception as error:  # noqa: BLE001 - a bug must not stop the fleet: it becomes this problem's error row
         row = _empty_row(name, problem.kind, solver, UnsolvedStatus.ERROR, f"internal error: {type(error).__name__}: {str(error)[:500]}", signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
-    metrics = solution.metrics  # never None: solve() evaluated the solution
+    metrics = solution.metrics
+    assert metrics is not None  # solve() evaluated the solution
     row = {
         "problem": name,
         "kind": problem.kind,
