@@ -281,6 +281,7 @@ class _SparkProgress:
                 total += info.numTasks
         if total:
             self._total = total
+            assert self._progress is not None  # the polling thread is started only with a callback (__enter__)
             self._progress(done, total)
 
 
@@ -349,7 +350,7 @@ def removed_stale_stages(output: Path) -> list[Path]:
     """Clean up after killed runs next to `output`: staging directories (`.NAME.partial-*`)
     whose run no longer holds their lock are removed; a replaced output (`.NAME.old-*`) is
     removed when `output` exists, and put back when a swap was cut off between its two renames."""
-    removed = []
+    removed: list[Path] = []
     parent = output.parent
     if not parent.is_dir():
         return removed

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
@@ -34,6 +34,9 @@ REFERENCE_SOLVERS = ("exact", "milp", "cpsat", "flow")
 
 _SOLVER_ORDER = ("kafka", "kip925", "exact", "milp", "cpsat", "flow")
 """Display order of the known solvers; unknown names follow, alphabetically."""
+
+_Entry = TypeVar("_Entry", bound=Mapping[str, Any])
+"""An entry of `compared_problems`: `top_savings` gives back the entries it is given."""
 
 
 def summary_rows(summary: Any) -> list[dict[str, Any]]:
@@ -127,7 +130,7 @@ def largest_savings(summary: Any, limit: int = 20) -> list[dict[str, Any]]:
     return top_savings(compared_problems(summary), limit)
 
 
-def top_savings(entries: Iterable[Mapping[str, Any]], limit: int = 20) -> list[Mapping[str, Any]]:
+def top_savings(entries: Iterable[_Entry], limit: int = 20) -> list[_Entry]:
     """`largest_savings` of entries `compared_problems` already made."""
     positive = [entry for entry in entries if entry["saving"] > 0]
     positive.sort(key=lambda entry: (-entry["saving"], entry["problem"]))

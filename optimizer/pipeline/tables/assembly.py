@@ -218,19 +218,19 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
         return clients[row["client"]]
 
     for row in app.rows("client_tags", children.get("client_tags", [])):
-        if (client := client_of("client_tags", row)) is not None:
-            client.setdefault("tags", {})[row["tag"]] = row["value"]
+        if (row_client := client_of("client_tags", row)) is not None:
+            row_client.setdefault("tags", {})[row["tag"]] = row["value"]
     for row in app.rows("previous", children.get("previous", [])):
         if row["role"] not in _PREVIOUS_ROLES:
             app.add(
                 f"{app.where('previous', row)}.role",
                 f"unknown role {_quoted(row['role'])}: expected active or standby",
             )
-        elif (client := client_of("previous", row)) is not None:
-            client.setdefault(_PREVIOUS_ROLES[row["role"]], []).append(row["task"])
+        elif (row_client := client_of("previous", row)) is not None:
+            row_client.setdefault(_PREVIOUS_ROLES[row["role"]], []).append(row["task"])
     for row in app.rows("lags", children.get("lags", [])):
-        if (client := client_of("lags", row)) is not None:
-            client.setdefault("lags", {})[row["task"]] = row["lag"]
+        if (row_client := client_of("lags", row)) is not None:
+            row_client.setdefault("lags", {})[row["task"]] = row["lag"]
 
     tasks: dict[str, dict[str, Any]] = {}
     for row in app.rows("tasks", children.get("tasks", [])):
@@ -309,8 +309,8 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
         return members[row["member"]]
 
     for row in app.rows("subscriptions", children.get("subscriptions", [])):
-        if (member := member_of("subscriptions", row)) is not None:
-            member.setdefault("subscriptions", []).append(row["topic"])
+        if (row_member := member_of("subscriptions", row)) is not None:
+            row_member.setdefault("subscriptions", []).append(row["topic"])
     owned: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for row in app.rows("owned", children.get("owned", [])):
         if member_of("owned", row) is not None:

@@ -135,9 +135,9 @@ def layout_issues(
         spec = TABLES[name]
         shown = located[name].shown
         known = spec.column_names
-        for column in present:
-            if column not in known:
-                issues.append(error_issue(f"{shown}.{column}", f"unknown column; {name} has {', '.join(known)}"))
+        for column_name in present:
+            if column_name not in known:
+                issues.append(error_issue(f"{shown}.{column_name}", f"unknown column; {name} has {', '.join(known)}"))
         for column in spec.columns:
             if column.name not in present:
                 if not column.optional:

@@ -69,13 +69,13 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
             tables["client_tags"].append(
                 {"application": name, "client": client.id, "tag": tag, "value": value}
             )
-        for role, tasks in (("active", client.previous_active), ("standby", client.previous_standby)):
-            for task in tasks:
+        for role, task_ids in (("active", client.previous_active), ("standby", client.previous_standby)):
+            for task_id in task_ids:
                 tables["previous"].append(
-                    {"application": name, "client": client.id, "task": task, "role": role}
+                    {"application": name, "client": client.id, "task": task_id, "role": role}
                 )
-        for task, lag in client.lags.items():
-            tables["lags"].append({"application": name, "client": client.id, "task": task, "lag": lag})
+        for task_id, lag in client.lags.items():
+            tables["lags"].append({"application": name, "client": client.id, "task": task_id, "lag": lag})
     racks: dict[tuple[str, int], tuple[tuple[str, ...], str]] = {}
     for task in problem.tasks:
         tables["tasks"].append(
@@ -91,22 +91,22 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
             ("source", task.source_partitions),
             ("changelog", task.changelog_partitions),
         ):
-            for partition in partitions:
+            for topic_partition in partitions:
                 tables["task_partitions"].append(
                     {
                         "application": name,
                         "task": task.id,
                         "role": role,
-                        "topic": partition.topic,
-                        "partition": partition.partition,
+                        "topic": topic_partition.topic,
+                        "partition": topic_partition.partition,
                     }
                 )
-                ident = (partition.topic, partition.partition)
-                earlier = racks.setdefault(ident, (partition.replica_racks, task.id))
-                if earlier[0] != partition.replica_racks:
+                ident = (topic_partition.topic, topic_partition.partition)
+                earlier = racks.setdefault(ident, (topic_partition.replica_racks, task.id))
+                if earlier[0] != topic_partition.replica_racks:
                     raise ValueError(
-                        f"{name}: partition {partition.id} has replica racks {list(earlier[0])} in task "
-                        f"{earlier[1]} and {list(partition.replica_racks)} in task {task.id}; the "
+                        f"{name}: partition {topic_partition.id} has replica racks {list(earlier[0])} in task "
+                        f"{earlier[1]} and {list(topic_partition.replica_racks)} in task {task.id}; the "
                         "partitions table holds one list per partition"
                     )
     for (topic, partition), (replica_racks, _) in racks.items():
@@ -136,8 +136,8 @@ def _consumer_rows(name: str, problem: ConsumerProblem, tables: dict[str, list[d
         tables["members"].append(
             {"application": name, "member": member.id, "rack": member.rack, "generation": member.generation}
         )
-        for topic in member.subscriptions:
-            tables["subscriptions"].append({"application": name, "member": member.id, "topic": topic})
+        for topic_name in member.subscriptions:
+            tables["subscriptions"].append({"application": name, "member": member.id, "topic": topic_name})
         for owned in member.owned_partitions:
             key = parse_partition_id(owned)
             tables["owned"].append(
