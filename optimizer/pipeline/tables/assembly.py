@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.errors import InvalidInputError
+from optimizer.model.ids import partition_id
 from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
 from optimizer.model.limits import MAX_PARTITIONS
@@ -320,7 +321,7 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
             member["subscriptions"].sort(key=natural_key)
         if owned.get(ident):
             member["owned_partitions"] = [
-                f"{t}-{p}" for t, p in sorted(owned[ident], key=lambda tp: _partition_key(*tp))
+                partition_id(t, p) for t, p in sorted(owned[ident], key=lambda tp: _partition_key(*tp))
             ]
     document["topics"] = [topics[name] for name in sorted(topics, key=natural_key)]
     document["members"] = [members[ident] for ident in sorted(members, key=natural_key)]
