@@ -1,4 +1,5 @@
-"""`solve(..., solver="kafka")` on the seed documents' examples: the documents' answers."""
+"""Golden: Kafka's assignors (`solve(..., solver="kafka")`) on the seed documents' examples give
+the documents' answers (the example files themselves are checked in tests/test_evaluate_examples.py)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_kip441_scaling_in_comes_out_as_the_kip_shows(name):
     assert solution.followup_rebalance == expected.followup_rebalance  # in sync: no second rebalance
 
 
-def test_kip441_scaling_out():
+def test_kafka_assigns_kip441_scaling_out_as_the_kip_shows():
     first = kafka("kip441/scaling-out-1.problem.yaml")
     document = load_solution(EXAMPLES / "kip441" / "scaling-out-1.expected.solution.json")
     # The KIP's actives and standbys; I3 warms up T3 (its target) and one more standby.
@@ -48,7 +49,7 @@ def test_kip441_scaling_out():
     assert stable.assignment == load_solution(EXAMPLES / "kip441" / "scaling-out-2.kafka.solution.json").assignment
 
 
-def test_kip925_balanced_subtopology_example():
+def test_kafka_assigns_the_kip925_balance_subtopology_example():
     solution = kafka("kip925/three-clients-1-2-3-threads.problem.yaml")
     expected = load_solution(EXAMPLES / "kip925" / "three-clients-1-2-3-threads.expected.solution.json")
     assert solution.assignment == expected.assignment  # {s1_1}, {s1_2, s2_1}, {s1_3, s2_2, s2_3}

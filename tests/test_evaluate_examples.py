@@ -1,10 +1,14 @@
-"""Every worked example of the seed documents, checked against the figures the documents state."""
+"""Golden: every worked example of the seed documents, as problem and solution files, measured by
+the evaluator against the figures the documents state (Kafka's assignors reproducing them:
+tests/assignors/test_kip_examples_kafka.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from optimizer import evaluate, load_problem, load_solution
+from optimizer.assignors.streams.kip925.optimize import subtopology_caps
 from tests.conftest import EXAMPLES, example_problems, example_solutions
 
 
@@ -75,7 +79,7 @@ def test_kafka12464_quotas():
 # KIP-441 ---------------------------------------------------------------------------------------
 
 
-def test_kip441_scaling_out():
+def test_kip441_scaling_out_documents_measure_as_the_kip_says():
     first = evaluated("kip441/scaling-out-1", "expected")
     assert first.warmup_tasks == 2 and first.active_moves == 0 and first.actives_not_caught_up == 0
     for label in ("expected", "kafka"):
@@ -101,11 +105,7 @@ def test_kip441_scaling_in_lagging_standbys_first_unbalanced_then_stable():
 # KIP-925 and KIP-708 ---------------------------------------------------------------------------
 
 
-def test_kip925_balanced_subtopology_example():
-    import numpy as np
-
-    from optimizer.assignors.streams.kip925.optimize import subtopology_caps
-
+def test_kip925_example_document_is_balanced_within_the_kips_caps():
     metrics = evaluated("kip925/three-clients-1-2-3-threads", "expected")
     assert metrics.active_load_skew == 0  # 1, 2 and 3 tasks on 1, 2 and 3 threads
     assert metrics.cross_rack_active_partitions == 0
