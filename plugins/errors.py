@@ -11,7 +11,8 @@ from __future__ import annotations
 class KafkaAssignmentError(Exception):
     """Base of every error this package raises on purpose (see `optimizer.errors`).
 
-    `exit_code` is what the command line exits with when the error reaches it.
+    `exit_code` is what the command line exits with when the error reaches it. Only subclasses
+    are raised; the root's own code is the internal error's, 4.
     """
 
     exit_code: int = 4
