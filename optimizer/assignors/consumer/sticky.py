@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from optimizer.assignors.consumer.group import (
     TP,
@@ -88,17 +88,17 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
     # the topic exists, so they stay in its bookkeeping (see where `beyond` is used).
     beyond: dict[str, list[TP]] = {}
     phantom: set[TP] = set()
-    for member in problem.members:
-        owned = []
-        for partition in member.owned_partitions:
+    for subscription in problem.members:
+        claims: list[TP] = []
+        for partition in subscription.owned_partitions:
             topic, p = parse_partition_id(partition)
             if topic in group.partitions:
-                owned.append((topic, p))
+                claims.append((topic, p))
                 if p >= group.partitions[topic]:
-                    beyond.setdefault(member.id, []).append((topic, p))
+                    beyond.setdefault(subscription.id, []).append((topic, p))
                     phantom.add((topic, p))
-        raw_owned[member.id] = owned
-        generation[member.id] = member.generation
+        raw_owned[subscription.id] = claims
+        generation[subscription.id] = subscription.generation
 
     # Pre-pass (allSubscriptionsEqual): collect owned partitions, settle contested ones.
     subscribed: set[str] = set()
@@ -196,7 +196,7 @@ def _phantom_message(phantoms: list[TP], builder: str) -> str:
     return f"claims partitions {names} beyond the topic's partition count: {what}"
 
 
-def _discard(items: list, item) -> None:
+def _discard(items: list[TP], item: TP) -> None:
     if item in items:
         items.remove(item)
 
@@ -261,34 +261,34 @@ def _constrained(
         return len(assignment[member])
 
     if racks.member_rack:
-        left = []
+        left: list[TP] = []
         next_index = 0
         for tp in unassigned:
-            member = None
+            rack_consumer: str | None = None
             i = racks.next_rack_consumer(tp, under, next_index) if under else -1
             if i >= 0:
-                member = under[i]
-                k = len(assignment[member]) + 1
+                rack_consumer = under[i]
+                k = len(assignment[rack_consumer]) + 1
                 if k >= min_quota:
                     under.pop(i)
                     if k < max_quota and current_over < expected_over:
-                        exact_min.append(member)
+                        exact_min.append(rack_consumer)
                 else:
                     i += 1
                 next_index = 0 if not under else i % len(under)
             elif exact_min:
                 j = racks.next_rack_consumer(tp, exact_min, 0)
                 if j >= 0:
-                    member = exact_min[j]
-                    if len(assignment[member]) + 1 == max_quota:
+                    rack_consumer = exact_min[j]
+                    if len(assignment[rack_consumer]) + 1 == max_quota:
                         exact_min.pop(j)
                         current_over += 1
                         if current_over == expected_over:
                             exact_min.clear()
-            if member is None:
+            if rack_consumer is None:
                 left.append(tp)
             else:
-                assign_new(tp, member)
+                assign_new(tp, rack_consumer)
         unassigned = left
 
     cursor = 0
@@ -358,7 +358,16 @@ class _Movements:
 class _General:
     """KIP-54's general sticky algorithm (with KIP-341's fix and KIP-881 racks)."""
 
-    def __init__(self, group, members, owned, raw_owned, generation, max_generation, racks):
+    def __init__(
+        self,
+        group: ConsumerGroup,
+        members: Sequence[str],
+        owned: Mapping[str, list[TP]],
+        raw_owned: Mapping[str, list[TP]],
+        generation: Mapping[str, int],
+        max_generation: int,
+        racks: _RackInfo,
+    ):
         self.group = group
         self.racks = racks
         self.members = members

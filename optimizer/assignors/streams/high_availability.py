@@ -149,5 +149,7 @@ def assign_stateless_active_tasks(clients: Sequence[ClientState], stateless: Seq
     queue.offer_all(clients)
     for task in stateless:
         client = queue.poll(task)
+        # Unconstrained, and a problem has at least one client: the queue always yields one.
+        assert client is not None, "no client for a stateless task"
         client.assign_active(task)
         queue.offer(client)

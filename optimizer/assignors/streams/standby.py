@@ -133,8 +133,13 @@ class ClientTagAwareStandbyTaskAssignor:
                         del excluded[entry]
                 else:
                     excluded[key, value] = clients_with[key, value]
-            blocked = set().union(*excluded.values()) if excluded else set()
-            client = queue.poll(task, lambda c: c.id not in blocked)
+            blocked: set[str] = set().union(*excluded.values()) if excluded else set()
+
+            # Kafka's filter: the poll below calls it at once, so the loop cannot rebind `blocked` under it; bound anyway.
+            def on_unused_tag_dimensions(c: ClientState, blocked: set[str] = blocked) -> bool:
+                return c.id not in blocked
+
+            client = queue.poll(task, on_unused_tag_dimensions)
             if client is None:
                 break
             used += 1

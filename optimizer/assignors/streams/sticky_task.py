@@ -154,13 +154,20 @@ class _StickyTaskAssignor:
             return self.by_id[within[0]]
         previous = self._previously_assigned(task, within)
         if previous is None:
-            return self._least_loaded(task, within)
+            return self._least_loaded_within(task, within)
         if self._should_balance_load(previous):
             standby = self._least_loaded_previous_standby(task, within)
             if standby is None or self._should_balance_load(standby):
-                return self._least_loaded(task, within)
+                return self._least_loaded_within(task, within)
             return standby
         return previous
+
+    def _least_loaded_within(self, task: TaskKey, within: Sequence[str]) -> ClientState:
+        """Kafka's leastLoaded for findClient, whose candidates are never empty (all clients, or the
+        standby candidates checked before): one of them is always least loaded."""
+        client = self._least_loaded(task, within)
+        assert client is not None, "findClient's candidates are never empty"
+        return client
 
     def _previously_assigned(self, task: TaskKey, within: Sequence[str]) -> ClientState | None:
         owner = self.previous_active.get(task)

@@ -151,10 +151,13 @@ def assign_active_task_movements(
         destination.assign_standby(task)
 
     count = 0
-    while movements:  # polled in priority order, as Kafka does since 3.4.0
-        movement = movements.poll()
+    while (movement := movements.poll()) is not None:  # polled in priority order, as Kafka does since 3.4.0
         task, destination = movement.task, movement.destination
-        source = caught.least_loaded(task, lambda c, t=task: t in c.standby)
+
+        def holds_standby(c: ClientState, t: TaskKey = task) -> bool:
+            return t in c.standby
+
+        source = caught.least_loaded(task, holds_standby)
         if source is not None:
             swap(task, source, destination)
         else:
@@ -188,8 +191,7 @@ def assign_standby_task_movements(
                 movements.offer(_Movement(task, client, caught.count(task)))
 
     count = 0
-    while movements:
-        movement = movements.poll()
+    while (movement := movements.poll()) is not None:
         task, destination = movement.task, movement.destination
 
         def eligible(c: ClientState, t: TaskKey = task) -> bool:

@@ -109,7 +109,7 @@ class _ContractedResidual:
             [np.empty(0, dtype=np.int64)] * self.n_clients for _ in range(n_groups)
         ]
         keys = groups[order] * self.n_clients + assignment[order]
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(order) else []
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(order) else np.empty(0, dtype=np.int64)
         for start, end in zip(starts, [*starts[1:], len(order)], strict=True):
             g, k = divmod(int(keys[start]), self.n_clients)
             self.members[g][k] = order[start:end]
@@ -212,7 +212,7 @@ class _ContractedResidual:
                 g, j = divmod(tail, self.n_clients)
                 k = head % self.n_clients
                 moves.append((int(self.mover[g, j, k]), g, j, k))
-        touched = set()
+        touched: set[tuple[int, int]] = set()
         for task, g, j, k in moves:
             self.assignment[task] = k
             self.flow[g, j] -= 1
@@ -251,7 +251,7 @@ def cancel_negative_cycles_full(
     caps = np.asarray(caps, dtype=np.int64) if capped else None
     flow = np.zeros((n_groups, n_clients), dtype=np.int64)
     np.add.at(flow, (groups, assignment), 1)
-    if capped and (flow > caps).any():
+    if caps is not None and (flow > caps).any():
         raise ValueError("the starting assignment exceeds the subtopology caps")
     rows = np.arange(n_tasks)
     initial_cost = int(cost[rows, assignment].sum())
@@ -288,7 +288,7 @@ def cancel_negative_cycles_full(
                     best_task[g] = members[pick]
                 candidate[pair_base:client_base] = best_pair.ravel()
                 source[pair_base:client_base] = best_task.ravel()
-                if capped:
+                if caps is not None:
                     client_dist = dist[client_base:]
                     from_client = np.where(flow > 0, client_dist[None, :], np.inf)
                     take = from_client < best_pair

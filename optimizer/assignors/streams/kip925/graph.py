@@ -75,6 +75,11 @@ class Graph:
         self.adjacency.setdefault(u, {})[v] = Edge(v, capacity, cost, capacity - flow, flow)
         self.nodes.update((u, v))
 
+    def _terminals(self) -> tuple[int, int]:
+        """The source and sink: every caller sets them, as Kafka's setSourceNode/setSinkNode, before solving."""
+        assert self.source is not None and self.sink is not None, "set the graph's source and sink before solving"
+        return self.source, self.sink
+
     def edges_from(self, u: int) -> dict[int, Edge]:
         return self.adjacency.get(u, {})
 
@@ -120,39 +125,41 @@ class Graph:
         self._copy_back(residual)
 
     def _validate(self) -> None:
+        source, sink = self._terminals()
         inflow: dict[int, int] = {}
         outflow: dict[int, int] = {}
         for u in sorted(self.adjacency):
             for v, edge in sorted(self.adjacency[u].items()):
-                if u == self.sink:
-                    raise ValueError(f"Sink node {self.sink} shouldn't have output")
-                if v == self.source:
-                    raise ValueError(f"Source node {self.source} shouldn't have input {u}")
+                if u == sink:
+                    raise ValueError(f"Sink node {sink} shouldn't have output")
+                if v == source:
+                    raise ValueError(f"Source node {source} shouldn't have input {u}")
                 outflow[u] = outflow.get(u, 0) + edge.flow
                 inflow[v] = inflow.get(v, 0) + edge.flow
         for node, value in inflow.items():
-            if node in (self.source, self.sink):
+            if node in (source, sink):
                 continue
             if outflow.get(node) != value:
                 raise ValueError(
                     f"Input flow for node {node} is {value} which doesn't match output flow {outflow.get(node)}"
                 )
-        if outflow.get(self.source) != inflow.get(self.sink):
+        if outflow.get(source) != inflow.get(sink):
             raise ValueError(
-                f"Output flow for source {self.source} is {outflow.get(self.source)} which doesn't "
-                f"match input flow {inflow.get(self.sink)} for sink {self.sink}"
+                f"Output flow for source {source} is {outflow.get(source)} which doesn't "
+                f"match input flow {inflow.get(sink)} for sink {sink}"
             )
 
     # ------------------------------------------------------------------ max flow
 
     def calculate_max_flow(self) -> int:
         """Edmonds-Karp from the current flow; breadth-first search in ascending node order."""
+        source, sink = self._terminals()
         residual = self._residual()
         while True:
             parent_edge: dict[int, Edge] = {}
             parent: dict[int, int] = {}
-            visited = {self.source}
-            queue = [self.source]
+            visited = {source}
+            queue = [source]
             reached = False
             head = 0
             while head < len(queue) and not reached:
@@ -163,24 +170,23 @@ class Graph:
                     if v in visited or edge.residual <= 0:
                         continue
                     parent[v], parent_edge[v] = u, edge
-                    if v == self.sink:
+                    if v == sink:
                         reached = True
                         break
                     queue.append(v)
                     visited.add(v)
             if not reached:
                 break
-            bottleneck, node = None, self.sink
-            while node != self.source:
-                edge = parent_edge[node]
-                bottleneck = edge.residual if bottleneck is None else min(bottleneck, edge.residual)
+            path: list[Edge] = []  # sink back to source
+            node = sink
+            while node != source:
+                path.append(parent_edge[node])
                 node = parent[node]
-            node = self.sink
-            while node != self.source:
-                _push(parent_edge[node], bottleneck)
-                node = parent[node]
+            bottleneck = min(edge.residual for edge in path)
+            for edge in path:
+                _push(edge, bottleneck)
         self._copy_back(residual)
-        return sum(edge.flow for edge in self.edges_from(self.source).values())
+        return sum(edge.flow for edge in self.edges_from(source).values())
 
 
 _DUMMY = None  # sorts before every node, as Kafka's null node
@@ -236,7 +242,7 @@ class _Residual:
         parent.clear()
         parent_edge.clear()
         n = len(self.order)
-        pairs = list(zip(self._tails, self._edges))
+        pairs = list(zip(self._tails, self._edges, strict=True))
         for step in range(n):
             last = step == n - 1
             changed = False

@@ -101,7 +101,7 @@ def _negative_cycle(cost, holder, passes):
 
 def _run_pass(cost, held, holder, own_cost, distances, parents, source):
     """One Bellman-Ford pass in Kafka's edge order, in place; the pass's first relaxation."""
-    n_tasks, n_clients = cost.shape
+    n_tasks = cost.shape[0]
     task_distance = distances[:n_tasks]
     events = []  # (task, rank: 0 source 1+j client j, node, parent): first relaxations per target
     # Tasks, each: its edge to the source, then to every client not holding it.

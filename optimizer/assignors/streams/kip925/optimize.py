@@ -92,8 +92,8 @@ def within_caps(current: np.ndarray, groups: np.ndarray, caps: np.ndarray) -> np
         if quota[g, k] > 0:
             quota[g, k] -= 1
             result[t] = k
-    for t in np.flatnonzero(result < 0):  # the rest fill the remaining room, lowest client first
-        k = int(np.flatnonzero(quota[groups[t]] > 0)[0])
-        quota[groups[t], k] -= 1
-        result[t] = k
+    for task in np.flatnonzero(result < 0):  # the rest fill the remaining room, lowest client first
+        k = int(np.flatnonzero(quota[groups[task]] > 0)[0])
+        quota[groups[task], k] -= 1
+        result[task] = k
     return result
