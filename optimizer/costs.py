@@ -21,7 +21,7 @@ from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # kept on its problem (`derived`): compared by identity, never field by field
 class StreamsIndex:
     """Tasks and clients in canonical (sorted) order, with their cost arrays.
 

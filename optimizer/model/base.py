@@ -39,7 +39,11 @@ F = TypeVar("F", bound=Callable[[Any], Any])
 def derived(function: F) -> F:
     """`function(model)` computed once per frozen model and kept on the model itself, as
     `functools.cached_property` does, for derivations defined outside the model's module (the
-    normalised problem, the problem's index). `model_copy` drops it with the cached properties."""
+    normalised problem, the problem's index). `model_copy` drops it with the cached properties.
+
+    What it returns must compare by identity (`eq=False` on a dataclass): pydantic's `==` first
+    compares the models' `__dict__`, derivations included, and a derivation that compares its own
+    problem field by field would recurse."""
     key = f"{function.__module__}.{function.__qualname__}"
 
     @functools.wraps(function)

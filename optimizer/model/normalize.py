@@ -27,7 +27,7 @@ from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 P = TypeVar("P", bound=StreamsProblem | ConsumerProblem)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # kept on its problem (`derived`): compared by identity, never field by field
 class Normalized(Generic[P]):
     problem: P
     """The problem with Kafka's tolerant behaviour applied."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from optimizer.costs import StreamsIndex
 from optimizer.errors import InvalidInputError
 from optimizer.model import (
     load_problem,
@@ -15,8 +16,9 @@ from optimizer.model import (
 )
 from optimizer.model.ids import PartitionId, TaskId, TopicName
 from optimizer.model.metrics import ConsumerMetrics, StreamsMetrics
+from optimizer.model.normalize import normalize
 from optimizer.model.problem import solution_from_data, solution_to_data
-from tests.conftest import CONSUMER, STREAMS, example_problems, example_solutions
+from tests.conftest import CONSUMER, EXAMPLES, STREAMS, example_problems, example_solutions
 
 
 @pytest.mark.parametrize("path", example_problems(), ids=lambda p: p.name)
@@ -238,3 +240,15 @@ def test_task_ids_are_two_java_ints_without_leading_zeros(task_id, error):
 def test_a_trailing_or_inner_newline_is_not_part_of_a_legal_id(model, text):
     with pytest.raises(ValidationError, match=r"illegal topic name|malformed partition id"):
         TypeAdapter(model).validate_python(text)
+
+
+def test_equal_problems_stay_equal_with_their_derivations_kept_on_them():
+    # The normalised problem and the index are kept on the problem (`derived`); comparing two
+    # equal problems must not compare those field by field (it recursed through index.problem).
+    path = EXAMPLES / "kip441" / "scaling-out-1.problem.yaml"
+    first, second = load_problem(path), load_problem(path)
+    for problem in (first, second):
+        StreamsIndex.of(problem)
+        StreamsIndex.of(normalize(problem).problem)
+    assert first == second
+    assert normalize(first).problem == normalize(second).problem
