@@ -25,7 +25,7 @@ from rich.table import Table
 
 from optimizer.compare import compare
 from optimizer.deadline import deadline_after, remaining, run_within
-from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, SolverError, TimeLimitReached, UsageError
+from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
@@ -93,7 +93,7 @@ def _fail(error: KafkaAssignmentError) -> NoReturn:
     own code (`optimizer.errors`)."""
     if isinstance(error, InvalidInputError):
         _print_invalid(error)
-    elif isinstance(error, SolverError):
+    elif error.exit_code == ExitCode.INTERNAL:
         err.print(f"[red]✗[/red] internal error: {escape(str(error))}")
     else:
         err.print(f"[red]✗[/red] {escape(str(error))}")

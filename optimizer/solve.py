@@ -66,9 +66,11 @@ DEFAULT_GOALS = {
 
 
 def goal_class(name: str) -> type[Goal]:
-    """The goal class registered as `name`: PluginError when there is none, or when a plugin
-    registered something that is not an `optimizer.Goal`."""
+    """The goal class registered as `name`: GoalError when there is none, PluginError when a
+    plugin registered something that is not an `optimizer.Goal`."""
     registry = plugins().goals
+    if name not in registry.goals:
+        raise GoalError(f"unknown goal {name!r}; known goals: {', '.join(registry.names())}")
     found = registry.get(name)
     if not (isinstance(found, type) and issubclass(found, Goal)):
         raise PluginError(f"goal {name!r} of plugin {registry.owners[name]!r} is not an optimizer.Goal")

@@ -56,7 +56,7 @@ def load_plugins() -> Plugins:
     loaded = []
     for name, module_name in DEFAULT_PLUGINS.items():
         module = importlib.import_module(module_name)
-        manager.register(module, name=name)
+        _register(manager, module, name)
         loaded.append(LoadedPlugin(name, getattr(module, "__version__", "")))
     allowed = _allowed()
     for entry in sorted(entry_points(group=PROJECT), key=lambda e: e.name):
@@ -68,7 +68,7 @@ def load_plugins() -> Plugins:
             plugin = entry.load()
         except Exception as error:
             raise PluginError(f"plugin {entry.name!r} ({entry.value}) failed to load: {error}") from error
-        manager.register(plugin, name=entry.name)
+        _register(manager, plugin, entry.name)
         dist = entry.dist
         loaded.append(LoadedPlugin(entry.name, dist.version if dist is not None else ""))
     try:
@@ -80,8 +80,22 @@ def load_plugins() -> Plugins:
     # Each implementation is called with the registry scoped to its plugin, so that a duplicate
     # goal name can name both plugins.
     for impl in manager.hook.register_goals.get_hookimpls():
-        impl.function(registry=registry.scoped(impl.plugin_name))
+        try:
+            impl.function(registry=registry.scoped(impl.plugin_name))
+        except PluginError:
+            raise
+        except Exception as error:
+            raise PluginError(f"plugin {impl.plugin_name!r} failed in register_goals: {type(error).__name__}: {error}") from error
     return Plugins(manager, tuple(loaded), registry)
+
+
+def _register(manager: pluggy.PluginManager, plugin: object, name: str) -> None:
+    """Register `plugin` as `name`; a hook implementation whose arguments the hook does not have
+    is a PluginError naming the plugin."""
+    try:
+        manager.register(plugin, name=name)
+    except pluggy.PluginValidationError as error:
+        raise PluginError(f"plugin {name!r}: {error}") from None
 
 
 @lru_cache(maxsize=1)

@@ -362,7 +362,7 @@ class _StreamsNetwork:
     def solve(self, active_box, stateful_box) -> tuple[int, np.ndarray] | None:
         """(cost, flow per arc) of the cheapest flow whose clients' task counts lie in
         `active_box` (lower, upper) and stateful task counts in `stateful_box`, or None when
-        there is none."""
+        there is none (OR-Tools says infeasible); any other status than optimal is Unsupported."""
         capacities = self.capacities.copy()
         supplies = np.zeros(self.n_nodes, dtype=np.int64)
         supplies[: self.n_tasks] = 1
@@ -376,8 +376,12 @@ class _StreamsNetwork:
             capacities[self.stateful_arcs] = s_upper - s_lower
             supplies[self.client_stateful + clients] -= s_lower
             supplies[self.client + clients] += s_lower
-        _, cost, flows = _min_cost_flow(self.tails, self.heads, capacities, self.costs, supplies)
-        return None if flows is None else (cost, flows)
+        status, cost, flows = _min_cost_flow(self.tails, self.heads, capacities, self.costs, supplies)
+        if flows is None:
+            if status == min_cost_flow.SimpleMinCostFlow.INFEASIBLE:
+                return None
+            raise Unsupported(f"the Streams flow did not solve (status {status.name})")
+        return cost, flows
 
     def decode(self, flows: np.ndarray) -> np.ndarray:
         """The client of each task: its direct arc's, or one of its (group, rack column)'s
@@ -549,7 +553,7 @@ class _ConsumerNetwork:
         """The flow per arc of the cheapest flow (Unsupported when OR-Tools finds none)."""
         status, _, flows = _min_cost_flow(self.tails, self.heads, self.capacities, self.costs, self.supplies)
         if flows is None:
-            raise Unsupported(f"the consumer flow did not solve (status {status})")
+            raise Unsupported(f"the consumer flow did not solve (status {status.name})")
         return flows
 
     def sizes(self, flows: np.ndarray) -> np.ndarray:

@@ -192,3 +192,18 @@ def test_the_goals_command_lists_built_in_goals():
     listed = {g["name"]: g for g in json.loads(result.output)["goals"]}
     assert listed["balance"]["hard"] and listed["movement_budget"]["hard"]
     assert listed["kip925_cost"]["kinds"] == ["streams"] and listed["stickiness"]["kinds"] == ["streams", "consumer"]
+
+
+def test_a_hook_with_the_wrong_arguments_or_a_failing_hook_is_the_plugins_error(tmp_path, monkeypatch, fresh_plugins):
+    fake_distribution(tmp_path, "wrongargs", "from optimizer import hookimpl\n\n@hookimpl\ndef register_goals(goals):\n    pass\n")
+    fake_distribution(tmp_path, "failing", "from optimizer import hookimpl\n\n@hookimpl\ndef register_goals(registry):\n    raise KeyError('zone')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(ALLOWLIST_ENV, "wrongargs")
+    with pytest.raises(PluginError, match=r"plugin 'wrongargs'.*goals"):
+        load_plugins()
+    monkeypatch.setenv(ALLOWLIST_ENV, "failing")
+    with pytest.raises(PluginError, match="plugin 'failing' failed in register_goals: KeyError"):
+        load_plugins()
+    reset()
+    result = CliRunner().invoke(cli, ["goals"])
+    assert result.exit_code == 2 and "failed in register_goals" in result.output
