@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Final, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import Name, StrictBool
@@ -13,6 +13,7 @@ from optimizer.model.issues import Issue
 from optimizer.model.metrics import Metrics
 
 SOLUTION_FORMAT: Final = "kafka-assignment-solution/v1"
+_METRICS: TypeAdapter[Metrics] = TypeAdapter(Metrics)
 
 
 class ClientAssignment(FrozenModel):
@@ -100,6 +101,13 @@ class Solution(FrozenModel):
 
     @field_validator("metrics", mode="before")
     @classmethod
-    def _empty_metrics_are_none(cls, value: Any) -> Any:
-        # `{}` was the field's default while metrics were an untyped mapping: a file may say so.
-        return None if value == {} else value
+    def _unknown_metrics_are_none(cls, value: Any) -> Any:
+        # Metrics are the evaluator's output, recomputed whenever they matter: a file's metrics
+        # that are not a complete set of today's (`{}`, the old default; a hand-written subset; a
+        # set from another version) read as "not evaluated" rather than rejecting the solution.
+        if not isinstance(value, dict):
+            return value  # a model already, None, or not an object at all (rejected as such)
+        try:
+            return _METRICS.validate_python(value)
+        except ValidationError:
+            return None
