@@ -203,7 +203,7 @@ def test_metrics_that_are_not_a_complete_set_read_as_not_evaluated(metrics):
     # ... but metrics that are not an object at all are a malformed file.
     with pytest.raises(InvalidInputError) as error:
         solution_from_data({"assignment": {}, "metrics": [1, 2]})
-    assert [issue.location for issue in error.value.issues][0].startswith("metrics")
+    assert all(issue.location.startswith("metrics") for issue in error.value.issues)
 
 
 def test_yaml_written_here_reads_back_the_same_text(tmp_path):
