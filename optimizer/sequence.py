@@ -30,7 +30,7 @@ import numpy as np
 
 import optimizer.compressed as compressed
 from optimizer.backends import REGISTRY, Backend, named
-from optimizer.errors import GoalError
+from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, Formulation, LinExpr, formulate
 from optimizer.goal import Goal
 from optimizer.model.limits import MAX_MODEL_VARIABLES
@@ -111,10 +111,6 @@ class Progress:
         return SequenceResult(assignment, list(self.stages), [note])
 
 
-class SequenceError(Exception):
-    """The goals cannot be solved as asked (no back-end can express them)."""
-
-
 def run_sequence(
     problem,
     goals: list[Goal],
@@ -130,12 +126,12 @@ def run_sequence(
     compressed formulation when it is much smaller and every goal supports it (`compress`: True
     forces it, False never). `progress`, when given, follows the integer back-ends' stages."""
     if backend not in BACKENDS:
-        raise SequenceError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
+        raise SolverUnavailableError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
     tolerances = tolerances or {}
     started = time.perf_counter()
     for goal in goals:
         if not goal.applies_to(problem):
-            raise SequenceError(f"goal {goal.name!r} does not apply to {problem.kind} problems")
+            raise GoalError(f"goal {goal.name!r} does not apply to {problem.kind} problems")
 
     declined = []  # notes: the flow-only back-ends `exact` tried that could not take the sequence
     for candidate in exact_backends() if backend == "exact" else [named(backend)]:
@@ -148,10 +144,10 @@ def run_sequence(
             except Unsupported as error:  # found only while building or solving
                 reason = str(error)
         if backend != "exact":
-            raise SequenceError(f"the {candidate.name} back-end cannot solve this: {reason}")
+            raise SolverUnavailableError(f"the {candidate.name} back-end cannot solve this: {reason}")
         declined.append(f"{candidate.summary} not used: {reason}")
     else:
-        raise SequenceError("no linear back-end is registered to solve this")
+        raise SolverUnavailableError("no linear back-end is registered to solve this")
     linear = candidate
 
     small, full = model_variables(problem)
@@ -238,10 +234,12 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
 def _run_linear(
     problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None
 ) -> SequenceResult:
-    try:
-        expressions = {id(goal): goal.encode(formulation) for goal in goals}
-    except NotImplementedError as error:
-        raise SequenceError(f"a goal has no linear encoding: {error}") from None
+    expressions = {}
+    for goal in goals:
+        try:
+            expressions[id(goal)] = goal.encode(formulation)
+        except NotImplementedError:
+            raise SolverUnavailableError(f"goal {goal.name!r} has no linear encoding: only a back-end it can express solves it") from None
     constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
     frozen_first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
     soft = [g for g in goals if not g.hard]

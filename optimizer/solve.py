@@ -43,7 +43,7 @@ from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem, TaskAssignor
 from optimizer.results import SequenceResult
-from optimizer.sequence import BACKENDS, Progress, SequenceError, Tolerance, run_sequence
+from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
 from optimizer.version import __version__
 from plugins.manager import plugins
 
@@ -203,8 +203,6 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
 
     try:
         result = run_within(None if deadline is None else deadline + INTERRUPT_MARGIN, sequence)
-    except SequenceError as error:
-        raise SolverUnavailableError(str(error)) from None
     except TimeLimitReached:  # what the stages done so far found is kept
         stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"
         result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)

@@ -18,9 +18,10 @@ import pytest
 
 from optimizer import problem_from_data, solve
 from optimizer.backends import named
+from optimizer.errors import SolverUnavailableError
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.sequence import SequenceError, Tolerance, run_sequence
+from optimizer.sequence import Tolerance, run_sequence
 from optimizer.solve import resolve_goals
 from optimizer.testing import SOLVERS, brute_force, check, check_backends, check_goal
 
@@ -148,11 +149,11 @@ def test_hand_computed_consumer_balance():
 
 def test_the_flow_back_end_refuses_what_it_cannot_express():
     problem = normalize(random_streams_problem(3, tasks=6, clients=3, standby_replicas=1)).problem
-    with pytest.raises(SequenceError, match="flow back-end cannot solve this: standbys"):
+    with pytest.raises(SolverUnavailableError, match="flow back-end cannot solve this: standbys"):
         run_sequence(problem, resolve_goals(["balance"], "streams"), "flow")
     problem = normalize(random_streams_problem(3, tasks=6, clients=3, standby_replicas=0)).problem
     goals = resolve_goals(["balance", "cross_rack_traffic"], "streams")
-    with pytest.raises(SequenceError, match="goals have tolerances"):
+    with pytest.raises(SolverUnavailableError, match="goals have tolerances"):
         run_sequence(problem, goals, "flow", tolerances={"balance": Tolerance(absolute=1)})
 
 
