@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optimizer.costs import StreamsIndex
+from optimizer.model.ids import INT64_MAX
 from optimizer.model.streams import StreamsProblem
 
 
@@ -59,7 +60,7 @@ def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     largest long when unknown); tasks without changelog: every client alike.
     """
     acceptable = problem.config.acceptable_recovery_lag
-    largest = 2**63 - 1
+    largest = INT64_MAX
     everyone = acceptable >= largest
 
     def rank(lag: int) -> int:
@@ -80,3 +81,15 @@ def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
             if lagging is not None and logged[lagging]:
                 ranks[lagging, k] = rank(lag)
     return ranks
+
+
+def values_at_racks(index, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:
+    """by_rack[row, rack of client] for each (row, client) (0 for clients without rack); with
+    `paired` the clients are given per row, else `clients` is indexed by row."""
+    chosen = clients if paired else clients[rows]
+    racks = index.client_rack[chosen]
+    known = racks >= 0
+    values = np.zeros(len(rows), dtype=np.int64)
+    if by_rack.shape[1]:
+        values[known] = by_rack[rows[known], racks[known]]
+    return values

@@ -9,23 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.common import streams_placement
+from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
 from optimizer.goal import Goal
 from optimizer.model.racks import reads_across_racks
-
-
-def _at(index, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:
-    """by_rack[row, rack of client] for each (row, client) (0 for clients without rack); with
-    `paired` the clients are given per row, else `clients` is indexed by row."""
-    chosen = clients if paired else clients[rows]
-    racks = index.client_rack[chosen]
-    known = racks >= 0
-    values = np.zeros(len(rows), dtype=np.int64)
-    if by_rack.shape[1]:
-        values[known] = by_rack[rows[known], racks[known]]
-    return values
 
 
 def consumer_cross(formulation) -> np.ndarray:
@@ -56,8 +44,8 @@ class CrossRackTraffic(Goal):
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         return int(
-            _at(index, index.source_cross_by_rack, np.flatnonzero(placement.active >= 0), placement.active).sum()
-            + _at(index, index.changelog_cross_by_rack, placement.standby_rows, placement.standby_clients, paired=True).sum()
+            values_at_racks(index, index.source_cross_by_rack, np.flatnonzero(placement.active >= 0), placement.active).sum()
+            + values_at_racks(index, index.changelog_cross_by_rack, placement.standby_rows, placement.standby_clients, paired=True).sum()
         )
 
     def encode(self, formulation) -> LinExpr:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.common import streams_placement
+from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
 from optimizer.goal import Goal
@@ -42,13 +42,11 @@ class Kip925Cost(Goal):
     kinds = ("streams",)
 
     def evaluate(self, problem, assignment) -> int:
-        from goals.cross_rack_traffic import _at
-
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         traffic, non_overlap = weights(problem, index)
         assigned = np.flatnonzero(placement.active >= 0)
-        crossing = _at(index, index.source_cross_by_rack, assigned, placement.active)
+        crossing = values_at_racks(index, index.source_cross_by_rack, assigned, placement.active)
         moved = placement.active[assigned] != index.previous_active()[assigned]
         return int((traffic[assigned] * crossing + non_overlap[assigned] * moved).sum())
 

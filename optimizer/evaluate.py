@@ -544,9 +544,7 @@ def _evaluate_consumer(
 
     cross_rack = 0
     for partition, holders in owners.items():
-        topic, number = known[partition]
-        racks = topics[topic].replica_racks
-        replicas = racks[number] if racks is not None else None
+        replicas = problem.replica_racks_of(partition)
         for member_id in holders:
             cross_rack += reads_across_racks(members[member_id].rack, replicas)
 

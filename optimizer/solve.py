@@ -45,6 +45,7 @@ from optimizer.model.streams import StreamsProblem, TaskAssignor
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
 from optimizer.version import __version__
+from optimizer.warmup import plan_warmups, withhold_transfers
 from plugins.manager import plugins
 
 SOLVERS = (*BACKENDS, "kafka", "kip925")
@@ -222,7 +223,7 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
     notes = list(result.notes)
     target = result.assignment
     last_stage = {stage.goal.name: stage for stage in result.stages}
-    conflicted = {s.goal.name for s in result.stages if s.status == "infeasible"}
+    conflicted = {s.goal.name for s in result.stages if s.status == GoalStatus.INFEASIBLE}
     if target is None:
         notes.append("the exact engine has no assignment (see above): Kafka's assignment is returned instead")
         target = hint()
@@ -248,18 +249,10 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
         if followup:
             notes.append(f"{count} warm-ups planned; goal values are those of the target assignment")
     elif problem.kind == "consumer" and problem.config.partition_assignment_strategy == "cooperative-sticky":
-        from optimizer.warmup import withhold_transfers
-
         assignment, followup, count = withhold_transfers(raw, target)
         if count:
             notes.append(f"{count} partitions withheld until their holders revoke them (cooperative); goal values are those of the target")
     return assignment, followup, notes, tuple(results), options
-
-
-def plan_warmups(problem, target):
-    from optimizer.warmup import plan_warmups as plan
-
-    return plan(problem, target)
 
 
 def _streams_solver(

@@ -23,7 +23,7 @@ import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
 
-from optimizer.backends import REGISTRY, named
+from optimizer.backends import named
 from optimizer.costs import StreamsIndex
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.goal import Goal
@@ -33,12 +33,12 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.model.streams import StreamsProblem
-from optimizer.sequence import run_sequence
+from optimizer.sequence import BACKENDS, run_sequence
 from optimizer.solve import resolve_goals
 
 Assignment = dict[str, ClientAssignment]
 
-SOLVERS: tuple[str, ...] = ("exact", *(backend.name for backend in REGISTRY))
+SOLVERS: tuple[str, ...] = BACKENDS
 """The engine's choice and every registered back-end."""
 
 

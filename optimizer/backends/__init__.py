@@ -119,8 +119,6 @@ REGISTRY: tuple[Backend, ...] = (
 )  # fmt: skip
 """Every back-end, most preferred first."""
 
-NAMES = tuple(backend.name for backend in REGISTRY)
-"""The back-ends' names, in registry order."""
 
 
 def named(name: str) -> Backend:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from optimizer.assignors.java import kafka_client_order
-from optimizer.model.ids import TaskKey, parse_task_id
+from optimizer.model.ids import INT64_MAX, TaskKey, parse_task_id
 from optimizer.model.streams import StreamsProblem
 
 LATEST_OFFSET = -2
-MAX_LONG = 2**63 - 1
+MAX_LONG = INT64_MAX
 
 
 @dataclass(eq=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from optimizer.assignors.java import JavaPriorityQueue
 from optimizer.assignors.streams.client_state import LATEST_OFFSET, ClientState
-from optimizer.model.ids import TaskKey
+from optimizer.model.ids import INT64_MAX, TaskKey
 
 
 @dataclass
@@ -49,7 +49,7 @@ class CaughtUp:
         self._clients = list(clients)
         self._order = {c.id: i for i, c in enumerate(clients)}
         self._acceptable = acceptable
-        everyone = acceptable >= 2**63 - 1
+        everyone = acceptable >= INT64_MAX
         holders: dict[TaskKey, list[ClientState]] = {}
         for client in clients:
             for task in client.previous_active | client.previous_standby | client.reported_lags.keys():
