@@ -21,7 +21,7 @@ A goal is built from an optional argument string (`movement_budget=10` gives "10
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from optimizer.errors import GoalError
@@ -76,3 +76,12 @@ class Goal:
     def lower_bound(self) -> int:
         """A value no assignment goes below (0 for goals that count something)."""
         return 0
+
+
+def stage_order(problem: Problem, goals: Sequence[Goal]) -> tuple[list[Goal], list[Goal]]:
+    """How every engine orders a sequence: (the hard goals with a `hard_bound`, kept as constraints
+    throughout; then the hard goals without one, optimised first and frozen, followed by the soft
+    goals), each part in the order given."""
+    constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
+    frozen_first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
+    return constrained, frozen_first + [g for g in goals if not g.hard]

@@ -66,7 +66,7 @@ class StreamsFormulationAPI(Protocol):
 
     @property
     def kind(self) -> Literal["streams"]:
-        """Tells a Streams formulation from a consumer one."""
+        """Tells Streams from consumer."""
         ...
 
     @property
@@ -149,7 +149,6 @@ class StreamsVariablesAPI(StreamsFormulationAPI, Protocol):
         ...
 
 
-
 @runtime_checkable
 class ConsumerFormulationAPI(Protocol):
     """A consumer group as decision variables: one variable per (partition, subscribed member)
@@ -157,7 +156,7 @@ class ConsumerFormulationAPI(Protocol):
 
     @property
     def kind(self) -> Literal["consumer"]:
-        """Tells a consumer formulation from a Streams one."""
+        """Tells consumer from Streams."""
         ...
 
     @property
@@ -172,6 +171,7 @@ class ConsumerFormulationAPI(Protocol):
 
     @property
     def repairs(self) -> list[Repair]:
+        """Append a repair when the goal adds auxiliary variables."""
         ...
 
     @property
@@ -186,10 +186,12 @@ class ConsumerFormulationAPI(Protocol):
 
     @property
     def partition_position(self) -> dict[str, int]:
+        """Position of each partition id in `partitions`."""
         ...
 
     @property
     def member_position(self) -> dict[str, int]:
+        """Position of each member id in `members`."""
         ...
 
     @property
@@ -227,15 +229,17 @@ class StreamsFlowTermsAPI(Protocol):
 
     @property
     def kind(self) -> Literal["streams"]:
-        """Tells a Streams formulation from a consumer one."""
+        """Tells Streams from consumer."""
         ...
 
     @property
     def problem(self) -> StreamsProblem:
+        """The normalised problem."""
         ...
 
     @property
     def index(self) -> StreamsIndex:
+        """Tasks and clients in canonical order: rows of every cost matrix."""
         ...
 
     @property
@@ -270,11 +274,12 @@ class ConsumerFlowTermsAPI(Protocol):
 
     @property
     def kind(self) -> Literal["consumer"]:
-        """Tells a consumer formulation from a Streams one."""
+        """Tells consumer from Streams."""
         ...
 
     @property
     def problem(self) -> ConsumerProblem:
+        """The normalised problem."""
         ...
 
     def partition_cross_by_rack(self) -> NDArray[np.int64]:

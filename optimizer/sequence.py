@@ -32,7 +32,7 @@ import optimizer.compressed as compressed
 from optimizer.backends import REGISTRY, Backend, named
 from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, Formulation, LinExpr, formulate
-from optimizer.goal import Goal
+from optimizer.goal import Goal, stage_order
 from optimizer.model.limits import MAX_MODEL_VARIABLES
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus
@@ -240,9 +240,7 @@ def _run_linear(
             expressions[id(goal)] = goal.encode(formulation)
         except NotImplementedError:
             raise SolverUnavailableError(f"goal {goal.name!r} has no linear encoding: only a back-end it can express solves it") from None
-    constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
-    frozen_first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
-    soft = [g for g in goals if not g.hard]
+    constrained, order = stage_order(problem, goals)
     engine = backend.name
     notes = [f"back-end: {engine}"]
 
@@ -260,7 +258,6 @@ def _run_linear(
     if progress is not None:
         progress.formulation, progress.solution, progress.stages = formulation, None, stages
 
-    order = frozen_first + soft
     if constrained:
         # The hard constraints alone: is there an assignment at all?
         if current is not None:

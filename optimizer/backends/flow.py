@@ -38,6 +38,7 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
+from optimizer.goal import stage_order
 from optimizer.levels import level_boxes
 from optimizer.model.ids import partition_id, partition_key
 from optimizer.model.solution import ClientAssignment, GoalStatus
@@ -211,14 +212,6 @@ def _homogeneous(groups: np.ndarray, stateful: np.ndarray) -> bool:
     return True
 
 
-def _order(problem, goals):
-    """Hard goals with a bound are constraints (balance boxes), then goals in priority order."""
-    first = [g for g in goals if g.hard and g.hard_bound(problem) is None]
-    soft = [g for g in goals if not g.hard]
-    constrained = [g for g in goals if g.hard and g.hard_bound(problem) is not None]
-    return constrained, first + soft
-
-
 def _weights(bounds: list[int]) -> list[int]:
     weights = [1] * len(bounds)
     for i in range(len(bounds) - 2, -1, -1):
@@ -251,7 +244,7 @@ def solve_sequence(problem, goals, time_limit):
 def _solve_streams(problem, goals):
     index = StreamsIndex.of(problem)
     n_tasks, n_clients = len(index.tasks), len(index.clients)
-    _, ordered = _order(problem, goals)
+    _, ordered = stage_order(problem, goals)
     terms_of = {}
     for goal in goals:
         t = StreamsFlowTerms(problem)
@@ -450,7 +443,7 @@ def _streams_network(groups, n_groups, group_stateful, split, racks, client_colu
 
 def _solve_consumers(problem, goals):
     group = _ConsumerGroup(problem)
-    _, ordered = _order(problem, goals)
+    _, ordered = stage_order(problem, goals)
     terms = []
     for goal in ordered:
         t = ConsumerFlowTerms(problem, group)

@@ -116,9 +116,9 @@ def test_a_misspelt_hook_is_an_error_naming_the_plugin(tmp_path, monkeypatch, fr
     assert result.exit_code == 2 and "register_goal" in result.output
 
 
-def test_the_plugin_layer_imports_nothing_above_it():
+def test_the_built_in_goals_are_loaded_by_module_name_with_the_packages_version():
     # plugins is the bottom layer: the built-in goals are named, not imported (tests/test_layers.py
-    # checks the whole graph; this is the contract plugin authors read about).
+    # checks that the layer imports nothing above it).
     assert DEFAULT_PLUGINS == {"builtin": "goals.builtin"}
     loaded = load_plugins()
     assert loaded.loaded[0].name == "builtin" and loaded.loaded[0].version == optimizer.__version__

@@ -65,13 +65,14 @@ def test_the_consumer_formulation_and_flow_terms_satisfy_the_protocols(streams, 
 
 
 def test_the_protocols_declare_every_member_they_document():
-    # A protocol member without a type is invisible to mypy and to isinstance: every one is typed.
+    # Every member is typed (a member without a type is invisible to mypy and isinstance) and
+    # says what it is: the protocols are the goal author's reference.
     for protocol in (StreamsFormulationAPI, StreamsVariablesAPI, ConsumerFormulationAPI, StreamsFlowTermsAPI, ConsumerFlowTermsAPI):
         assert {"kind", "problem"} <= _members(protocol), protocol.__name__
         for name in _members(protocol):
             member = getattr(protocol, name, None)
-            if callable(member):
-                assert inspect.getdoc(member), f"{protocol.__name__}.{name} has no docstring"
+            documented = member.fget if isinstance(member, property) else member
+            assert inspect.getdoc(documented), f"{protocol.__name__}.{name} has no docstring"
 
 
 def test_the_goal_api_is_annotated_with_the_protocols():
