@@ -24,8 +24,10 @@ import numpy as np
 from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
 from optimizer.levels import balance_slack, saturated_clients
+from optimizer.model.problem import Problem
+from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI, Repair, StreamsFormulationAPI
 
 
 class Balance(Goal):
@@ -34,12 +36,12 @@ class Balance(Goal):
     compressible = True
     hard = True
 
-    def hard_bound(self, problem) -> int | None:
+    def hard_bound(self, problem: Problem) -> int | None:
         return 0 if problem.kind == "streams" else None
 
     # ------------------------------------------------------------------ evaluate
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         if problem.kind == "consumer":
             sizes = [len(held.active) for held in assignment.values()]
             return int(sum(s * s for s in sizes))
@@ -63,7 +65,7 @@ class Balance(Goal):
 
     # ------------------------------------------------------------------ encode
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
         if formulation.kind == "consumer":
             return _encode_square_sizes(formulation)
         threads = formulation.index.threads
@@ -78,7 +80,7 @@ class Balance(Goal):
             total += _level_rows(formulation, members, threads, saturated, n_stateful, copies)
         return total
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
         terms.require_balance()
         return True
 
@@ -88,7 +90,9 @@ _MAX_LEVEL_SCALE = 2**20
 beyond it (thread counts too varied) the rows compare thread-count classes pairwise."""
 
 
-def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> LinExpr:
+def _level_rows(
+    formulation: StreamsFormulationAPI, members_of: list[np.ndarray], threads: np.ndarray, saturated: np.ndarray, cap: int, copies: int
+) -> LinExpr:
     """Rows that hold the counts n (the sums of each client's `members_of` variables) within
     e of a balanced level, and n + e >= cap for saturated clients. Returns e.
 
@@ -112,7 +116,7 @@ def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> Lin
     lows: list[int] = []
     highs: list[int] = []
 
-    def add(members, extra_cols, extra_coefs, member_coef, low, high) -> None:
+    def add(members: np.ndarray, extra_cols: list[int], extra_coefs: list[int], member_coef: int, low: int, high: int) -> None:
         row = len(lows)
         rows.extend([row] * (len(members) + len(extra_cols)))
         cols.extend([*members.tolist(), *extra_cols])
@@ -165,7 +169,7 @@ def _level_rows(formulation, members_of, threads, saturated, cap, copies) -> Lin
     return LinExpr.of([slack], [1])
 
 
-def _encode_square_sizes(formulation) -> LinExpr:
+def _encode_square_sizes(formulation: ConsumerFormulationAPI) -> LinExpr:
     """sum_m s_m^2 as unit segments: s_m = sum_j z_mj with z_mj in [0, 1] costing 2j - 1; the
     cheapest fill is the first s_m segments, whose cost is s_m^2 (exact for minimising, and as a
     frozen bound)."""
@@ -188,7 +192,7 @@ def _encode_square_sizes(formulation) -> LinExpr:
     return objective
 
 
-def _fill_segments(pairs: np.ndarray, segments: np.ndarray):
+def _fill_segments(pairs: np.ndarray, segments: np.ndarray) -> Repair:
     def fix(solution: np.ndarray) -> None:
         size = int(solution[pairs].sum())
         solution[segments] = np.arange(len(segments)) < size

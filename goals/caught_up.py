@@ -12,13 +12,16 @@ import numpy as np
 from goals.common import caught_up_ranks, streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
+from optimizer.model.streams import StreamsProblem
+from optimizer.protocols import FlowTermsAPI, FormulationAPI
 
 
-def behind(problem, index) -> np.ndarray:
+def behind(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     """tasks x clients: 1 where the client is not among the most caught up on the task."""
     ranks = caught_up_ranks(problem, index)
-    return (ranks > ranks.min(axis=1, keepdims=True)).astype(np.int64)
+    return np.asarray(ranks > ranks.min(axis=1, keepdims=True), dtype=np.int64)
 
 
 class CaughtUp(Goal):
@@ -27,17 +30,20 @@ class CaughtUp(Goal):
     compressible = True
     kinds = ("streams",)
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         cost = behind(problem, index)
         assigned = np.flatnonzero(placement.active >= 0)
         return int(cost[assigned, placement.active[assigned]].sum())
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"  # a Streams goal: the engine checks `kinds`
         return formulation.active_cost(behind(formulation.problem, formulation.index))
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
+        assert terms.kind == "streams"  # a Streams goal: the engine checks `kinds`
         cost = behind(terms.problem, terms.index)
         rows = np.flatnonzero(cost.any(axis=1))
         base = np.zeros(len(terms.index.tasks), dtype=np.int64)

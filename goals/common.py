@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optimizer.costs import StreamsIndex
+from optimizer.goal import Assignment
 from optimizer.model.ids import INT64_MAX
 from optimizer.model.streams import StreamsProblem
 
@@ -27,7 +28,7 @@ class StreamsPlacement:
         return np.bincount(clients, minlength=n_clients)
 
 
-def streams_placement(index: StreamsIndex, assignment) -> StreamsPlacement:
+def streams_placement(index: StreamsIndex, assignment: Assignment) -> StreamsPlacement:
     active = np.full(len(index.tasks), -1, dtype=np.int64)
     standby_rows: list[int] = []
     standby_clients: list[int] = []
@@ -44,11 +45,6 @@ def streams_placement(index: StreamsIndex, assignment) -> StreamsPlacement:
                 standby_rows.append(tasks[task])
                 standby_clients.append(k)
     return StreamsPlacement(active, np.array(standby_rows, dtype=np.int64), np.array(standby_clients, dtype=np.int64))
-
-
-def active_counts(index: StreamsIndex, placement: StreamsPlacement, rows=None) -> np.ndarray:
-    owners = placement.active if rows is None else placement.active[rows]
-    return np.bincount(owners[owners >= 0], minlength=len(index.clients))
 
 
 def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
@@ -83,7 +79,7 @@ def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     return ranks
 
 
-def values_at_racks(index, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:
+def values_at_racks(index: StreamsIndex, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:
     """by_rack[row, rack of client] for each (row, client) (0 for clients without rack); with
     `paired` the clients are given per row, else `clients` is indexed by row."""
     chosen = clients if paired else clients[rows]

@@ -12,18 +12,21 @@ import numpy as np
 from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
 from optimizer.model.racks import reads_across_racks
+from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
 
 
-def consumer_cross(formulation) -> np.ndarray:
+def consumer_cross(formulation: ConsumerFormulationAPI) -> np.ndarray:
     """Per (partition, member) variable: 1 when the member reads the partition across racks
     (`reads_across_racks`)."""
     problem = formulation.problem
     member = problem.member_by_id
     racks = sorted({m.rack for m in problem.members if m.rack is not None})
-    column = {rack: j for j, rack in enumerate(racks)}  # members without a rack: the last column
-    member_column = np.array([column.get(member[m].rack, len(racks)) for m in formulation.members], dtype=np.int64)
+    column: dict[str | None, int] = {rack: j for j, rack in enumerate(racks)}
+    column[None] = len(racks)  # members without a rack: the last column
+    member_column = np.array([column[member[m].rack] for m in formulation.members], dtype=np.int64)
     by_rack = problem.cross_by_rack(formulation.partitions, (*racks, None))
     return by_rack[formulation.pair_partition, member_column[formulation.pair_member]]
 
@@ -33,7 +36,7 @@ class CrossRackTraffic(Goal):
     summary = "partitions read across racks: actives' sources, standbys' changelogs (KIP-925, KIP-881)"
     compressible = True
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         if problem.kind == "consumer":
             total = 0
             for member in problem.members:
@@ -48,7 +51,7 @@ class CrossRackTraffic(Goal):
             + values_at_racks(index, index.changelog_cross_by_rack, placement.standby_rows, placement.standby_clients, paired=True).sum()
         )
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
         if formulation.kind == "consumer":
             return LinExpr.of(formulation.x, consumer_cross(formulation))
         index = formulation.index
@@ -58,7 +61,7 @@ class CrossRackTraffic(Goal):
             expr += formulation.standby_cost(changelog)
         return expr
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
         if terms.kind == "consumer":
             terms.rack_cost(terms.partition_cross_by_rack())
         else:

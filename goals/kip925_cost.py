@@ -13,11 +13,13 @@ import numpy as np
 from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
-from optimizer.goal import Goal
-from optimizer.model.streams import STATELESS_NON_OVERLAP_COST, STATELESS_TRAFFIC_COST, TaskAssignor, kip925_costs
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
+from optimizer.model.streams import STATELESS_NON_OVERLAP_COST, STATELESS_TRAFFIC_COST, StreamsProblem, TaskAssignor, kip925_costs
+from optimizer.protocols import FlowTermsAPI, FormulationAPI
 
 
-def weights(problem, index) -> tuple[np.ndarray, np.ndarray]:
+def weights(problem: StreamsProblem, index: StreamsIndex) -> tuple[np.ndarray, np.ndarray]:
     traffic, non_overlap = kip925_costs(problem.config, TaskAssignor.HIGH_AVAILABILITY)
     stateful = index.stateful
     return (
@@ -26,13 +28,13 @@ def weights(problem, index) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def cost_matrix(problem, index) -> np.ndarray:
+def cost_matrix(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     traffic, non_overlap = weights(problem, index)
     cost = traffic[:, None] * index.by_client(index.source_cross_by_rack) + non_overlap[:, None]
     previous = index.previous_active()
     rows = np.flatnonzero(previous >= 0)
     cost[rows, previous[rows]] -= non_overlap[rows]
-    return cost
+    return np.asarray(cost, dtype=np.int64)
 
 
 class Kip925Cost(Goal):
@@ -41,7 +43,8 @@ class Kip925Cost(Goal):
     compressible = True
     kinds = ("streams",)
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         traffic, non_overlap = weights(problem, index)
@@ -50,10 +53,12 @@ class Kip925Cost(Goal):
         moved = placement.active[assigned] != index.previous_active()[assigned]
         return int((traffic[assigned] * crossing + non_overlap[assigned] * moved).sum())
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"  # a Streams goal: the engine checks `kinds`
         return formulation.active_cost(cost_matrix(formulation.problem, formulation.index))
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
+        assert terms.kind == "streams"  # a Streams goal: the engine checks `kinds`
         index = terms.index
         traffic, non_overlap = weights(terms.problem, index)
         racks = terms.with_rackless(index.source_cross_by_rack) * traffic[:, None] + non_overlap[:, None]

@@ -11,7 +11,9 @@ import numpy as np
 from goals.stickiness import moves, moves_expr
 from optimizer.errors import GoalError
 from optimizer.formulation import COUNT_BOUND, UNBOUNDED, LinExpr
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
+from optimizer.protocols import FormulationAPI
 
 
 class MovementBudget(Goal):
@@ -26,13 +28,13 @@ class MovementBudget(Goal):
         self.argument = argument
         self.budget = int(argument)
 
-    def hard_bound(self, problem) -> int | None:
+    def hard_bound(self, problem: Problem) -> int | None:
         return 0
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         return max(0, moves(problem, assignment) - self.budget)
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
         moved = moves_expr(formulation)
         excess = formulation.model.add_vars(1, 0, COUNT_BOUND)[0]
         # excess >= moves - budget

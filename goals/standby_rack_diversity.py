@@ -14,10 +14,13 @@ import numpy as np
 from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr, excess_repair
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
+from optimizer.model.streams import StreamsProblem
+from optimizer.protocols import FlowTermsAPI, FormulationAPI
 
 
-def diversity_groups(index, problem) -> list[np.ndarray]:
+def diversity_groups(index: StreamsIndex, problem: StreamsProblem) -> list[np.ndarray]:
     """Client positions sharing a value, per dimension, for values held by two or more clients."""
     keys = problem.config.rack_aware_assignment_tags
     dimensions = [[c.tags.get(key) for c in index.clients] for key in keys] if keys else [
@@ -39,7 +42,8 @@ class StandbyRackDiversity(Goal):
     compressible = True
     kinds = ("streams",)
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         stateful = index.stateful
@@ -54,7 +58,8 @@ class StandbyRackDiversity(Goal):
             total += int(np.maximum(per_task - 1, 0).sum())
         return total
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"  # a Streams goal: the engine checks `kinds`
         if not formulation.standbys:
             return LinExpr.zero()
         groups = diversity_groups(formulation.index, formulation.problem)
@@ -77,7 +82,8 @@ class StandbyRackDiversity(Goal):
         formulation.repairs.append(excess_repair(conflicts, members_of, np.ones(r, dtype=np.int64)))
         return LinExpr.of(conflicts, 1)
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
+        assert terms.kind == "streams"  # a Streams goal: the engine checks `kinds`
         # The flow back-end only takes problems without standbys, where there is nothing to spread.
         problem = terms.problem
         return not (problem.effective_standby_replicas and any(t.stateful for t in problem.tasks))

@@ -12,10 +12,12 @@ import numpy as np
 from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
+from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
 
 
-def kept_discount(index) -> np.ndarray:
+def kept_discount(index: StreamsIndex) -> np.ndarray:
     """tasks x clients: -1 on each task's previous active client, 0 elsewhere (the number of
     moves is the number of tasks that had a previous client plus this)."""
     previous = index.previous_active()
@@ -25,7 +27,7 @@ def kept_discount(index) -> np.ndarray:
     return cost
 
 
-def moves(problem, assignment) -> int:
+def moves(problem: Problem, assignment: Assignment) -> int:
     """Actives moved off their previous client (Streams) or owned partitions moved (consumer)."""
     if problem.kind == "consumer":
         moved = 0
@@ -40,7 +42,7 @@ def moves(problem, assignment) -> int:
     return int((placement.active[had] != previous[had]).sum())
 
 
-def moves_expr(formulation) -> LinExpr:
+def moves_expr(formulation: FormulationAPI) -> LinExpr:
     """`moves` as a linear expression of the formulation's variables."""
     if formulation.kind == "consumer":
         pairs = formulation.pair_of()
@@ -53,7 +55,7 @@ def moves_expr(formulation) -> LinExpr:
     return expr
 
 
-def owners(formulation) -> list[tuple[int, int]]:
+def owners(formulation: ConsumerFormulationAPI) -> list[tuple[int, int]]:
     """(partition row, member position) of every owned partition still assignable to its owner."""
     result = []
     for member in formulation.problem.members:
@@ -70,7 +72,7 @@ class Stickiness(Goal):
     summary = "actives moved off their previous client + standbys where no copy was before; owned partitions moved"
     compressible = True
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         moved = moves(problem, assignment)
         if problem.kind == "consumer":
             return moved
@@ -79,14 +81,14 @@ class Stickiness(Goal):
         held = index.previous_holders
         return moved + int((~held[placement.standby_rows, placement.standby_clients]).sum())
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
         expr = moves_expr(formulation)
         if formulation.kind == "streams" and formulation.standbys:
             fresh = ~formulation.index.previous_holders[formulation.stateful_rows]
             expr += formulation.standby_cost(fresh.astype(np.int64))
         return expr
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
         if terms.kind == "consumer":
             terms.owner_discount(1)
             return True

@@ -13,10 +13,13 @@ import numpy as np
 from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr, excess_repair
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
+from optimizer.model.problem import Problem
+from optimizer.model.streams import StreamsProblem
+from optimizer.protocols import FlowTermsAPI, FormulationAPI
 
 
-def subtopology_caps(index) -> tuple[np.ndarray, np.ndarray]:
+def subtopology_caps(index: StreamsIndex) -> tuple[np.ndarray, np.ndarray]:
     """(group of each task, caps subtopologies x clients)."""
     subtopologies, groups = np.unique(index.subtopology, return_inverse=True)
     sizes = np.bincount(groups, minlength=len(subtopologies))
@@ -31,7 +34,8 @@ class SubtopologySpread(Goal):
     compressible = True
     kinds = ("streams",)
 
-    def evaluate(self, problem, assignment) -> int:
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         groups, caps = subtopology_caps(index)
@@ -40,7 +44,8 @@ class SubtopologySpread(Goal):
         np.add.at(held, (groups[assigned], placement.active[assigned]), 1)
         return int(np.maximum(held - caps, 0).sum())
 
-    def encode(self, formulation) -> LinExpr:
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"  # a Streams goal: the engine checks `kinds`
         groups, caps = subtopology_caps(formulation.index)
         sizes = np.bincount(groups, minlength=caps.shape[0])
         over = np.argwhere(sizes[:, None] > caps)  # (group, client) pairs that could exceed
@@ -59,7 +64,8 @@ class SubtopologySpread(Goal):
         formulation.repairs.append(excess_repair(excess, members_of, limits))
         return LinExpr.of(excess, 1)
 
-    def flow(self, terms) -> bool:
+    def flow(self, terms: FlowTermsAPI) -> bool:
+        assert terms.kind == "streams"  # a Streams goal: the engine checks `kinds`
         groups, caps = subtopology_caps(terms.index)
         terms.soft_caps(groups, caps)
         return True

@@ -6,6 +6,7 @@ import io
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -44,7 +45,7 @@ class Comparison:
     kafka: Solution = field(repr=False)
     exact: Solution = field(repr=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "problem": self.problem,
             "kind": self.kind,

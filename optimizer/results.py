@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optimizer.goal import Goal
-from optimizer.model.solution import GoalStatus
+from optimizer.model.solution import ClientAssignment, GoalStatus
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class SequenceResult:
     """The assignment (None when none was found), its stages and notes; `fallback` when the
     goals were not solved as asked (hard goals relaxed, or no model built)."""
 
-    assignment: dict | None
+    assignment: dict[str, ClientAssignment] | None
     stages: list[Stage]
     notes: list[str] = field(default_factory=list)
     fallback: bool = False

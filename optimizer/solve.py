@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
@@ -34,7 +35,7 @@ from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import deadline_after, now, remaining, run_within
 from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.evaluate import evaluate, record_evaluation
-from optimizer.goal import Goal
+from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id, task_id
 from optimizer.model.issues import Issue, warning
@@ -118,7 +119,7 @@ def solve(
     loaded = plugins()
     plugin_info = tuple(PluginInfo(name=p.name, version=p.version) for p in loaded.loaded)
     goal_results: tuple[GoalResult, ...] = ()
-    options: dict = {}
+    options: dict[str, Any] = {}
     solver_warnings: tuple[Issue, ...] = ()  # where Kafka's own answer is knowingly not reproduced
     deadline = deadline_after(time_limit)
     if solver in ("kafka", "kip925"):
@@ -165,8 +166,9 @@ def solve(
     return record_evaluation(solution, evaluation, problem, solver_warnings)
 
 
-def _heuristic(problem, solver: str, raw):
+def _heuristic(problem: Problem, solver: str, raw: Problem) -> tuple[Assignment, bool, list[str], dict[str, Any], tuple[Issue, ...]]:
     if isinstance(problem, ConsumerProblem):
+        assert isinstance(raw, ConsumerProblem)  # the problem as given, before normalising
         if solver == "kip925":
             raise SolverUnavailableError("the kip925 reference goal applies to Kafka Streams problems only")
         # Kafka's sticky assignors settle contested and stale claims themselves (KAFKA-12464):
@@ -184,22 +186,25 @@ def _heuristic(problem, solver: str, raw):
     return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, ()
 
 
-def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmups, kafka):
+def _exact(
+    problem: Problem, raw: Problem, solver: str, goals: list[Goal], time_limit: float | None, deadline: float | None,
+    tolerances: dict[str, Tolerance], warmups: bool, kafka: Solution | None,
+) -> tuple[Assignment, bool, list[str], tuple[GoalResult, ...], dict[str, Any]]:
     backend = solver
-    options = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
+    options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
     started: list[bool] = []
 
     @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
-    def hint() -> dict:
+    def hint() -> dict[str, ClientAssignment]:
         started.append(True)
         assignment = kafka.assignment if kafka is not None else _heuristic(problem, "kafka", raw)[0]
         return {c: held.model_copy(update={"warmup": ()}) for c, held in assignment.items()}
 
     progress = Progress()
 
-    def sequence():
+    def sequence() -> SequenceResult:
         return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint, progress=progress)
 
     try:
@@ -221,12 +226,11 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
                 f"Kafka's assignor, its fallback, did not finish in {FALLBACK_SECONDS:g} s more"
             ) from None
     notes = list(result.notes)
-    target = result.assignment
+    target = result.assignment if result.assignment is not None else hint()
     last_stage = {stage.goal.name: stage for stage in result.stages}
     conflicted = {s.goal.name for s in result.stages if s.status == GoalStatus.INFEASIBLE}
-    if target is None:
+    if result.assignment is None:
         notes.append("the exact engine has no assignment (see above): Kafka's assignment is returned instead")
-        target = hint()
         options["fallback"] = "kafka"
     elif result.fallback:
         options["fallback"] = "hard goals minimised as soft goals"
@@ -257,7 +261,7 @@ def _exact(problem, raw, solver, goals, time_limit, deadline, tolerances, warmup
 
 def _streams_solver(
     problem: StreamsProblem, solver: str
-) -> tuple[Callable[[StreamsProblem], StreamsAssignorResult], dict]:
+) -> tuple[Callable[[StreamsProblem], StreamsAssignorResult], dict[str, Any]]:
     if solver == "kip925":
         return kip925_reference, {"goal": "kip925"}
     if problem.config.task_assignor_class == TaskAssignor.STICKY:

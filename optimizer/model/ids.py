@@ -177,7 +177,6 @@ Name = Annotated[str, StringConstraints(min_length=1), AfterValidator(check_name
 # Data fields are strict: `threads: true` or `stateful: "yes"` is a wrong type, not a 1 or a True.
 StrictBool = Annotated[bool, Strict()]
 Int32 = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
-PositiveInt32 = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX)]
 Int64 = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -130,7 +130,3 @@ def _error(loc: Loc, message: str, data: Any) -> Issue:
 
 def warning(location: str, message: str) -> Issue:
     return Issue(severity=Severity.WARNING, location=location, message=message)
-
-
-def errors_only(issues: Iterable[Issue]) -> list[Issue]:
-    return [issue for issue in issues if issue.severity == Severity.ERROR]

@@ -43,7 +43,7 @@ def normalize(problem: P) -> Normalized[P]:
     return cast(Normalized[P], _normalize_consumer(problem))
 
 
-def _natural(value: str) -> tuple:
+def _natural(value: str) -> tuple[int | str, ...]:
     """Ids with their numbers compared as numbers: 0_2 before 0_10, orders-2 before orders-10."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", value))
 

@@ -98,7 +98,7 @@ for _tag in ("binary", "set", "omap", "pairs", "timestamp"):
     _Yaml12Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _unsupported_tag)
 
 
-def _yaml_mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+def _yaml_mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     explicit = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
     loader.flatten_mapping(node)
     merged = len(node.value) - explicit  # merged pairs come first; explicit keys override them
