@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from optimizer.backends import REGISTRY
 from optimizer.compare import compare
 from optimizer.deadline import deadline_after, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
@@ -279,8 +280,8 @@ def _goal_list(value: str | None) -> list[str] | None:
     default="exact",
     show_default=True,
     help="exact: goals in priority order, each proven optimal (fastest back-end per stage); "
-    "cpsat, milp, flow: force a back-end; kafka: what Kafka's own assignor computes; kip925: "
-    "KIP-925's optimisation of the previous assignment (Streams).",
+    f"{', '.join(backend.name for backend in REGISTRY)}: force a back-end; kafka: what Kafka's own assignor computes; "
+    "kip925: KIP-925's optimisation of the previous assignment (Streams).",
 )
 @click.option(
     "--goals", "goal_names", metavar="G1,G2,...",

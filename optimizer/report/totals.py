@@ -24,15 +24,17 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from optimizer.backends import REGISTRY
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
 BASELINE_SOLVER = "kafka"
 """Kafka's own heuristic: what a fleet gets today."""
 
-REFERENCE_SOLVERS = ("exact", "milp", "cpsat", "flow")
-"""Exact-type solvers, best first: the first one present is compared with the baseline."""
+REFERENCE_SOLVERS = ("exact", *(backend.name for backend in REGISTRY))
+"""Exact-type solvers, best first (the engine's choice, then the back-ends in the registry's
+order): the first one present is compared with the baseline."""
 
-_SOLVER_ORDER = ("kafka", "kip925", "exact", "milp", "cpsat", "flow")
+_SOLVER_ORDER = ("kafka", "kip925", *REFERENCE_SOLVERS)
 """Display order of the known solvers; unknown names follow, alphabetically."""
 
 _Entry = TypeVar("_Entry", bound=Mapping[str, Any])
