@@ -19,10 +19,10 @@ solver's Python layer (CP-SAT's takes 0.3 s, with pandas).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -105,6 +105,14 @@ class Backend:
     def solve_sequence(self, problem: Problem, goals: Sequence[Goal], time_limit: float | None) -> SequenceResult:
         """Flow-only back-ends: every stage at once."""
         return cast(SequenceResult, self.implementation().solve_sequence(problem, goals, time_limit))
+
+
+if TYPE_CHECKING:  # mypy checks the modules the registry names provide its entry points
+    from optimizer.backends import cpsat, flow, milp
+
+    _linear_entry_points: tuple[Callable[[LinearModel], Session], ...] = (milp.start, cpsat.start)
+    _flow_unsupported: Callable[[Problem, Sequence[Goal], dict[str, Any]], str | None] = flow.unsupported
+    _flow_solve: Callable[[Problem, Sequence[Goal], float | None], SequenceResult] = flow.solve_sequence
 
 
 REGISTRY: tuple[Backend, ...] = (
