@@ -10,7 +10,7 @@ are their sort keys). The module also holds the checked field types of names and
 from __future__ import annotations
 
 import re
-from typing import Annotated, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
 
@@ -190,3 +190,15 @@ def _kafka_number(value: object) -> object:
 
 
 KafkaInt = Annotated[int, BeforeValidator(_kafka_number), Strict()]
+
+
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that compares digit runs as numbers: `client-2` < `client-10`, `0_9` < `0_10`.
+
+    Ties (`01` and `1`) are broken by the text itself, so the order is total.
+    """
+    parts = _DIGIT_RUNS.split(text)
+    return tuple(int(part) if odd else part for odd, part in zip([0, 1] * len(parts), parts, strict=False)), text

@@ -13,14 +13,13 @@ clients without a rack (rack-aware assignment disabled), subscriptions to topics
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
 from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import partition_key, shown
+from optimizer.model.ids import natural_key, partition_key, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
@@ -43,13 +42,8 @@ def normalize(problem: P) -> Normalized[P]:
     return cast(Normalized[P], _normalize_consumer(problem))
 
 
-def _natural(value: str) -> tuple[int | str, ...]:
-    """Ids with their numbers compared as numbers: 0_2 before 0_10, orders-2 before orders-10."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", value))
-
-
 def _names(values: list[str], limit: int = 8) -> str:
-    ordered = sorted(set(values), key=_natural)
+    ordered = sorted(set(values), key=natural_key)
     shown = ", ".join(ordered[:limit])
     return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
 
@@ -198,7 +192,7 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
 
     lost: dict[int, set[str]] = defaultdict(set)
     contested = [(partition, owners) for partition, owners in claims.items() if len(owners) > 1]
-    for partition, owners in sorted(contested, key=lambda item: _natural(item[0])):
+    for partition, owners in sorted(contested, key=lambda item: natural_key(item[0])):
         top = max(problem.members[i].generation for i in owners)
         winners = [i for i in owners if problem.members[i].generation == top]
         keeper = winners[0] if len(winners) == 1 else None

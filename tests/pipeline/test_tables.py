@@ -16,7 +16,7 @@ import pytest
 from optimizer.errors import InvalidInputError
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.consumer import ConsumerConfig
-from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import natural_key, parse_partition_id
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsConfig
 from optimizer.pipeline.inputs import read_records
@@ -25,7 +25,6 @@ from optimizer.pipeline.tables import (
     STREAMS_CONFIG,
     TABLES,
     is_table_directory,
-    natural_key,
     problem_table_rows,
     read_table_records,
     spark_table_records,

@@ -31,7 +31,6 @@ This module only names what the rest of the project uses.
 
 from __future__ import annotations
 
-from optimizer.pipeline.tables.assembly import natural_key
 from optimizer.pipeline.tables.directory import is_table_directory
 from optimizer.pipeline.tables.layout import CONSUMER_CONFIG, STREAMS_CONFIG, TABLES
 from optimizer.pipeline.tables.local_reader import read_table_records
@@ -43,7 +42,6 @@ __all__ = [
     "STREAMS_CONFIG",
     "TABLES",
     "is_table_directory",
-    "natural_key",
     "problem_table_rows",
     "read_table_records",
     "spark_table_records",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.errors import InvalidInputError
-from optimizer.model.ids import partition_id
+from optimizer.model.ids import natural_key, partition_id
 from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
 from optimizer.model.limits import MAX_PARTITIONS
@@ -30,16 +30,6 @@ from optimizer.pipeline.tables.layout import BOOL, CONFIG_KIND, CONSUMER, INT, K
 _SOURCE_ROLES = {"source": "source_partitions", "changelog": "changelog_partitions"}
 _PREVIOUS_ROLES = {"active": "previous_active", "standby": "previous_standby"}
 _WHOLE = re.compile(r"[+-]?[0-9]{1,30}(?:\.0*)?")
-_DIGIT_RUNS = re.compile(r"([0-9]+)")
-
-
-def natural_key(text: str) -> tuple[Any, ...]:
-    """Sort key that compares digit runs as numbers: `client-2` < `client-10`, `0_9` < `0_10`.
-
-    Ties (`01` and `1`) are broken by the text itself, so the order is total.
-    """
-    parts = _DIGIT_RUNS.split(text)
-    return tuple(int(part) if odd else part for odd, part in zip([0, 1] * len(parts), parts, strict=False)), text
 
 
 def _partition_key(topic: str, partition: int) -> tuple[Any, ...]:
