@@ -6,7 +6,7 @@ line maps every error through that attribute alone. The engine's own control-flo
 back-end that cannot take a sequence, a formulation that cannot be compressed) are private to
 the engine and never reach a caller. The root, `UsageError` and `PluginError` are defined in
 `plugins.errors`, the bottom layer, because the plugin manager raises them without importing
-`optimizer`; import every error from here.
+`optimizer` (with `ExitCode`, which they carry); import every error from here.
 
     KafkaAssignmentError
     ├── InvalidInputError        1  a problem, solution or table that cannot be used
@@ -23,10 +23,9 @@ the engine and never reach a caller. The root, `UsageError` and `PluginError` ar
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from plugins.errors import KafkaAssignmentError, PluginError, UsageError
+from plugins.errors import ExitCode, KafkaAssignmentError, PluginError, UsageError
 
 if TYPE_CHECKING:
     from optimizer.model.issues import Issue
@@ -44,17 +43,6 @@ __all__ = [
     "TimeLimitReached",
     "UsageError",
 ]
-
-
-class ExitCode(IntEnum):
-    """The command line's exit codes (DESIGN.md section 3)."""
-
-    OK = 0
-    INVALID_INPUT = 1
-    USAGE = 2
-    NO_SOLUTION = 3
-    INTERNAL = 4
-    """A bug: a solver's result failed the evaluator, or an unexpected exception."""
 
 
 class InvalidInputError(KafkaAssignmentError):

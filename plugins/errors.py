@@ -1,4 +1,5 @@
-"""The root of the project's exceptions, and the errors of the plugin layer.
+"""The root of the project's exceptions, the errors of the plugin layer, and the exit codes they
+carry.
 
 They are defined here, in the bottom layer, because the plugin manager raises them and must not
 import `optimizer` (whose package imports the manager). `optimizer.errors` declares the whole
@@ -6,6 +7,19 @@ hierarchy, these included: import them from there.
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The command line's exit codes (DESIGN.md section 3)."""
+
+    OK = 0
+    INVALID_INPUT = 1
+    USAGE = 2
+    NO_SOLUTION = 3
+    INTERNAL = 4
+    """A bug: a solver's result failed the evaluator, or an unexpected exception."""
 
 
 class KafkaAssignmentError(Exception):
@@ -15,7 +29,7 @@ class KafkaAssignmentError(Exception):
     are raised; the root's own code is the internal error's, 4.
     """
 
-    exit_code: int = 4
+    exit_code: int = ExitCode.INTERNAL
 
 
 class UsageError(KafkaAssignmentError):
@@ -25,7 +39,7 @@ class UsageError(KafkaAssignmentError):
     Who sees it: `solve`, `compare`, `run_pipeline` and `write_report` callers. Exit code 2.
     """
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 class PluginError(UsageError):
