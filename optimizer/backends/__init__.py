@@ -49,9 +49,9 @@ class Capabilities:
     """What a back-end can do: the engine decides with these, never with a back-end's name."""
 
     linear: bool
-    """Solves the integer linear formulation stage by stage (any goal with `encode`): `start`."""
-    flow_only: bool
-    """Solves only goals with a flow encoding, all stages at once: `unsupported`, `solve_sequence`."""
+    """True: solves the integer linear formulation stage by stage (any goal with `encode`),
+    through `start`. False: flow-only, solves only goals with a flow encoding, all stages at once,
+    through `unsupported` and `solve_sequence`."""
     proves_optimality: bool
     """An `optimal` stage is proven optimal, so `exact` may use it."""
     deterministic: bool
@@ -77,10 +77,6 @@ class Backend:
     capabilities: Capabilities
     module: str
     """The implementing module (`LINEAR_ENTRY_POINTS` or `FLOW_ENTRY_POINTS`), imported on first use."""
-
-    def __post_init__(self) -> None:
-        if self.capabilities.linear == self.capabilities.flow_only:
-            raise ValueError(f"back-end {self.name!r}: exactly one of linear and flow_only")
 
     @property
     def entry_points(self) -> tuple[str, ...]:
@@ -118,15 +114,14 @@ if TYPE_CHECKING:  # mypy checks the modules the registry names provide its entr
 REGISTRY: tuple[Backend, ...] = (
     # One min-cost flow for the whole sequence, when every goal has a flow encoding: the fastest.
     Backend(
-        "flow", "min-cost flow", Capabilities(linear=False, flow_only=True, proves_optimality=True, deterministic=True),
+        "flow", "min-cost flow", Capabilities(linear=False, proves_optimality=True, deterministic=True),
         "optimizer.backends.flow",
     ),
     # HiGHS proves these assignment models optimal faster than CP-SAT (docs/benchmarks.md).
-    Backend("milp", "MILP (HiGHS)", Capabilities(linear=True, flow_only=False, proves_optimality=True, deterministic=True), "optimizer.backends.milp"),
-    Backend("cpsat", "CP-SAT", Capabilities(linear=True, flow_only=False, proves_optimality=True, deterministic=True), "optimizer.backends.cpsat"),
+    Backend("milp", "MILP (HiGHS)", Capabilities(linear=True, proves_optimality=True, deterministic=True), "optimizer.backends.milp"),
+    Backend("cpsat", "CP-SAT", Capabilities(linear=True, proves_optimality=True, deterministic=True), "optimizer.backends.cpsat"),
 )  # fmt: skip
 """Every back-end, most preferred first."""
-
 
 
 def named(name: str) -> Backend:

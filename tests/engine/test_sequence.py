@@ -93,11 +93,9 @@ def test_exact_takes_min_cost_flow_then_milp_and_every_back_end_is_a_solver():
 
 
 def test_a_back_end_whose_entry_points_do_not_match_its_capabilities_is_refused():
-    linear = Capabilities(linear=True, flow_only=False, proves_optimality=True, deterministic=True)
+    linear = Capabilities(linear=True, proves_optimality=True, deterministic=True)
     with pytest.raises(ValueError, match=r"optimizer\.backends\.flow does not provide start"):
         Backend("broken", "broken", linear, "optimizer.backends.flow").start(LinearModel())
-    with pytest.raises(ValueError, match="exactly one of linear and flow_only"):
-        Backend("broken", "broken", Capabilities(linear=True, flow_only=True, proves_optimality=True, deterministic=True), "optimizer.backends.milp")
     for backend in REGISTRY:  # every registered module provides what its capabilities name
         assert backend.implementation().__name__ == backend.module
 
