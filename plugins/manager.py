@@ -66,7 +66,7 @@ def load_plugins() -> Plugins:
             raise PluginError(f"two plugins are named {entry.name!r}")
         try:
             plugin = entry.load()
-        except Exception as error:
+        except Exception as error:  # any import failure is the plugin's
             raise PluginError(f"plugin {entry.name!r} ({entry.value}) failed to load: {error}") from error
         _register(manager, plugin, entry.name)
         dist = entry.dist
@@ -84,7 +84,7 @@ def load_plugins() -> Plugins:
             impl.function(registry=registry.scoped(impl.plugin_name))
         except PluginError:
             raise
-        except Exception as error:
+        except Exception as error:  # whatever a plugin's hook raises is the plugin's
             raise PluginError(f"plugin {impl.plugin_name!r} failed in register_goals: {type(error).__name__}: {error}") from error
     return Plugins(manager, tuple(loaded), registry)
 

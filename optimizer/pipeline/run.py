@@ -327,7 +327,7 @@ def _new_stage(output: Path):
     name = uuid.uuid4().hex[:8]
     starting = output.parent / f".{output.name}.starting-{name}"
     starting.mkdir()
-    handle = open(starting / LOCK, "w")
+    handle = open(starting / LOCK, "w")  # held for the whole run: closed when the run ends
     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     stage = output.parent / f".{output.name}.partial-{name}"
     starting.rename(stage)  # the lock is on the file, which moves with the directory
