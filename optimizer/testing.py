@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from optimizer.backends import named
 from optimizer.costs import StreamsIndex
 from optimizer.generate import random_consumer_problem, random_streams_problem
-from optimizer.goal import Goal, stage_order
+from optimizer.goal import Assignment, Goal, stage_order
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id
 from optimizer.model.normalize import normalize
@@ -35,8 +35,6 @@ from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.model.streams import StreamsProblem
 from optimizer.sequence import BACKENDS, run_sequence
 from optimizer.solve import resolve_goals
-
-Assignment = dict[str, ClientAssignment]
 
 SOLVERS: tuple[str, ...] = BACKENDS
 """The engine's choice and every registered back-end."""
