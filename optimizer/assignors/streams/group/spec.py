@@ -1,0 +1,156 @@
+"""What a KIP-1071 streams-group task assignor is given: the group spec, built from a problem.
+
+Kafka's broker-side assignors (`StickyTaskAssignor`, the proposed `BalancedTaskAssignor`) see a
+streams group as members (one per stream thread), each with its process id, rack, client tags,
+its current target assignment (active, standby and warm-up tasks) and the task offsets it reports;
+a topology describer (subtopology ids, partitions, statefulness); and two configs (standby count,
+`rack.aware.assignment.tags`). This module holds that input as plain data (`StreamsGroupSpec`) and
+builds it from a project problem the way the golden cases were fed to Kafka
+(`../shared/kafka-parity/streams-group/README.md`, "Mapping a project Streams problem"):
+
+* process id `UUID.nameUUIDFromBytes("process:" + client)`; member id of thread t
+  `Uuid(UUID.nameUUIDFromBytes("member:" + client + ":" + t))` unless the client lists its members;
+* members in the problem's client order, threads in order (Kafka puts them in a HashMap);
+* a client-level history is dealt to its threads round-robin: previous actives sorted by
+  (subtopology, partition), then previous standbys the same way, continuing the rotation;
+* offsets: each stateful task a client has state for (its standbys and the keys of `lags`, not its
+  previous actives) is reported as `max(0, changelog_end_offset - lag)` with end offset
+  `changelog_end_offset`, by the member holding it as a standby or warm-up, else by thread 0.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from optimizer.model.ids import task_key
+
+
+@dataclass(frozen=True)
+class Subtopology:
+    """One subtopology as the topology describer reports it."""
+
+    id: str
+    """The subtopology number as a decimal string (Kafka's subtopology ids are strings)."""
+    partitions: int
+    """`maxNumInputPartitions`: the largest partition of its tasks, plus one."""
+    stateful: bool
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """One member (stream thread) of a streams group, with its current target assignment."""
+
+    member_id: str
+    process_id: str
+    client: str
+    """The project's client id the member belongs to."""
+    thread: int
+    rack: str | None
+    client_tags: Mapping[str, str]
+    active: tuple[str, ...]
+    standby: tuple[str, ...]
+    warmup: tuple[str, ...]
+    task_offsets: Mapping[str, int]
+    """Task id -> offset sum the member reports (stateful tasks it has state for)."""
+    task_end_offsets: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class StreamsGroupSpec:
+    """Everything a streams-group task assignor reads."""
+
+    num_standby_replicas: int
+    rack_aware_assignment_tags: tuple[str, ...]
+    subtopologies: tuple[Subtopology, ...]
+    """In Java `String` order of their ids, as Kafka's TreeMap keeps them ("10" before "2")."""
+    members: tuple[GroupMember, ...]
+    """In the order they were put into Kafka's member HashMap."""
+
+
+@dataclass
+class MemberTasks:
+    """What an assignor gives one member. Task ids are `<subtopology>_<partition>`."""
+
+    active: list[str] = field(default_factory=list)
+    standby: list[str] = field(default_factory=list)
+    warmup: list[str] = field(default_factory=list)
+
+
+def name_uuid_bytes(text: str) -> bytes:
+    """`java.util.UUID.nameUUIDFromBytes(text.getBytes(UTF_8))` as 16 bytes (an MD5, version 3)."""
+    digest = bytearray(hashlib.md5(text.encode("utf-8"), usedforsecurity=False).digest())
+    digest[6] = (digest[6] & 0x0F) | 0x30
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return bytes(digest)
+
+
+def kafka_uuid_text(raw: bytes) -> str:
+    """Kafka's `Uuid.toString()`: URL-safe base64 without padding (22 characters)."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def process_id_of(client: str) -> str:
+    return str(uuid.UUID(bytes=name_uuid_bytes(f"process:{client}")))
+
+
+def member_id_of(client: str, thread: int) -> str:
+    return kafka_uuid_text(name_uuid_bytes(f"member:{client}:{thread}"))
+
+
+def java_string_order(texts: Sequence[str]) -> list[str]:
+    """`String.compareTo` order (UTF-16 code units)."""
+    return sorted(texts, key=lambda text: text.encode("utf-16-be"))
+
+
+def spec_from_golden(data: Mapping[str, Any]) -> StreamsGroupSpec:
+    """The spec recorded in a golden case's `streams_input` (what Kafka was given)."""
+    members = tuple(
+        GroupMember(
+            member_id=m["member_id"],
+            process_id=m["process_id"],
+            client=m["client"],
+            thread=m["thread"],
+            rack=m.get("rack"),
+            client_tags=dict(m.get("client_tags") or {}),
+            active=tuple(m.get("active") or ()),
+            standby=tuple(m.get("standby") or ()),
+            warmup=tuple(m.get("warmup") or ()),
+            task_offsets=dict(m.get("task_offsets") or {}),
+            task_end_offsets=dict(m.get("task_end_offsets") or {}),
+        )
+        for m in data["members"]
+    )
+    subtopologies = tuple(
+        Subtopology(id=str(s["id"]), partitions=int(s["partitions"]), stateful=bool(s["stateful"]))
+        for s in data["subtopologies"]
+    )
+    by_id = {s.id: s for s in subtopologies}
+    return StreamsGroupSpec(
+        num_standby_replicas=int(data["num_standby_replicas"]),
+        rack_aware_assignment_tags=tuple(data.get("rack_aware_assignment_tags") or ()),
+        subtopologies=tuple(by_id[i] for i in java_string_order(list(by_id))),
+        members=members,
+    )
+
+
+def deal_round_robin(active: Sequence[str], standby: Sequence[str], threads: int) -> list[tuple[list[str], list[str]]]:
+    """A client-level history spread over `threads` members: actives sorted by (subtopology,
+    partition) dealt thread 0, 1, ..., then standbys (those not also active) the same way,
+    continuing the rotation."""
+    dealt: list[tuple[list[str], list[str]]] = [([], []) for _ in range(threads)]
+    turn = 0
+    for task in sorted(active, key=task_key):
+        dealt[turn % threads][0].append(task)
+        turn += 1
+    held = set(active)
+    for task in sorted(standby, key=task_key):
+        if task in held:
+            continue
+        dealt[turn % threads][1].append(task)
+        turn += 1
+    return dealt
