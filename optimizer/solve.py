@@ -266,6 +266,8 @@ def _streams_solver(
         return kip925_reference, {"goal": "kip925"}
     if problem.config.task_assignor_class == TaskAssignor.STICKY:
         return sticky_task_assign, {"assignor": "sticky"}
+    if problem.config.task_assignor_class == TaskAssignor.KIP924_STICKY:
+        raise SolverUnavailableError("KIP-924's StickyTaskAssignor (task.assignor.class) is not reproduced yet")
     return high_availability_assign, {"assignor": "high_availability"}
 
 

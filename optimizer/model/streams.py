@@ -51,6 +51,10 @@ class TaskAssignor(StrEnum):
 
     HIGH_AVAILABILITY = "high_availability"
     STICKY = "sticky"
+    """KIP-925's sticky task assignor (`LegacyStickyTaskAssignor` since Kafka 3.8)."""
+    KIP924_STICKY = "kip924_sticky"
+    """KIP-924's public `StickyTaskAssignor` (Kafka 3.8+, `org.apache.kafka.streams.processor.
+    assignment.assignors.StickyTaskAssignor`)."""
 
 
 _TASK_ASSIGNOR_CLASSES = {
@@ -59,18 +63,13 @@ _TASK_ASSIGNOR_CLASSES = {
     ),
     "org.apache.kafka.streams.processor.internals.assignment.StickyTaskAssignor": TaskAssignor.STICKY,
     "org.apache.kafka.streams.processor.internals.assignment.LegacyStickyTaskAssignor": TaskAssignor.STICKY,
+    "org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor": TaskAssignor.KIP924_STICKY,
 }
-_KIP924_STICKY = "org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor"
 
 
 def _task_assignor_name(value: Any) -> Any:
     if isinstance(value, str):
         value = value.strip()
-        if value == _KIP924_STICKY:
-            raise ValueError(
-                "KIP-924's StickyTaskAssignor is a different algorithm and is not reproduced; "
-                "'sticky' is KIP-925's sticky task assignor (LegacyStickyTaskAssignor since Kafka 3.8)"
-            )
         return _TASK_ASSIGNOR_CLASSES.get(value, value)
     return value
 
@@ -249,6 +248,7 @@ class StreamsConfig(FrozenModel):
 DEFAULT_KIP925_COSTS: dict[TaskAssignor, tuple[int, int]] = {
     TaskAssignor.HIGH_AVAILABILITY: (10, 1),
     TaskAssignor.STICKY: (1, 10),
+    TaskAssignor.KIP924_STICKY: (1, 10),  # StickyTaskAssignor's DEFAULT_STICKY_TRAFFIC_COST, _NON_OVERLAP_COST
 }
 # Stateless tasks are optimised with fixed costs whatever the config and the assignor
 # (RackAwareTaskAssignor's STATELESS_TRAFFIC_COST and STATELESS_NON_OVERLAP_COST).
