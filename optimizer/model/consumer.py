@@ -71,6 +71,39 @@ def _strategy_name(value: Any) -> Any:
     return value
 
 
+class GroupProtocol(StrEnum):
+    """`group.protocol` of a consumer (KIP-848): `classic` (the client-side assignors of
+    `partition.assignment.strategy`) or `consumer` (the broker assigns, `group.remote.assignor`)."""
+
+    CLASSIC = "classic"
+    CONSUMER = "consumer"
+
+
+class RemoteAssignor(StrEnum):
+    """`group.remote.assignor`: the broker-side assignor of a KIP-848 consumer group."""
+
+    UNIFORM = "uniform"
+    RANGE = "range"
+
+
+_REMOTE_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": RemoteAssignor.UNIFORM,
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": RemoteAssignor.RANGE,
+}
+
+
+def lower_case_name(value: Any) -> Any:
+    """Kafka validates `group.protocol` case-insensitively (`CaseInsensitiveValidString`)."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _remote_assignor_name(value: Any) -> Any:
+    if isinstance(value, str):
+        value = value.strip()
+        return _REMOTE_ASSIGNOR_CLASSES.get(value, value)
+    return value
+
+
 class Topic(FrozenModel):
     """A topic the group may subscribe to."""
 
@@ -131,7 +164,31 @@ class ConsumerConfig(FrozenModel):
         AssignmentStrategy, BeforeValidator(_strategy_name)
     ] = Field(AssignmentStrategy.RANGE, alias="partition.assignment.strategy")
     """`range` (Kafka's default, first in its default list), `roundrobin`, `sticky` or
-    `cooperative-sticky`; Kafka's class names are accepted too."""
+    `cooperative-sticky`; Kafka's class names are accepted too. Used under the classic protocol
+    only."""
+    group_protocol: Annotated[GroupProtocol, BeforeValidator(lower_case_name)] = Field(
+        GroupProtocol.CLASSIC, alias="group.protocol"
+    )
+    """`classic` (Kafka's default) or `consumer` (KIP-848, Kafka 4.0+), in any letter case."""
+    group_remote_assignor: Annotated[RemoteAssignor | None, BeforeValidator(_remote_assignor_name)] = Field(
+        None, alias="group.remote.assignor"
+    )
+    """The broker-side assignor under `group.protocol: consumer`: `uniform` or `range` (or their
+    class names). Unset means the broker's default, the first of `group.consumer.assignors`:
+    `uniform`. Kafka refuses it under the classic protocol, and so does the project."""
+
+    @model_validator(mode="after")
+    def _remote_assignor_needs_consumer_protocol(self) -> ConsumerConfig:
+        if self.group_protocol == GroupProtocol.CLASSIC and self.group_remote_assignor is not None:
+            raise_if_any(
+                [(("group.remote.assignor",), "cannot be set when group.protocol=classic (Kafka's ConfigException): set group.protocol: consumer")]
+            )
+        return self
+
+    @property
+    def remote_assignor(self) -> RemoteAssignor:
+        """The broker-side assignor that runs under the consumer protocol."""
+        return self.group_remote_assignor or RemoteAssignor.UNIFORM
 
 
 class ConsumerProblem(FrozenModel):

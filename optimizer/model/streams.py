@@ -46,6 +46,26 @@ class RackAwareStrategy(StrEnum):
     BALANCE_SUBTOPOLOGY = "balance_subtopology"
 
 
+class StreamsGroupProtocol(StrEnum):
+    """`group.protocol` of a Kafka Streams application: `classic` (the client-side assignor of
+    `task.assignor.class`) or `streams` (KIP-1071, Kafka 4.2+: the broker assigns per member)."""
+
+    CLASSIC = "classic"
+    STREAMS = "streams"
+
+
+class StreamsGroupAssignor(StrEnum):
+    """`streams.assignor.name` (KIP-1357): the broker-side task assignor of a streams group."""
+
+    STICKY = "sticky"
+    BALANCED = "balanced"
+
+
+def _lower_case(value: Any) -> Any:
+    # Kafka validates group.protocol case-insensitively (CaseInsensitiveValidString).
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 class TaskAssignor(StrEnum):
     """Which Kafka Streams assignor `--solver kafka` reproduces (`task.assignor.class`)."""
 
@@ -147,6 +167,20 @@ class Task(FrozenModel):
         return partition
 
 
+class StreamsMember(FrozenModel):
+    """A member of a KIP-1071 streams group: one stream thread of a client, with its own current
+    assignment (the group's target assignment for the member)."""
+
+    id: Name | None = None
+    """Kafka's member id; unset means `Uuid(UUID.nameUUIDFromBytes("member:<client>:<thread>"))`."""
+    previous_active: tuple[TaskId, ...] = ()
+    """Tasks the member ran as active before this rebalance."""
+    previous_standby: tuple[TaskId, ...] = ()
+    """Tasks the member held as standby."""
+    previous_warmup: tuple[TaskId, ...] = ()
+    """Tasks the member held as warm-up."""
+
+
 class Client(FrozenModel):
     """A Kafka Streams client (application instance, a process id in Kafka)."""
 
@@ -170,6 +204,41 @@ class Client(FrozenModel):
     without a reported lag is taken as caught up (lag 0); any other client without a lag has
     the task's `changelog_end_offset` to restore.
     """
+
+    members: tuple[StreamsMember, ...] = ()
+    """The client's members (stream threads) in a streams group, in thread order, each with its own
+    previous tasks. When given, `threads` and the client's previous tasks may be left out: they are
+    the member count and the unions (warm-ups count as standbys); when also given they must agree.
+    Without members, a streams group deals the client's history to its threads round-robin
+    (docs/assignors/streams-group-sticky.md)."""
+
+    @model_validator(mode="after")
+    def _members_agree(self) -> Client:
+        if not self.members:
+            return self
+        problems: list[tuple[Loc, str]] = []
+        given = self.model_fields_set
+        if "threads" in given and self.threads != len(self.members):
+            problems.append((("threads",), f"{self.threads} threads but {len(self.members)} members: one member per thread"))
+        elif len(self.members) > MAX_THREADS:
+            problems.append((("members",), f"{len(self.members)} members: at most {MAX_THREADS} (a sanity bound)"))
+        places: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+        for m, member in enumerate(self.members):
+            for field in ("previous_active", "previous_standby", "previous_warmup"):
+                for i, task in enumerate(getattr(member, field)):
+                    places[task].append((m, field, i))
+        for task, seen in places.items():
+            for m, field, i in seen[1:]:
+                problems.append(
+                    (("members", m, field, i), f"task {task} is already held by member {seen[0][0]} ({seen[0][1]}): a client holds one copy of a task")
+                )
+        active = tuple(t for member in self.members for t in member.previous_active)
+        standby = tuple(t for member in self.members for t in member.previous_standby + member.previous_warmup)
+        for field, union in (("previous_active", active), ("previous_standby", standby)):
+            if field in given and set(getattr(self, field)) != set(union):
+                problems.append(((field,), f"disagrees with the union of the members' tasks {sorted(set(union), key=task_key)}; leave it out or make it equal"))
+        raise_if_any(problems)
+        return self.model_copy(update={"threads": len(self.members), "previous_active": active, "previous_standby": standby})
 
     @model_validator(mode="after")
     def _no_repeats(self) -> Client:
@@ -227,6 +296,16 @@ class StreamsConfig(FrozenModel):
     )
     """`high_availability` (Kafka's default) or `sticky`; Kafka's class names are accepted, under
     `task.assignor.class` or the older `internal.task.assignor.class`."""
+
+    group_protocol: Annotated[StreamsGroupProtocol, BeforeValidator(_lower_case)] = Field(
+        StreamsGroupProtocol.CLASSIC, alias="group.protocol"
+    )
+    """`classic` (default) or `streams` (KIP-1071), in any letter case. Under `streams` the broker's
+    assignor of `streams.assignor.name` decides, and of the keys above only `num.standby.replicas`
+    and `rack.aware.assignment.tags` are read."""
+    streams_assignor_name: StreamsGroupAssignor = Field(StreamsGroupAssignor.STICKY, alias="streams.assignor.name")
+    """`sticky` (the broker's default) or `balanced` (proposed, KIP-1357); read under
+    `group.protocol: streams` only."""
 
     @model_validator(mode="after")
     def _tags_unique(self) -> StreamsConfig:
@@ -359,7 +438,16 @@ def cross_field_violations(
     """
     problems: list[tuple[Loc, str]] = []
     first_active: dict[str, str] = {}
+    member_owner: dict[str, str] = {}
     for index, client in clients:
+        for m, member in enumerate(client.members):
+            if member.id is None:
+                continue
+            if member.id in member_owner:
+                problems.append(
+                    (("clients", index, "members", m, "id"), f"member id {shown(member.id)} is already used by client {shown(member_owner[member.id])}")
+                )
+            member_owner.setdefault(member.id, client.id)
         missing = [tag for tag in tag_keys if tag not in client.tags]
         if missing:
             problems.append(

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.model.ids import task_key
+from optimizer.model.streams import Client, StreamsProblem, Task
 
 
 @dataclass(frozen=True)
@@ -154,3 +155,70 @@ def deal_round_robin(active: Sequence[str], standby: Sequence[str], threads: int
         dealt[turn % threads][1].append(task)
         turn += 1
     return dealt
+
+
+def group_spec(problem: StreamsProblem) -> StreamsGroupSpec:
+    """The streams group Kafka's broker would see for `problem` (the module docstring's mapping)."""
+    tasks = problem.task_by_id
+    subtopologies: dict[str, list[Task]] = {}
+    for task in problem.tasks:
+        subtopologies.setdefault(str(task.subtopology), []).append(task)
+    members = []
+    for client in problem.clients:
+        members += _members_of(client, tasks)
+    return StreamsGroupSpec(
+        num_standby_replicas=problem.config.num_standby_replicas,
+        rack_aware_assignment_tags=tuple(problem.config.rack_aware_assignment_tags),
+        subtopologies=tuple(
+            Subtopology(
+                id=ident,
+                partitions=max(t.partition for t in subtopologies[ident]) + 1,
+                stateful=any(t.stateful for t in subtopologies[ident]),
+            )
+            for ident in java_string_order(list(subtopologies))
+        ),
+        members=tuple(members),
+    )
+
+
+def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
+    if client.members:
+        held = [(list(m.previous_active), list(m.previous_standby), list(m.previous_warmup)) for m in client.members]
+        ids = [m.id or member_id_of(client.id, t) for t, m in enumerate(client.members)]
+    else:
+        held = [(active, standby, []) for active, standby in deal_round_robin(client.previous_active, client.previous_standby, client.threads)]
+        ids = [member_id_of(client.id, t) for t in range(client.threads)]
+    # Offsets for the stateful tasks the client has state for, except its previous actives,
+    # reported by the member holding the task as a standby or warm-up, else by thread 0.
+    active = set(client.previous_active)
+    reporter: dict[str, int] = {}
+    for thread, (_, standby, warmup) in enumerate(held):
+        for task in standby + warmup:
+            reporter.setdefault(task, thread)
+    offsets: list[dict[str, int]] = [{} for _ in held]
+    ends: list[dict[str, int]] = [{} for _ in held]
+    for task_id in list(dict.fromkeys([*client.previous_standby, *client.lags])):
+        task = tasks.get(task_id)
+        if task is None or not task.stateful or task_id in active:
+            continue
+        end = task.changelog_end_offset or 0
+        thread = reporter.get(task_id, 0)
+        offsets[thread][task_id] = max(0, end - client.lags.get(task_id, 0))
+        ends[thread][task_id] = end
+    process = process_id_of(client.id)
+    return [
+        GroupMember(
+            member_id=ids[thread],
+            process_id=process,
+            client=client.id,
+            thread=thread,
+            rack=client.rack,
+            client_tags=dict(client.tags),
+            active=tuple(a),
+            standby=tuple(s),
+            warmup=tuple(w),
+            task_offsets=offsets[thread],
+            task_end_offsets=ends[thread],
+        )
+        for thread, (a, s, w) in enumerate(held)
+    ]
