@@ -9,7 +9,7 @@ A goal plugin subclasses `Goal`, encodes on the members declared by `StreamsForm
 `ConsumerFormulationAPI` and the flow terms protocols, and registers with `@hookimpl`.
 """
 
-from optimizer.compare import Comparison, compare
+from optimizer.compare import Comparison, ProtocolComparison, compare, compare_protocols
 from optimizer.costs import StreamsIndex
 from optimizer.errors import (
     ExitCode,
@@ -44,6 +44,7 @@ from optimizer.model import (
     save_problem,
     save_solution,
 )
+from optimizer.model.group_protocol import PROTOCOLS, with_protocol
 from optimizer.protocols import (
     ConsumerFlowTermsAPI,
     ConsumerFormulationAPI,
@@ -62,6 +63,7 @@ from plugins.hookspecs import hookimpl
 from plugins.registry import GoalRegistry, PluginGoals
 
 __all__ = [
+    "PROTOCOLS",
     "Assignment",
     "ClientAssignment",
     "Comparison",
@@ -87,6 +89,7 @@ __all__ = [
     "PluginError",
     "PluginGoals",
     "Problem",
+    "ProtocolComparison",
     "Solution",
     "SolverError",
     "SolverUnavailableError",
@@ -101,6 +104,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "compare",
+    "compare_protocols",
     "evaluate",
     "hookimpl",
     "load_problem",
@@ -111,4 +115,5 @@ __all__ = [
     "save_problem",
     "save_solution",
     "solve",
+    "with_protocol",
 ]

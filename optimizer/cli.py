@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.backends import REGISTRY
-from optimizer.compare import compare
+from optimizer.compare import Comparison, ProtocolComparison, compare, compare_protocols
 from optimizer.deadline import deadline_after, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
@@ -362,13 +362,22 @@ def _write(solution, output: Path) -> None:
     "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",
     help="For the whole command: reading the file, Kafka's assignor and the exact goal sequence.",
 )
+@click.option(
+    "--protocols", is_flag=True,
+    help="Kafka's assignor under the classic protocol and under the new one (KIP-848 for consumer "
+    "groups, KIP-1071 for Streams), beside the exact optimum: cross-rack reads, balance, movement.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, as_json: bool) -> None:
+def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, protocols: bool, as_json: bool) -> None:
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
     problem = _load(problem_path, deadline, time_limit)
-    comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+    comparison: Comparison | ProtocolComparison
+    if protocols:
+        comparison = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+    else:
+        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), indent=2))
     else:

@@ -9,7 +9,10 @@ are their sort keys). The module also holds the checked field types of names and
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
+import uuid
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
@@ -101,6 +104,31 @@ def task_id(subtopology: int, partition: int) -> str:
 def partition_id(topic: str, partition: int) -> str:
     """`partition_id("orders-eu", 3)` is `"orders-eu-3"`; `partition_id(*key)` for a `PartitionKey`."""
     return f"{topic}-{partition}"
+
+
+def name_uuid_bytes(text: str) -> bytes:
+    """`java.util.UUID.nameUUIDFromBytes(text.getBytes(UTF_8))` as 16 bytes (an MD5, version 3)."""
+    digest = bytearray(hashlib.md5(text.encode("utf-8"), usedforsecurity=False).digest())
+    digest[6] = (digest[6] & 0x0F) | 0x30
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return bytes(digest)
+
+
+def kafka_uuid_text(raw: bytes) -> str:
+    """Kafka's `Uuid.toString()`: URL-safe base64 without padding (22 characters)."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def process_id_of(client: str) -> str:
+    """The process id a streams-group member of `client` reports: `UUID.nameUUIDFromBytes("process:"
+    + client)` in its 36-character form."""
+    return str(uuid.UUID(bytes=name_uuid_bytes(f"process:{client}")))
+
+
+def member_id_of(client: str, thread: int) -> str:
+    """The member id of thread `thread` of `client` in a streams group, when the client does not
+    list its members: `Uuid(UUID.nameUUIDFromBytes("member:" + client + ":" + thread))`."""
+    return kafka_uuid_text(name_uuid_bytes(f"member:{client}:{thread}"))
 
 
 def _check_task_id(value: str) -> str:

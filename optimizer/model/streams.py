@@ -26,6 +26,7 @@ from optimizer.model.ids import (
     StrictBool,
     TaskId,
     TopicName,
+    member_id_of,
     parse_task_id,
     partition_id,
     shown,
@@ -211,6 +212,14 @@ class Client(FrozenModel):
     the member count and the unions (warm-ups count as standbys); when also given they must agree.
     Without members, a streams group deals the client's history to its threads round-robin
     (docs/assignors/streams-group-sticky.md)."""
+
+    @property
+    def member_ids(self) -> tuple[str, ...]:
+        """Kafka's member ids of the client's threads in a streams group: the listed members' ids,
+        else `member_id_of(client, thread)`."""
+        if self.members:
+            return tuple(m.id or member_id_of(self.id, t) for t, m in enumerate(self.members))
+        return tuple(member_id_of(self.id, t) for t in range(self.threads))
 
     @model_validator(mode="after")
     def _members_agree(self) -> Client:

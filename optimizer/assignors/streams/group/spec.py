@@ -20,14 +20,12 @@ builds it from a project problem the way the golden cases were fed to Kafka
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.model.ids import task_key
+# Kafka's ids are built in the model; re-exported here beside the spec that uses them.
+from optimizer.model.ids import kafka_uuid_text, member_id_of, name_uuid_bytes, process_id_of, task_key  # noqa: F401
 from optimizer.model.streams import Client, StreamsProblem, Task
 
 
@@ -80,28 +78,6 @@ class MemberTasks:
     active: list[str] = field(default_factory=list)
     standby: list[str] = field(default_factory=list)
     warmup: list[str] = field(default_factory=list)
-
-
-def name_uuid_bytes(text: str) -> bytes:
-    """`java.util.UUID.nameUUIDFromBytes(text.getBytes(UTF_8))` as 16 bytes (an MD5, version 3)."""
-    digest = bytearray(hashlib.md5(text.encode("utf-8"), usedforsecurity=False).digest())
-    digest[6] = (digest[6] & 0x0F) | 0x30
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    return bytes(digest)
-
-
-def kafka_uuid_text(raw: bytes) -> str:
-    """Kafka's `Uuid.toString()`: URL-safe base64 without padding (22 characters)."""
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def process_id_of(client: str) -> str:
-    return str(uuid.UUID(bytes=name_uuid_bytes(f"process:{client}")))
-
-
-def member_id_of(client: str, thread: int) -> str:
-    return kafka_uuid_text(name_uuid_bytes(f"member:{client}:{thread}"))
-
 
 def java_string_order(texts: Sequence[str]) -> list[str]:
     """`String.compareTo` order (UTF-16 code units)."""
@@ -182,12 +158,11 @@ def group_spec(problem: StreamsProblem) -> StreamsGroupSpec:
 
 
 def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
+    ids = client.member_ids
     if client.members:
         held = [(list(m.previous_active), list(m.previous_standby), list(m.previous_warmup)) for m in client.members]
-        ids = [m.id or member_id_of(client.id, t) for t, m in enumerate(client.members)]
     else:
         held = [(active, standby, []) for active, standby in deal_round_robin(client.previous_active, client.previous_standby, client.threads)]
-        ids = [member_id_of(client.id, t) for t in range(client.threads)]
     # Offsets for the stateful tasks the client has state for, except its previous actives,
     # reported by the member holding the task as a standby or warm-up, else by thread 0.
     active = set(client.previous_active)

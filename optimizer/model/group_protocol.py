@@ -1,0 +1,47 @@
+"""The same problem under Kafka's classic protocol and under the new one (KIP-848, KIP-1071).
+
+`with_protocol(problem, "classic")` runs the client-side assignor (`partition.assignment.strategy`,
+`task.assignor.class`); `with_protocol(problem, "new")` runs the broker-side one: KIP-848's
+`group.remote.assignor` (`uniform` unless configured) for a consumer group, KIP-1071's
+`streams.assignor.name` (`sticky` unless configured) for a Streams application. The rest of the
+config is kept, so `compare --protocols` and the pipeline's `kafka:classic` / `kafka:new` columns
+compare one group under both, each reading only the keys Kafka reads under that protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeVar
+
+from optimizer.model.consumer import ConsumerProblem, GroupProtocol
+from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
+
+ProtocolName = Literal["classic", "new"]
+PROTOCOLS: Final[tuple[ProtocolName, ...]] = ("classic", "new")
+
+P = TypeVar("P", StreamsProblem, ConsumerProblem)
+
+
+def with_protocol(problem: P, protocol: ProtocolName) -> P:
+    """`problem` with its `group.protocol` set to the classic one or to the new one of its kind."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    config = problem.config
+    if isinstance(problem, ConsumerProblem):
+        updated = {"group_protocol": GroupProtocol.CLASSIC if protocol == "classic" else GroupProtocol.CONSUMER}
+        if protocol == "classic":
+            updated["group_remote_assignor"] = None  # Kafka refuses it under the classic protocol
+        return problem.model_copy(update={"config": config.model_copy(update=updated)})
+    new = StreamsGroupProtocol.CLASSIC if protocol == "classic" else StreamsGroupProtocol.STREAMS
+    return problem.model_copy(update={"config": config.model_copy(update={"group_protocol": new})})
+
+
+def assignor_label(problem: StreamsProblem | ConsumerProblem) -> str:
+    """The assignor `--solver kafka` runs for `problem`, as a user would name it."""
+    config = problem.config
+    if isinstance(problem, ConsumerProblem):
+        if config.group_protocol == GroupProtocol.CONSUMER:
+            return f"KIP-848 {config.remote_assignor}"
+        return f"classic {config.partition_assignment_strategy}"
+    if config.group_protocol == StreamsGroupProtocol.STREAMS:
+        return f"KIP-1071 {config.streams_assignor_name}"
+    return f"classic {config.task_assignor_class}"
