@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 
 import numpy as np
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
+from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id, partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
@@ -53,6 +53,7 @@ class ViolationCode(StrEnum):
     WARMUP_WITHOUT_FOLLOWUP = "WARMUP_WITHOUT_FOLLOWUP"
     UNKNOWN_MEMBER = "UNKNOWN_MEMBER"
     MISSING_MEMBER = "MISSING_MEMBER"
+    MEMBERS_DISAGREE_WITH_CLIENT = "MEMBERS_DISAGREE_WITH_CLIENT"
     UNKNOWN_PARTITION = "UNKNOWN_PARTITION"
     PARTITION_ASSIGNED_MULTIPLE_TIMES = "PARTITION_ASSIGNED_MULTIPLE_TIMES"
     PARTITION_UNASSIGNED = "PARTITION_UNASSIGNED"
@@ -154,6 +155,25 @@ class _Findings(list[Violation]):
 # --------------------------------------------------------------------------- Kafka Streams
 
 
+def _check_members(problem: StreamsProblem, assignment: Assignment, flag: Callable[..., None]) -> None:
+    """A streams group's per-member lists: members of that client only, each task once over them,
+    and their unions the client's lists."""
+    for client_id, held in sorted(assignment.items()):
+        if not held.members or client_id not in problem.client_by_id:
+            continue
+        own = set(problem.client_by_id[client_id].member_ids)
+        for member in sorted(set(held.members) - own):
+            flag(ViolationCode.UNKNOWN_MEMBER, f"member {shown(member)} is not a member of client {shown(client_id)}", client_id)
+        for role in ("active", "standby", "warmup"):
+            listed = [t for m in held.members.values() for t in getattr(m, role)]
+            if Counter(listed) != Counter(getattr(held, role)):
+                flag(
+                    ViolationCode.MEMBERS_DISAGREE_WITH_CLIENT,
+                    f"the {role} tasks of client {shown(client_id)}'s members do not add up to the client's {role} tasks",
+                    client_id,
+                )
+
+
 def _evaluate_streams(
     problem: StreamsProblem, assignment: Assignment, followup: bool
 ) -> tuple[_Findings, StreamsMetrics]:
@@ -168,6 +188,8 @@ def _evaluate_streams(
         ViolationCode.UNKNOWN_PROCESS_ID,
         ViolationCode.MISSING_PROCESS_ID,
     )
+
+    _check_members(problem, assignment, flag)
 
     # (client, task) copies that refer to known clients and tasks; invalid ones are flagged.
     actives: dict[str, list[str]] = defaultdict(list)  # task -> clients
@@ -507,9 +529,7 @@ def _evaluate_consumer(
     # who still holds a partition: every member listing it, whatever the generation, keeps
     # consuming it until it revokes it, so no other member may get it in the same round.
     previous_owner = {p: m.id for m in problem.members for p in m.owned_partitions}
-    cooperative = (
-        problem.config.partition_assignment_strategy == AssignmentStrategy.COOPERATIVE_STICKY
-    )
+    cooperative = problem.config.cooperative
     withheld = 0
     for partition in assignable:
         holders = owners.get(partition, [])

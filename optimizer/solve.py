@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
+from optimizer.assignors.streams.group.assign import StreamsGroupResult, streams_group_assign
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
 from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
@@ -37,12 +38,20 @@ from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverErro
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import partition_id, task_id
+from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
-from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
-from optimizer.model.streams import StreamsProblem, TaskAssignor
+from optimizer.model.solution import (
+    ClientAssignment,
+    GoalResult,
+    GoalStatus,
+    MemberAssignment,
+    PluginInfo,
+    Solution,
+    SolverInfo,
+)
+from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
 from optimizer.version import __version__
@@ -181,6 +190,16 @@ def _heuristic(problem: Problem, solver: str, raw: Problem) -> tuple[Assignment,
         options = {"assignor": str(problem.config.partition_assignment_strategy)}
         warnings = tuple(warning(where, what) for where, what in consumer.warnings)
         return assignment, consumer.followup_rebalance, list(consumer.notes), options, warnings
+    assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
+    if solver == "kafka" and problem.config.group_protocol == StreamsGroupProtocol.STREAMS:
+        # The broker sees the members' history as reported, tasks that no longer exist included.
+        group = streams_group_assign(raw)
+        ignored = tuple(
+            warning(f"config.{key}", "not read under group.protocol=streams (KIP-1071): the broker's assignor ignores it")
+            for key in group.ignored
+        )
+        options = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
+        return _streams_group_assignment(problem, group), False, [], options, ignored
     run, options = _streams_solver(problem, solver)
     result = run(problem)
     return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, ()
@@ -252,7 +271,7 @@ def _exact(
         assignment, followup, count = plan_warmups(problem, target)
         if followup:
             notes.append(f"{count} warm-ups planned; goal values are those of the target assignment")
-    elif problem.kind == "consumer" and problem.config.partition_assignment_strategy == "cooperative-sticky":
+    elif isinstance(problem, ConsumerProblem) and problem.config.cooperative:
         assignment, followup, count = withhold_transfers(raw, target)
         if count:
             notes.append(f"{count} partitions withheld until their holders revoke them (cooperative); goal values are those of the target")
@@ -269,6 +288,26 @@ def _streams_solver(
     if problem.config.task_assignor_class == TaskAssignor.KIP924_STICKY:
         raise SolverUnavailableError("KIP-924's StickyTaskAssignor (task.assignor.class) is not reproduced yet")
     return high_availability_assign, {"assignor": "high_availability"}
+
+
+def _streams_group_assignment(problem: StreamsProblem, group: StreamsGroupResult) -> dict[str, ClientAssignment]:
+    assignment = {}
+    for client in sorted(problem.client_by_id):
+        members = {
+            member: MemberAssignment(
+                active=tuple(sorted(tasks.active, key=task_key)),
+                standby=tuple(sorted(tasks.standby, key=task_key)),
+                warmup=tuple(sorted(tasks.warmup, key=task_key)),
+            )
+            for member, tasks in group.of_client(client).items()
+        }
+        assignment[client] = ClientAssignment(
+            active=tuple(sorted((t for m in members.values() for t in m.active), key=task_key)),
+            standby=tuple(sorted((t for m in members.values() for t in m.standby), key=task_key)),
+            warmup=tuple(sorted((t for m in members.values() for t in m.warmup), key=task_key)),
+            members=members,
+        )
+    return assignment
 
 
 def _streams_assignment(result: StreamsAssignorResult) -> dict[str, ClientAssignment]:

@@ -186,6 +186,15 @@ class ConsumerConfig(FrozenModel):
         return self
 
     @property
+    def cooperative(self) -> bool:
+        """Whether partitions change owner in two rounds (classic `cooperative-sticky`). Under the
+        consumer protocol the broker computes a target assignment and members converge to it;
+        that target is what the broker's assignor answers, and what the project reproduces."""
+        return self.group_protocol == GroupProtocol.CLASSIC and (
+            self.partition_assignment_strategy == AssignmentStrategy.COOPERATIVE_STICKY
+        )
+
+    @property
     def remote_assignor(self) -> RemoteAssignor:
         """The broker-side assignor that runs under the consumer protocol."""
         return self.group_remote_assignor or RemoteAssignor.UNIFORM

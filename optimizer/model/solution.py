@@ -16,6 +16,17 @@ SOLUTION_FORMAT: Final = "kafka-assignment-solution/v1"
 _METRICS: TypeAdapter[Metrics] = TypeAdapter(Metrics)
 
 
+class MemberAssignment(FrozenModel):
+    """What one member (stream thread) of a KIP-1071 streams group holds."""
+
+    active: tuple[Name, ...] = ()
+    """Active task ids."""
+    standby: tuple[Name, ...] = ()
+    """Standby task ids."""
+    warmup: tuple[Name, ...] = ()
+    """Warm-up task ids."""
+
+
 class ClientAssignment(FrozenModel):
     """What one client (Streams) or member (consumer) holds."""
 
@@ -25,6 +36,9 @@ class ClientAssignment(FrozenModel):
     """Standby task ids (Streams only)."""
     warmup: tuple[Name, ...] = ()
     """Warm-up task ids: extra standbys moving a task to this client (KIP-441; Streams only)."""
+    members: dict[Name, MemberAssignment] = Field(default_factory=dict)
+    """Streams groups (KIP-1071) only: member id -> what that stream thread holds. The client's
+    lists are the unions over its members."""
 
 
 class GoalStatus(StrEnum):

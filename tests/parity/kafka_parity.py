@@ -51,10 +51,11 @@ def _parity_dir() -> Path:
 
 PARITY_DIR = _parity_dir()
 
-# The assignors this project reproduces at Kafka commit 1eb7644 (issue 11); the broker-side ones
-# of KIP-848 and KIP-1071 and KIP-924's public assignor are issue 13's.
+# The client-side assignors at Kafka commit 1eb7644 (issue 11), and the broker-side ones of
+# KIP-848 and KIP-1071 (issue 13; the commits are in each set's README).
 STREAMS_ASSIGNORS = ("high_availability", "legacy_sticky")
 CONSUMER_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+STREAMS_GROUP_ASSIGNORS = ("streams-balanced",)
 
 
 @dataclass(frozen=True)
@@ -81,19 +82,44 @@ def consumer_cases() -> list[Path]:
     return [f for f in sorted((PARITY_DIR / "consumer").glob("*.json")) if _assignor(f) in CONSUMER_ASSIGNORS]
 
 
+def streams_group_cases() -> list[Path]:
+    """KIP-1071's streams-group assignors (`streams-group/`)."""
+    return [f for f in sorted((PARITY_DIR / "streams-group").glob("*.json")) if _assignor(f) in STREAMS_GROUP_ASSIGNORS]
+
+
 def _assignor(path: Path) -> str:
     name = path.stem.removesuffix(".golden")
     if "__" in name:  # consumer files name their assignor; avoid parsing the big ones twice
         suffix = name.rsplit("__", 1)[1]
-        if suffix in ("uniform", "server-range"):
-            return suffix
+        if suffix in ("uniform", "uniform-norack", "server-range"):
+            return suffix.removesuffix("-norack")
+        if suffix == "balanced":
+            return "streams-balanced"
     return json.loads(path.read_text())["assignor"]
+
+
+# The broker-side assignors' goldens hold problems without protocol keys: the case's assignor
+# says which protocol and assignor Kafka ran.
+PROTOCOL_CONFIG = {
+    "uniform": {"group.protocol": "consumer", "group.remote.assignor": "uniform"},
+    "server-range": {"group.protocol": "consumer", "group.remote.assignor": "range"},
+    "streams-sticky": {"group.protocol": "streams", "streams.assignor.name": "sticky"},
+    "streams-balanced": {"group.protocol": "streams", "streams.assignor.name": "balanced"},
+}
+
+
+def problem_of(case: dict, assignor: str) -> dict:
+    """The case's problem, configured for the protocol and assignor Kafka ran."""
+    data = case["problem"]
+    if assignor in PROTOCOL_CONFIG:
+        data = {**data, "config": {**data.get("config", {}), **PROTOCOL_CONFIG[assignor]}}
+    return data
 
 
 def check(path: Path) -> Outcome:
     case = json.loads(path.read_text())
     name = path.name
-    problem = problem_from_data(case["problem"])
+    problem = problem_from_data(problem_of(case, _assignor(path)))
     try:
         ours = solve(problem, "kafka")
     except Exception as error:  # noqa: BLE001 - a crash is an outcome to report
@@ -118,7 +144,7 @@ def check(path: Path) -> Outcome:
         if not differences:
             return Outcome(name, case["assignor"], "documented", f"Kafka also hands back {sorted(phantom)}")
         return Outcome(name, case["assignor"], "differs", "; ".join(differences[:5]))
-    differences = _differences(expected, ours)
+    differences = _differences(expected, ours) + _member_differences(case.get("kafka_members"), ours)
     if not differences:
         return Outcome(name, case["assignor"], "exact")
     if case.get("order_sensitive"):
@@ -141,6 +167,21 @@ def _differences(expected, ours) -> list[str]:
                 found.append(f"{client} {role}: kafka only {sorted(w - g)}, ours only {sorted(g - w)}")
     if bool(expected.followup_rebalance) != bool(ours.followup_rebalance):
         found.append(f"followup_rebalance: kafka {expected.followup_rebalance}, ours {ours.followup_rebalance}")
+    return found
+
+
+def _member_differences(expected: dict | None, ours) -> list[str]:
+    """Per member (stream thread) of a streams group; Kafka's answer omits members with nothing."""
+    if expected is None:
+        return []
+    found = []
+    got = {m: held for client in ours.assignment.values() for m, held in client.members.items()}
+    for member in sorted(set(expected) | set(got)):
+        for role in ("active", "standby"):
+            w = set(expected.get(member, {}).get(role, ()))
+            g = set(getattr(got.get(member), role, ()) or ())
+            if w != g:
+                found.append(f"member {member} {role}: kafka only {sorted(w - g)}, ours only {sorted(g - w)}")
     return found
 
 

@@ -166,10 +166,10 @@ def application_record(app: dict[str, Any], children: dict[str, list[dict[str, A
     for key, belongs in CONFIG_KIND.items():
         if values.get(key) is None:
             continue
-        if kind in KINDS and belongs != kind:
+        if kind in KINDS and kind not in belongs:
             context.add(
                 f"{where}.{key}",
-                f"is a {belongs} setting, but the application is of kind {kind}; leave it empty",
+                f"is a {' and '.join(belongs)} setting, but the application is of kind {kind}; leave it empty",
             )
             continue
         config[key] = values[key]

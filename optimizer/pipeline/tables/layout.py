@@ -110,13 +110,23 @@ STREAMS_CONFIG: tuple[tuple[str, str], ...] = (
     ("rack.aware.assignment.non_overlap_cost", INT),
     ("rack.aware.assignment.tags", LIST),
     ("task.assignor.class", STRING),
+    ("group.protocol", STRING),
+    ("streams.assignor.name", STRING),
 )
 """Streams config keys, one `applications` column each, as in docs/file-formats.md."""
 
-CONSUMER_CONFIG: tuple[tuple[str, str], ...] = (("partition.assignment.strategy", STRING),)
-"""Consumer config keys, one `applications` column each."""
+CONSUMER_CONFIG: tuple[tuple[str, str], ...] = (
+    ("partition.assignment.strategy", STRING),
+    ("group.protocol", STRING),
+    ("group.remote.assignor", STRING),
+)
+"""Consumer config keys, one `applications` column each (`group.protocol` is both kinds' key)."""
 
-CONFIG_KIND = {key: STREAMS for key, _ in STREAMS_CONFIG} | {key: CONSUMER for key, _ in CONSUMER_CONFIG}
+CONFIG_KIND: dict[str, tuple[str, ...]] = {
+    key: tuple(kind for kind, keys in ((STREAMS, STREAMS_CONFIG), (CONSUMER, CONSUMER_CONFIG)) if key in dict(keys))
+    for key, _ in STREAMS_CONFIG + CONSUMER_CONFIG
+}
+"""Config key -> the kinds of application that have it."""
 
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
@@ -129,7 +139,7 @@ TABLES: dict[str, TableSpec] = {
                 Column("description", STRING, optional=True, doc="free text"),
                 *(
                     Column(key, type_, optional=True, doc="Kafka config; empty = Kafka's default")
-                    for key, type_ in STREAMS_CONFIG + CONSUMER_CONFIG
+                    for key, type_ in dict(STREAMS_CONFIG + CONSUMER_CONFIG).items()
                 ),
             ),
             (),

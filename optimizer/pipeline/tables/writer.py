@@ -62,6 +62,8 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
 
 def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dict[str, Any]]]) -> None:
     for client in problem.clients:
+        if client.members:  # the tables hold a client-level history only: refuse rather than lose it
+            raise ValueError(f"problem {name!r}: client {client.id!r} lists its members, which the tables cannot hold")
         tables["clients"].append(
             {"application": name, "client": client.id, "rack": client.rack, "threads": client.threads}
         )

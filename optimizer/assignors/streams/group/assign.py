@@ -1,0 +1,60 @@
+"""`group.protocol: streams`: the broker's task assignor for the group, and its answer per client.
+
+The group spec is built from the problem as given (`spec.group_spec`); the assignor named by
+`streams.assignor.name` answers per member; a client's lists are the unions over its members.
+Under this protocol Kafka reads `num.standby.replicas` and `rack.aware.assignment.tags` only: the
+other assignor keys a problem sets are reported as ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from optimizer.assignors.streams.group.balanced import balanced_assign
+from optimizer.assignors.streams.group.spec import MemberTasks, StreamsGroupSpec, group_spec
+from optimizer.errors import SolverUnavailableError
+from optimizer.model.streams import StreamsGroupAssignor, StreamsProblem
+
+# StreamsConfig fields (and their Kafka keys) that no streams-group assignor reads.
+IGNORED_UNDER_STREAMS_PROTOCOL = {
+    "acceptable_recovery_lag": "acceptable.recovery.lag",
+    "max_warmup_replicas": "max.warmup.replicas",
+    "probing_rebalance_interval_ms": "probing.rebalance.interval.ms",
+    "rack_aware_assignment_strategy": "rack.aware.assignment.strategy",
+    "rack_aware_assignment_traffic_cost": "rack.aware.assignment.traffic_cost",
+    "rack_aware_assignment_non_overlap_cost": "rack.aware.assignment.non_overlap_cost",
+    "task_assignor_class": "task.assignor.class",
+}
+
+
+@dataclass
+class StreamsGroupResult:
+    """The assignor's answer per member, and which client each member belongs to."""
+
+    members: dict[str, MemberTasks]
+    client_of: dict[str, str]
+    assignor: StreamsGroupAssignor
+    ignored: list[str] = field(default_factory=list)
+    """Config keys the problem sets that Kafka does not read under this protocol."""
+
+    def of_client(self, client: str) -> dict[str, MemberTasks]:
+        return {m: tasks for m, tasks in self.members.items() if self.client_of[m] == client}
+
+
+def _assignor(name: StreamsGroupAssignor) -> Callable[[StreamsGroupSpec], dict[str, MemberTasks]]:
+    if name == StreamsGroupAssignor.BALANCED:
+        return balanced_assign
+    raise SolverUnavailableError(f"the streams-group assignor {name!r} is not reproduced yet")
+
+
+def streams_group_assign(problem: StreamsProblem) -> StreamsGroupResult:
+    """Kafka's broker-side answer for `problem` under `group.protocol: streams`."""
+    spec = group_spec(problem)
+    name = problem.config.streams_assignor_name
+    answer = _assignor(name)(spec)
+    client_of = {m.member_id: m.client for m in spec.members}
+    members = {m.member_id: answer.get(m.member_id, MemberTasks()) for m in spec.members}
+    given = problem.config.model_fields_set
+    ignored = [key for attribute, key in IGNORED_UNDER_STREAMS_PROTOCOL.items() if attribute in given]
+    return StreamsGroupResult(members, client_of, name, ignored)
