@@ -55,7 +55,7 @@ PARITY_DIR = _parity_dir()
 # KIP-848 and KIP-1071 (issue 13; the commits are in each set's README).
 STREAMS_ASSIGNORS = ("high_availability", "legacy_sticky")
 CONSUMER_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-STREAMS_GROUP_ASSIGNORS = ("streams-balanced",)
+STREAMS_GROUP_ASSIGNORS = ("streams-sticky", "streams-balanced")
 
 
 @dataclass(frozen=True)

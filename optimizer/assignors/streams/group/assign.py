@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from optimizer.assignors.streams.group.balanced import balanced_assign
 from optimizer.assignors.streams.group.spec import MemberTasks, StreamsGroupSpec, group_spec
-from optimizer.errors import SolverUnavailableError
+from optimizer.assignors.streams.group.sticky import sticky_assign
 from optimizer.model.streams import StreamsGroupAssignor, StreamsProblem
 
 # StreamsConfig fields (and their Kafka keys) that no streams-group assignor reads.
@@ -42,17 +42,17 @@ class StreamsGroupResult:
         return {m: tasks for m, tasks in self.members.items() if self.client_of[m] == client}
 
 
-def _assignor(name: StreamsGroupAssignor) -> Callable[[StreamsGroupSpec], dict[str, MemberTasks]]:
-    if name == StreamsGroupAssignor.BALANCED:
-        return balanced_assign
-    raise SolverUnavailableError(f"the streams-group assignor {name!r} is not reproduced yet")
+ASSIGNORS: dict[StreamsGroupAssignor, Callable[[StreamsGroupSpec], dict[str, MemberTasks]]] = {
+    StreamsGroupAssignor.STICKY: sticky_assign,
+    StreamsGroupAssignor.BALANCED: balanced_assign,
+}
 
 
 def streams_group_assign(problem: StreamsProblem) -> StreamsGroupResult:
     """Kafka's broker-side answer for `problem` under `group.protocol: streams`."""
     spec = group_spec(problem)
     name = problem.config.streams_assignor_name
-    answer = _assignor(name)(spec)
+    answer = ASSIGNORS[name](spec)
     client_of = {m.member_id: m.client for m in spec.members}
     members = {m.member_id: answer.get(m.member_id, MemberTasks()) for m in spec.members}
     given = problem.config.model_fields_set
