@@ -177,7 +177,7 @@ class ProtocolComparison:
     def table(self) -> Table:
         name = f" {self.problem!r}" if self.problem else ""
         table = Table(title=escape(f"Classic protocol vs new protocol vs exact on{name}"), title_justify="left")
-        table.add_column("figure (lower is better)", justify="left")
+        table.add_column("figure (lower is better)", justify="left", no_wrap=True)
         for column in self.columns:
             table.add_column(escape(f"{column}\n{self.assignors[column]}"), justify="right", no_wrap=True)
         labels = dict(PROTOCOL_METRICS[self.kind])
@@ -185,7 +185,7 @@ class ProtocolComparison:
             table.add_row(escape(labels[metric]), *(f"{values[c]:g}" for c in self.columns))
         for goal, values in self.goals.items():
             table.add_row(escape(f"goal {goal}"), *("-" if values[c] is None else f"{values[c]:g}" for c in self.columns))
-        table.caption = ", ".join(f"{c} {self.seconds[c]:.3f} s" for c in self.columns) + (
+        table.caption = ", ".join(f"{c} {self.seconds[c]:.3f} s" for c in self.columns) + f"; goals in order: {', '.join(self.goals)}" + (
             "; exact is the target assignment (warm-ups not planned)" if self.kind == "streams" else ""
         )
         return table
@@ -219,7 +219,7 @@ def compare_protocols(
     exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), warmups=False, kafka=solutions["classic"])
     seconds["exact"] = time.perf_counter() - started
     solutions["exact"] = exact
-    assignors["exact"] = f"{solver}: {', '.join(g.name for g in goal_objects)}"
+    assignors["exact"] = solver
     columns = [*PROTOCOLS, "exact"]
     metrics = {
         name: {c: float(getattr(solutions[c].metrics, name)) for c in columns}

@@ -10,10 +10,13 @@ from optimizer.assignors.consumer.group import ConsumerAssignorResult
 from optimizer.assignors.consumer.range import range_assign
 from optimizer.assignors.consumer.roundrobin import roundrobin_assign
 from optimizer.assignors.consumer.sticky import sticky_assign
-from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
+from optimizer.errors import SolverUnavailableError
+from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol
 
 
 def kafka_consumer_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    if problem.config.group_protocol == GroupProtocol.CONSUMER:
+        raise SolverUnavailableError("KIP-848's broker-side assignors (group.protocol=consumer) are not reproduced yet")
     strategy = problem.config.partition_assignment_strategy
     if strategy == AssignmentStrategy.RANGE:
         return range_assign(problem)
