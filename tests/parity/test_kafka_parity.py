@@ -6,8 +6,13 @@ here is skipped with the place looked at. The figures are in docs/validation.md 
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
+from optimizer.assignors.streams.group.spec import spec_from_golden
+from optimizer.assignors.streams.group.sticky import sticky_assign
 from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, streams_cases, streams_group_cases
 
 _ABSENT = f"Kafka's golden cases are not at {PARITY_DIR} (set KAO_KAFKA_PARITY to their folder)"
@@ -36,3 +41,25 @@ def test_streams_group_assignment_is_kafkas(path):
     """KIP-1071: per member (stream thread), and per client; order-sensitive cases on metrics."""
     outcome = check(path)
     assert outcome.status in ("exact", "metrics"), f"{outcome.status}: {outcome.detail}"
+
+
+def _variant_params():
+    cases = [p for p in streams_group_cases() if "balanced" not in p.name] if PARITY_DIR.is_dir() else []
+    with_variants = [p for p in cases if json.loads(p.read_text()).get("kafka_variants")]
+    return _params(with_variants) if cases else _params([])
+
+
+@pytest.mark.parametrize("path", _variant_params())
+def test_streams_group_sticky_under_kafkas_other_member_orders(path):
+    """Where Kafka's answer changed with the order members were put into its HashMap, each
+    recorded answer is reproduced from the members in that order (the problem format fixes one
+    order: clients in order, threads in order)."""
+    case = json.loads(path.read_text())
+    base = spec_from_golden(case["streams_input"])
+    by_id = {m.member_id: m for m in base.members}
+    for name, variant in case["kafka_variants"].items():
+        got = sticky_assign(dataclasses.replace(base, members=tuple(by_id[i] for i in variant["member_order"])))
+        for member in base.members:
+            want = variant["members"].get(member.member_id, {})
+            for role in ("active", "standby"):
+                assert set(getattr(got[member.member_id], role)) == set(want.get(role, ())), (name, member.member_id, role)
