@@ -56,6 +56,9 @@ PARITY_DIR = _parity_dir()
 STREAMS_ASSIGNORS = ("high_availability", "legacy_sticky")
 CONSUMER_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 STREAMS_GROUP_ASSIGNORS = ("streams-sticky", "streams-balanced")
+# KIP-848: `uniform` with the newer homogeneous builder (consumer-group-current/; the `__uniform`
+# files of consumer/ ran the older one and are history), and the broker's `range` (consumer/).
+KIP848_ASSIGNORS = ("uniform", "server-range")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,13 @@ def streams_cases() -> list[Path]:
 
 def consumer_cases() -> list[Path]:
     return [f for f in sorted((PARITY_DIR / "consumer").glob("*.json")) if _assignor(f) in CONSUMER_ASSIGNORS]
+
+
+def kip848_cases() -> list[Path]:
+    """KIP-848's broker-side assignors."""
+    current = sorted((PARITY_DIR / "consumer-group-current").glob("*.json"))
+    ranged = [f for f in sorted((PARITY_DIR / "consumer").glob("*__server-range.json"))]
+    return current + ranged
 
 
 def streams_group_cases() -> list[Path]:

@@ -13,7 +13,7 @@ import pytest
 
 from optimizer.assignors.streams.group.spec import spec_from_golden
 from optimizer.assignors.streams.group.sticky import sticky_assign
-from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, streams_cases, streams_group_cases
+from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, kip848_cases, streams_cases, streams_group_cases
 
 _ABSENT = f"Kafka's golden cases are not at {PARITY_DIR} (set KAO_KAFKA_PARITY to their folder)"
 
@@ -34,6 +34,13 @@ def test_streams_assignment_is_kafkas(path):
 def test_consumer_assignment_is_kafkas(path):
     outcome = check(path)
     assert outcome.passed, f"{outcome.status}: {outcome.detail}"
+
+
+@pytest.mark.parametrize("path", _params(kip848_cases() if PARITY_DIR.is_dir() else []))
+def test_kip848_assignment_is_kafkas(path):
+    """KIP-848's uniform and range; order-sensitive cases on metrics."""
+    outcome = check(path)
+    assert outcome.status in ("exact", "metrics"), f"{outcome.status}: {outcome.detail}"
 
 
 @pytest.mark.parametrize("path", _params(streams_group_cases() if PARITY_DIR.is_dir() else []))
