@@ -541,7 +541,10 @@ def examples(directory: Path) -> None:
 )
 @click.option("--master", metavar="URL", help="Spark master (default local[*]: this machine).")
 @click.option("--local", "local_runner", is_flag=True, help="Run without Spark, in this process (same rows).")
-@click.option("--solvers", default="kafka,exact", show_default=True, metavar="S1,S2,...", help="Solvers to run on every problem.")
+@click.option(
+    "--solvers", default="kafka,kafka:new,exact", show_default=True, metavar="S1,S2,...",
+    help="Solvers to run on every problem; kafka:classic and kafka:new are Kafka's assignor under each protocol.",
+)
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: each kind's default sequence).")
 @click.option(
     "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",

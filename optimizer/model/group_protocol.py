@@ -18,6 +18,9 @@ from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
 ProtocolName = Literal["classic", "new"]
 PROTOCOLS: Final[tuple[ProtocolName, ...]] = ("classic", "new")
 
+PROTOCOL_SOLVERS: Final[dict[str, ProtocolName]] = {"kafka:classic": "classic", "kafka:new": "new"}
+"""The pipeline's per-protocol columns: Kafka's assignor with `group.protocol` set to each."""
+
 P = TypeVar("P", StreamsProblem, ConsumerProblem)
 
 

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.errors import PipelineError
+from optimizer.model.group_protocol import PROTOCOL_SOLVERS
 from optimizer.pipeline.inputs import read_records
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
@@ -50,7 +51,9 @@ from optimizer.pipeline.worker import (
 from optimizer.solve import SOLVERS
 from plugins.manager import plugins
 
-DEFAULT_SOLVERS = ("kafka", "exact")
+PIPELINE_SOLVERS = (*SOLVERS, *PROTOCOL_SOLVERS)
+"""The solvers, and Kafka's assignor under each protocol (`kafka:classic`, `kafka:new`)."""
+DEFAULT_SOLVERS = ("kafka", "kafka:new", "exact")
 RUNNERS = ("spark", "local")
 LOCAL_PART = 1000
 """Problems per part file written by the local runner."""
@@ -149,9 +152,11 @@ def run_pipeline(
 
 def _check_options(solvers: Sequence[str], runner: str) -> list[str]:
     solvers = [s.strip() for s in solvers if s.strip()]
-    unknown = [s for s in solvers if s not in SOLVERS]
+    unknown = [s for s in solvers if s not in PIPELINE_SOLVERS]
     if unknown or not solvers:
-        raise PipelineError(f"unknown solver(s) {', '.join(map(repr, unknown)) or '(none given)'}: expected some of {', '.join(SOLVERS)}")
+        raise PipelineError(
+            f"unknown solver(s) {', '.join(map(repr, unknown)) or '(none given)'}: expected some of {', '.join(PIPELINE_SOLVERS)}"
+        )
     if len(set(solvers)) != len(solvers):
         raise PipelineError(f"a solver is listed twice: {', '.join(solvers)}")
     if runner not in RUNNERS:

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError
 from optimizer.evaluate import cross_rack_reads
 from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.group_protocol import PROTOCOL_SOLVERS, with_protocol
 from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import parse_document, problem_from_data
 from optimizer.model.racks import reads_across_racks
@@ -192,7 +193,12 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
     started = time.perf_counter()
     try:
         # Kafka's assignment is scored on the same goals as the exact one, to compare them.
-        solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
+        if solver in PROTOCOL_SOLVERS:  # Kafka's assignor with group.protocol set to that protocol
+            solution = solve(
+                with_protocol(problem, PROTOCOL_SOLVERS[solver]), solver="kafka", goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit
+            )
+        else:
+            solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
     except NoSolutionError as error:
         row = _empty_row(name, problem.kind, solver, GoalStatus.TIME_LIMIT, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}

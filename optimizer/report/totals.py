@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from optimizer.backends import REGISTRY
+from optimizer.model.group_protocol import PROTOCOL_SOLVERS
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
 BASELINE_SOLVER = "kafka"
@@ -34,7 +35,7 @@ REFERENCE_SOLVERS = ("exact", *(backend.name for backend in REGISTRY))
 """Exact-type solvers, best first (the engine's choice, then the back-ends in the registry's
 order): the first one present is compared with the baseline."""
 
-_SOLVER_ORDER = ("kafka", "kip925", *REFERENCE_SOLVERS)
+_SOLVER_ORDER = ("kafka", *PROTOCOL_SOLVERS, "kip925", *REFERENCE_SOLVERS)
 """Display order of the known solvers; unknown names follow, alphabetically."""
 
 _Entry = TypeVar("_Entry", bound=Mapping[str, Any])

@@ -258,3 +258,36 @@ def test_an_empty_fleet_gives_empty_tables(tmp_path):
     assert result.rows == 0 and result.problems == 0
     assert pq.read_table(tmp_path / "out" / "summary").num_rows == 0
     assert pq.read_table(tmp_path / "out" / "assignments").num_rows == 0
+
+
+def test_protocol_columns_are_kafkas_assignor_under_each_protocol(fleet, tmp_path):
+    """`kafka:classic` and `kafka:new`: the same problem with group.protocol switched, per row."""
+    from optimizer import problem_from_data, solve, with_protocol
+
+    result = run_pipeline(fleet, tmp_path / "out", solvers=["kafka:classic", "kafka:new"], runner="local")
+    assignments = _rows(result.output, "assignments")
+    documents = {}
+    for line in fleet.read_text().splitlines():
+        try:
+            document = json.loads(line)
+        except ValueError:
+            continue
+        documents.setdefault(document.get("name"), document)
+    checked = set()
+    for row in _rows(result.output, "summary"):
+        if row["error"] is not None:
+            continue
+        protocol = row["solver"].split(":")[1]
+        expected = solve(with_protocol(problem_from_data(documents[row["problem"]]), protocol), "kafka")
+        got = {(a["client"], a["task"], a["role"]) for a in assignments if a["problem"] == row["problem"] and a["solver"] == row["solver"]}
+        assert got == {(c, t, role) for c, held in expected.assignment.items() for role in ("active", "standby", "warmup") for t in getattr(held, role)}
+        checked.add((row["kind"], protocol))
+    assert checked == {(kind, p) for kind in ("streams", "consumer") for p in ("classic", "new")}
+
+
+def test_the_default_solvers_include_the_new_protocol():
+    assert run_module.DEFAULT_SOLVERS == ("kafka", "kafka:new", "exact")
+    option = next(p for p in cli.commands["pipeline"].params if p.name == "solvers")
+    assert option.default == ",".join(run_module.DEFAULT_SOLVERS)  # the command line's default too
+    with pytest.raises(PipelineError, match="kafka:classic, kafka:new"):
+        run_module._check_options(["kafka:old"], "local")
