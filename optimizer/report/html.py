@@ -143,6 +143,7 @@ def render_report(
         _head(),
         _header(totals, rows, plugins, input_dir, generated),
         _totals_section(totals),
+        _protocols_section(totals),
         _savings_section(totals),
         _failures_section(rows),
         _plots_section(rows, totals),
@@ -300,6 +301,40 @@ def _totals_section(totals: Mapping[str, Any]) -> str:
             "others) comes before cross-rack traffic: it reads more across racks where that buys a better "
             "higher-priority goal (see each row's goals).</p>\n"
         )
+    return "".join(out) + "</section>\n"
+
+
+_UNITS = {"streams": "active tasks per thread", "consumer": "partitions per member"}
+
+
+def _protocols_section(totals: Mapping[str, Any]) -> str:
+    protocols = totals["protocols"]
+    if not protocols:
+        return ""
+    out = [
+        "<section id=\"protocols\">\n<h2>Classic protocol against the new one</h2>\n"
+        "<p>Kafka's assignor under the classic protocol, under the new one (<code>kafka:new</code>: KIP-848's "
+        "broker-side assignor for consumer groups, KIP-1071's for Streams) and the exact optimum, on the "
+        "problems all of them solved (docs/assignors/protocols.md).</p>\n"
+    ]
+    for kind, entry in protocols.items():
+        columns = list(entry["columns"])
+        out.append(
+            f"<h3>{_e(kind)} ({_int(entry['problems'])} problems)</h3>\n<table class=\"protocols\" data-kind=\"{_e(kind)}\">\n"
+            "<tr><th></th>" + "".join(f"<th>{_e(c)}</th>" for c in columns) + "</tr>\n"
+        )
+        for key, label, form in (
+            ("cross_rack_partitions", "cross-rack partitions", "int"),
+            ("moves", "moves", "int"),
+            ("load_skew_mean", f"load skew, mean ({_UNITS[kind]}, max − min)", "float"),
+        ):
+            out.append(f"<tr><th>{_e(label)}</th>")
+            out += [
+                f"<td class=\"num\" data-solver=\"{_e(c)}\" data-field=\"{key}\">{_format(entry['columns'][c][key], form)}</td>"
+                for c in columns
+            ]
+            out.append("</tr>\n")
+        out.append("</table>\n")
     return "".join(out) + "</section>\n"
 
 

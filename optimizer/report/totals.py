@@ -219,7 +219,42 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
         "comparison": comparison,
         "comparison_skipped": skipped,
         "compared": entries if comparison else [],
+        "protocols": protocol_totals(rows),
     }
+
+
+def protocol_totals(summary: Any) -> dict[str, dict[str, Any]]:
+    """Per kind (`streams`, `consumer`): the classic protocol's assignor, the new protocol's
+    (`kafka:new`) and the best exact solver, on the problems of that kind all of them solved.
+
+    The classic column is `kafka:classic` when the run has it, else `kafka` (the problems' own
+    config, classic unless they set `group.protocol`). Each kind maps to `problems` (the count) and
+    `columns`: solver -> cross_rack_partitions, moves (sums) and load_skew_mean; kinds without a
+    `kafka:new` row are left out."""
+    rows = summary_rows(summary)
+    solvers = ordered_solvers(row.get("solver") for row in rows)
+    classic = "kafka:classic" if "kafka:classic" in solvers else BASELINE_SOLVER
+    columns = [name for name in (classic, "kafka:new", reference_solver(solvers)) if name in solvers]
+    if "kafka:new" not in columns:
+        return {}
+    by_pair = {(row["problem"], row["solver"]): row for row in rows}
+    result: dict[str, dict[str, Any]] = {}
+    for kind in ("streams", "consumer"):
+        names = sorted({row["problem"] for row in rows if row.get("kind") == kind})
+        problems = [p for p in names if all((p, c) in by_pair and is_solved(by_pair[(p, c)]) for c in columns)]
+        if not problems:
+            continue
+        figures = {}
+        for column in columns:
+            solved = [by_pair[(p, column)] for p in problems]
+            skews = [float(row["load_skew"]) for row in solved if row.get("load_skew") is not None]
+            figures[column] = {
+                "cross_rack_partitions": sum(_int(row.get("cross_rack_partitions")) for row in solved),
+                "moves": sum(_int(row.get("moves")) for row in solved),
+                "load_skew_mean": statistics.fmean(skews) if skews else None,
+            }
+        result[kind] = {"problems": len(problems), "columns": figures}
+    return result
 
 
 def rack_traffic_totals(summary: Any) -> dict[str, dict[str, int]]:

@@ -360,3 +360,28 @@ def test_two_runs_in_one_directory_are_an_input_error(rows, tmp_path):
     first = rows[0]
     assert f"problem {first['problem']!r} has more than one row for solver {first['solver']!r}" in str(caught.value)
     assert not (tmp_path / "report.html").exists()
+
+
+def test_protocol_table_has_a_column_per_protocol_on_problems_all_solved():
+    from optimizer.report.totals import protocol_totals
+
+    def row(problem, kind, solver, cross, moves=0, skew=0.0, error=None):
+        return {"problem": problem, "kind": kind, "solver": solver, "status": "heuristic", "error": error,
+                "cross_rack_partitions": cross, "moves": moves, "load_skew": skew}
+
+    rows = [
+        row("a", "streams", "kafka", 4), row("a", "streams", "kafka:new", 9, 1), row("a", "streams", "exact", 1, 3),
+        row("b", "streams", "kafka", 2), row("b", "streams", "kafka:new", 2), row("b", "streams", "exact", None, error="time"),
+        row("g", "consumer", "kafka", 3, skew=1.0), row("g", "consumer", "kafka:new", 0), row("g", "consumer", "exact", 0),
+    ]
+    totals = protocol_totals(rows)
+    assert totals["streams"] == {  # b is left out: exact has no assignment for it
+        "problems": 1,
+        "columns": {
+            "kafka": {"cross_rack_partitions": 4, "moves": 0, "load_skew_mean": 0.0},
+            "kafka:new": {"cross_rack_partitions": 9, "moves": 1, "load_skew_mean": 0.0},
+            "exact": {"cross_rack_partitions": 1, "moves": 3, "load_skew_mean": 0.0},
+        },
+    }
+    assert totals["consumer"]["columns"]["kafka"]["load_skew_mean"] == 1.0
+    assert protocol_totals([r for r in rows if r["solver"] != "kafka:new"]) == {}
