@@ -30,9 +30,8 @@ from functools import cached_property
 
 from optimizer.assignors.consumer.group import TP
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
-from optimizer.assignors.streams.group.spec import kafka_uuid_text, name_uuid_bytes
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import partition_key
+from optimizer.model.ids import kafka_uuid_text, name_uuid_bytes, partition_key
 
 
 def _int32(value: int) -> int:
