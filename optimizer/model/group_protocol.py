@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Final, Literal, TypeVar
 
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
+from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
 
 ProtocolName = Literal["classic", "new"]
@@ -28,14 +29,18 @@ def with_protocol(problem: P, protocol: ProtocolName) -> P:
     """`problem` with its `group.protocol` set to the classic one or to the new one of its kind."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    config = problem.config
+    data = problem_to_data(problem)
+    config = data.setdefault("config", {})
     if isinstance(problem, ConsumerProblem):
-        updated = {"group_protocol": GroupProtocol.CLASSIC if protocol == "classic" else GroupProtocol.CONSUMER}
+        config["group.protocol"] = "classic" if protocol == "classic" else "consumer"
         if protocol == "classic":
-            updated["group_remote_assignor"] = None  # Kafka refuses it under the classic protocol
-        return problem.model_copy(update={"config": config.model_copy(update=updated)})
-    new = StreamsGroupProtocol.CLASSIC if protocol == "classic" else StreamsGroupProtocol.STREAMS
-    return problem.model_copy(update={"config": config.model_copy(update={"group_protocol": new})})
+            config.pop("group.remote.assignor", None)  # Kafka refuses it under the classic protocol
+    else:
+        config["group.protocol"] = "classic" if protocol == "classic" else "streams"
+    # Validated again: a protocol has rules of its own (InvalidInputError naming each problem).
+    switched = problem_from_data(data, problem.name or "<problem>")
+    assert isinstance(switched, type(problem))
+    return switched
 
 
 def assignor_label(problem: StreamsProblem | ConsumerProblem) -> str:

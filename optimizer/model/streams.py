@@ -394,8 +394,40 @@ class StreamsProblem(FrozenModel):
                 self.config.rack_aware_assignment_tags,
                 {task.id for task in self.tasks},
             )
+            + self._statefulness_per_subtopology()
         )
         return self
+
+    def _statefulness_per_subtopology(self) -> list[tuple[Loc, str]]:
+        """A streams group's broker knows a subtopology, not its tasks: a task per partition up to
+        `maxNumInputPartitions`, all stateful or all stateless (`isStateful`). Under
+        `group.protocol: streams` the problem's tasks must say the same."""
+        if self.config.group_protocol != StreamsGroupProtocol.STREAMS:
+            return []
+        first: dict[int | None, Task] = {}
+        partitions: dict[int | None, set[int]] = defaultdict(set)
+        for task in self.tasks:
+            partitions[task.subtopology].add(task.partition)
+        problems: list[tuple[Loc, str]] = [
+            (
+                ("tasks",),
+                f"subtopology {subtopology} lacks tasks {', '.join(f'{subtopology}_{p}' for p in sorted(set(range(max(held) + 1)) - held)[:8])}: "
+                "under group.protocol=streams Kafka has a task for every partition up to the subtopology's largest",
+            )
+            for subtopology, held in sorted(partitions.items(), key=lambda item: item[0] or 0)
+            if len(held) != max(held) + 1
+        ]
+        for index, task in enumerate(self.tasks):
+            seen = first.setdefault(task.subtopology, task)
+            if seen.stateful != task.stateful:
+                problems.append(
+                    (
+                        ("tasks", index, "stateful"),
+                        f"task {task.id} is {'stateful' if task.stateful else 'stateless'} but task {seen.id} of the same "
+                        "subtopology is not: under group.protocol=streams Kafka knows statefulness per subtopology",
+                    )
+                )
+        return problems
 
     # Lookups derived once per (immutable) problem.
 

@@ -96,3 +96,19 @@ def test_members_that_disagree_are_each_reported():
 def test_member_ids_are_unique_in_the_group():
     with pytest.raises(InvalidInputError, match=r"clients\[1\] \(id 'd'\)\.members\[0\] \(id 'm'\)\.id: member id 'm' is already used by client 'c'"):
         problem_from_data(streams([{"id": "c", "members": [{"id": "m"}]}, {"id": "d", "members": [{"id": "m"}]}]))
+
+
+def test_streams_groups_need_whole_subtopologies_of_one_statefulness():
+    data = streams([{"id": "c"}], {"group.protocol": "streams"})
+    data["tasks"] = [t for t in data["tasks"] if t["id"] != "0_1"]
+    data["tasks"].append({"id": "1_0", "stateful": True, "source_partitions": [{"topic": "other", "partition": 0}]})
+    data["tasks"].append({"id": "1_1", "source_partitions": [{"topic": "other", "partition": 1}]})
+    with pytest.raises(InvalidInputError) as raised:
+        problem_from_data(data)
+    text = str(raised.value)
+    assert "subtopology 0 lacks tasks 0_1" in text
+    assert "task 1_1 is stateless but task 1_0 of the same subtopology is not" in text
+    data["config"] = {}  # the classic assignors take tasks one by one
+    problem = problem_from_data(data)
+    with pytest.raises(InvalidInputError, match="subtopology 0 lacks tasks 0_1"):
+        with_protocol(problem, "new")
