@@ -1,9 +1,8 @@
-"""Kafka parity figures (issue 11): `--solver kafka` against Kafka's own Java answers.
+"""Kafka parity figures (issues 11 and 13): `--solver kafka` against Kafka's own Java answers.
 
 Run: ./run python bench/parity.py   (writes bench/results/parity.json; record it in docs/validation.md)
 
-Every case of `../shared/kafka-parity/streams` and `../shared/kafka-parity/consumer` for the
-assignors this project reproduces (`tests/parity/kafka_parity.py` says which and how they are
+Every case of `../shared/kafka-parity/` for the assignors this project reproduces (`tests/parity/kafka_parity.py` says which and how they are
 compared), counted per assignor by outcome; the cases that fail are listed with the reason. The
 test suite asserts the same cases one by one; this gives the figures.
 """
@@ -20,7 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, streams_cases
+from tests.parity.kafka_parity import (
+    PARITY_DIR,
+    check,
+    consumer_cases,
+    kip848_cases,
+    kip924_cases,
+    streams_cases,
+    streams_group_cases,
+)
 
 
 def main() -> None:
@@ -31,7 +38,14 @@ def main() -> None:
         "cases_from": str(PARITY_DIR),
         "folders": {},
     }
-    for folder, cases in (("streams", streams_cases()), ("consumer", consumer_cases())):
+    sets = (
+        ("streams", streams_cases()),
+        ("streams/kip924", kip924_cases()),
+        ("consumer", consumer_cases()),
+        ("kip848 (consumer-group-current, consumer/__server-range)", kip848_cases()),
+        ("streams-group", streams_group_cases()),
+    )
+    for folder, cases in sets:
         counts: dict[str, Counter] = defaultdict(Counter)
         failures = []
         started = time.perf_counter()

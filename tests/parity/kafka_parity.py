@@ -85,6 +85,11 @@ def consumer_cases() -> list[Path]:
     return [f for f in sorted((PARITY_DIR / "consumer").glob("*.json")) if _assignor(f) in CONSUMER_ASSIGNORS]
 
 
+def kip924_cases() -> list[Path]:
+    """KIP-924's public StickyTaskAssignor (`streams/kip924/`)."""
+    return sorted((PARITY_DIR / "streams" / "kip924").glob("*.json"))
+
+
 def kip848_cases() -> list[Path]:
     """KIP-848's broker-side assignors."""
     current = sorted((PARITY_DIR / "consumer-group-current").glob("*.json"))
