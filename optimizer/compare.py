@@ -181,8 +181,8 @@ class ProtocolComparison:
         for column in self.columns:
             table.add_column(escape(f"{column}\n{self.assignors[column]}"), justify="right", no_wrap=True)
         labels = dict(PROTOCOL_METRICS[self.kind])
-        for metric, values in self.metrics.items():
-            table.add_row(escape(labels[metric]), *(f"{values[c]:g}" for c in self.columns))
+        for metric, figures in self.metrics.items():
+            table.add_row(escape(labels[metric]), *(f"{figures[c]:g}" for c in self.columns))
         for goal, values in self.goals.items():
             table.add_row(escape(f"goal {goal}"), *("-" if values[c] is None else f"{values[c]:g}" for c in self.columns))
         table.caption = ", ".join(f"{c} {self.seconds[c]:.3f} s" for c in self.columns) + f"; goals in order: {', '.join(self.goals)}" + (
@@ -228,6 +228,6 @@ def compare_protocols(
     normalized = normalize(problem).problem
     goal_values: dict[str, dict[str, float | None]] = {}
     for goal, result in zip(goal_objects, exact.goals, strict=True):
-        goal_values[goal.name] = {c: float(goal.evaluate(normalized, solutions[c].assignment)) for c in PROTOCOLS}
-        goal_values[goal.name]["exact"] = result.value
+        values: dict[str, float | None] = {c: float(goal.evaluate(normalized, solutions[c].assignment)) for c in PROTOCOLS}
+        goal_values[goal.name] = values | {"exact": result.value}
     return ProtocolComparison(problem.name, problem.kind, columns, assignors, metrics, goal_values, seconds, solutions)

@@ -10,10 +10,10 @@ compare one group under both, each reading only the keys Kafka reads under that 
 
 from __future__ import annotations
 
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal
 
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
-from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.model.problem import Problem, problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
 
 ProtocolName = Literal["classic", "new"]
@@ -22,10 +22,7 @@ PROTOCOLS: Final[tuple[ProtocolName, ...]] = ("classic", "new")
 PROTOCOL_SOLVERS: Final[dict[str, ProtocolName]] = {"kafka:classic": "classic", "kafka:new": "new"}
 """The pipeline's per-protocol columns: Kafka's assignor with `group.protocol` set to each."""
 
-P = TypeVar("P", StreamsProblem, ConsumerProblem)
-
-
-def with_protocol(problem: P, protocol: ProtocolName) -> P:
+def with_protocol(problem: Problem, protocol: ProtocolName) -> Problem:
     """`problem` with its `group.protocol` set to the classic one or to the new one of its kind."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
@@ -38,18 +35,17 @@ def with_protocol(problem: P, protocol: ProtocolName) -> P:
     else:
         config["group.protocol"] = "classic" if protocol == "classic" else "streams"
     # Validated again: a protocol has rules of its own (InvalidInputError naming each problem).
-    switched = problem_from_data(data, problem.name or "<problem>")
-    assert isinstance(switched, type(problem))
-    return switched
+    return problem_from_data(data, problem.name or "<problem>")
 
 
 def assignor_label(problem: StreamsProblem | ConsumerProblem) -> str:
     """The assignor `--solver kafka` runs for `problem`, as a user would name it."""
-    config = problem.config
     if isinstance(problem, ConsumerProblem):
-        if config.group_protocol == GroupProtocol.CONSUMER:
-            return f"KIP-848 {config.remote_assignor}"
-        return f"classic {config.partition_assignment_strategy}"
-    if config.group_protocol == StreamsGroupProtocol.STREAMS:
-        return f"KIP-1071 {config.streams_assignor_name}"
-    return f"classic {config.task_assignor_class}"
+        consumer = problem.config
+        if consumer.group_protocol == GroupProtocol.CONSUMER:
+            return f"KIP-848 {consumer.remote_assignor}"
+        return f"classic {consumer.partition_assignment_strategy}"
+    streams = problem.config
+    if streams.group_protocol == StreamsGroupProtocol.STREAMS:
+        return f"KIP-1071 {streams.streams_assignor_name}"
+    return f"classic {streams.task_assignor_class}"

@@ -173,10 +173,10 @@ def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
     offsets: list[dict[str, int]] = [{} for _ in held]
     ends: list[dict[str, int]] = [{} for _ in held]
     for task_id in list(dict.fromkeys([*client.previous_standby, *client.lags])):
-        task = tasks.get(task_id)
-        if task is None or not task.stateful or task_id in active:
+        known = tasks.get(task_id)
+        if known is None or not known.stateful or task_id in active:
             continue
-        end = task.changelog_end_offset or 0
+        end = known.changelog_end_offset or 0
         thread = reporter.get(task_id, 0)
         offsets[thread][task_id] = max(0, end - client.lags.get(task_id, 0))
         ends[thread][task_id] = end
