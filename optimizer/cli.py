@@ -639,8 +639,10 @@ def _print_fleet(result) -> None:
     title = f"Fleet: {result.problems} problems, {result.rows} rows, {result.seconds:.1f} s end to end"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     # short headers: the table fits 80 columns (logs of batch runs are rarely wider)
+    widest = max((len(name) for name in totals["per_solver"]), default=0)
     for column in ("solver", "solved", "invalid", "errors", "cross-rack", "moves", "mean skew", "warm-ups", "solve s"):
-        table.add_column(column, justify="left" if column == "solver" else "right", no_wrap=True, min_width=len(column))
+        width = max(len(column), widest) if column == "solver" else len(column)  # kafka:classic whole
+        table.add_column(column, justify="left" if column == "solver" else "right", no_wrap=True, min_width=width)
     for solver, t in totals["per_solver"].items():
         skew = "-" if t["load_skew_mean"] is None else f"{t['load_skew_mean']:.2f}"
         table.add_row(
