@@ -37,7 +37,7 @@ from optimizer.deadline import deadline_after, now, remaining, run_within
 from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.goal import Assignment, Goal
-from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
 from optimizer.model.normalize import normalize
@@ -187,22 +187,31 @@ def _heuristic(problem: Problem, solver: str, raw: Problem) -> tuple[Assignment,
             member: ClientAssignment(active=tuple(partition_id(*tp) for tp in sorted(parts)))
             for member, parts in sorted(consumer.assignment.items())
         }
-        options = {"assignor": str(problem.config.partition_assignment_strategy)}
         warnings = tuple(warning(where, what) for where, what in consumer.warnings)
+        if raw.config.group_protocol == GroupProtocol.CONSUMER:
+            options = {"assignor": str(raw.config.remote_assignor), "protocol": "consumer"}
+            if "partition_assignment_strategy" in raw.config.model_fields_set:
+                warnings += (_not_read("partition.assignment.strategy", "consumer (KIP-848)"),)
+        else:
+            options = {"assignor": str(problem.config.partition_assignment_strategy)}
         return assignment, consumer.followup_rebalance, list(consumer.notes), options, warnings
     assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
     if solver == "kafka" and problem.config.group_protocol == StreamsGroupProtocol.STREAMS:
         # The broker sees the members' history as reported, tasks that no longer exist included.
         group = streams_group_assign(raw)
-        ignored = tuple(
-            warning(f"config.{key}", "not read under group.protocol=streams (KIP-1071): the broker's assignor ignores it")
-            for key in group.ignored
-        )
+        ignored = tuple(_not_read(key, "streams (KIP-1071)") for key in group.ignored)
         options = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
         return _streams_group_assignment(problem, group), False, [], options, ignored
     run, options = _streams_solver(problem, solver)
     result = run(problem)
-    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, ()
+    unread: tuple[Issue, ...] = ()
+    if solver == "kafka" and "streams_assignor_name" in raw.config.model_fields_set:
+        unread = (_not_read("streams.assignor.name", "classic"),)
+    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, unread
+
+
+def _not_read(key: str, protocol: str) -> Issue:
+    return warning(f"config.{key}", f"not read under group.protocol={protocol}: Kafka's assignor there ignores it")
 
 
 def _exact(

@@ -51,6 +51,24 @@ def test_the_new_protocol_warns_about_the_keys_it_does_not_read():
     solution = solve(with_protocol(problem_from_data(app()), "new"), "kafka")
     ignored = {w.location for w in solution.warnings if "not read under group.protocol=streams" in w.message}
     assert ignored == {"config.rack.aware.assignment.strategy", "config.rack.aware.assignment.traffic_cost"}
+    assert solution.solver.options["assignor"] == "streams-group sticky"
+    data = app() | {"config": {"streams.assignor.name": "balanced"}}
+    classic = solve(problem_from_data(data), "kafka")
+    assert [w.location for w in classic.warnings] == ["config.streams.assignor.name"]
+
+
+def test_a_consumer_group_under_kip848_says_which_assignor_ran_and_what_it_ignored():
+    group = {
+        "kind": "consumer",
+        "topics": [{"name": "t", "partitions": 3}],
+        "members": [{"id": "a", "subscriptions": ["t"]}, {"id": "b", "subscriptions": ["t"]}],
+        "config": {"partition.assignment.strategy": "cooperative-sticky", "group.protocol": "consumer", "group.remote.assignor": "range"},
+    }
+    solution = solve(problem_from_data(group), "kafka")
+    assert solution.solver.options["assignor"] == "range" and solution.solver.options["protocol"] == "consumer"
+    assert [w.location for w in solution.warnings] == ["config.partition.assignment.strategy"]
+    assert {m: held.active for m, held in solution.assignment.items()} == {"a": ("t-0", "t-1"), "b": ("t-2",)}
+    assert not solution.followup_rebalance
 
 
 def test_cli_prints_the_three_columns(tmp_path):
