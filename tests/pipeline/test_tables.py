@@ -341,6 +341,20 @@ def test_write_tables_refuses_what_the_layout_cannot_hold(tmp_path, tables, prob
     unnamed = _edited(problems[0], lambda d: d.pop("name"))
     with pytest.raises(ValueError, match="needs a name"):
         write_tables([unnamed], tmp_path / "unnamed")
+    streams = next(p for p in problems if p.kind == "streams")
+    threads = _edited(streams, lambda d: d["clients"][0].update(members=[{"id": "m"}], threads=1, previous_active=[], previous_standby=[]))
+    with pytest.raises(ValueError, match="lists its members, which the tables cannot hold"):
+        write_tables([threads], tmp_path / "members")
+
+
+def test_protocol_keys_go_through_the_tables(tmp_path, problems):
+    consumer = next(p for p in problems if p.kind == "consumer")
+    streams = next(p for p in problems if p.kind == "streams")
+    kip848 = _edited(consumer, lambda d: d.setdefault("config", {}).update({"group.protocol": "consumer", "group.remote.assignor": "range"}))
+    kip1071 = _edited(streams, lambda d: d.setdefault("config", {}).update({"group.protocol": "streams", "streams.assignor.name": "balanced"}))
+    write_tables([kip848, kip1071], tmp_path / "t")
+    back = {r.name: problem_from_data(json.loads(r.document)) for r in read_table_records(tmp_path / "t")}
+    assert back[kip848.name].config == kip848.config and back[kip1071.name].config == kip1071.config
 
 
 def test_natural_order():
