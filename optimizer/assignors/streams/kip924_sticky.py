@@ -46,11 +46,6 @@ def _subtopology_hash(subtopology: int) -> int:
     return 31 * (31 + subtopology)
 
 
-def _client_set(ids: Iterable[str], presized: bool = False) -> list[str]:
-    """A HashSet of process ids filled in the given order, as Java iterates it."""
-    return java_hash_map_order(list(ids), kafka_client_hash, presized)
-
-
 def all_tasks_order(tasks: Iterable[TaskKey]) -> list[TaskKey]:
     """ApplicationState.allTasks() iteration: a HashMap of TaskIds filled as the PartitionGrouper
     made them, subtopology by subtopology (a HashMap of Subtopology), partitions in order."""
@@ -86,8 +81,9 @@ class _Kip924StickyTaskAssignor:
         self.problem = problem
         self.sorted_clients = client_states(problem)
         self.by_id = {c.id: c for c in self.sorted_clients}
+        self.client_hash = {c.id: kafka_client_hash(c.id) for c in self.sorted_clients}
         # ApplicationState.kafkaStreamsStates: a HashMap keyed by process id.
-        self.clients = [self.by_id[i] for i in _client_set(c.id for c in self.sorted_clients)]
+        self.clients = [self.by_id[i] for i in self._client_set(c.id for c in self.sorted_clients)]
         self.all_tasks = all_tasks_order(parse_task_id(t.id) for t in problem.tasks)
         self.stateful = sorted(parse_task_id(t.id) for t in problem.tasks if t.stateful)
         self.stateless = sorted(parse_task_id(t.id) for t in problem.tasks if not t.stateful)
@@ -104,7 +100,11 @@ class _Kip924StickyTaskAssignor:
                 previous_standby.setdefault(task, []).append(client.id)
         self.previous_active = previous_active
         self.previous_active_order = java_hash_map_order(list(previous_active), _task_hash)
-        self.previous_standby = {task: _client_set(holders) for task, holders in previous_standby.items()}
+        self.previous_standby = {task: self._client_set(holders) for task, holders in previous_standby.items()}
+
+    def _client_set(self, ids: Iterable[str], presized: bool = False) -> list[str]:
+        """A HashSet of process ids filled in the given order, as Java iterates it."""
+        return java_hash_map_order(list(ids), self.client_hash.__getitem__, presized)
 
     def assign(self) -> StreamsAssignorResult:
         self._assign_active()
@@ -139,13 +139,13 @@ class _Kip924StickyTaskAssignor:
             else:
                 remaining.append(task)
         for task in sorted(remaining):
-            candidates = _client_set(c.id for c in self.clients)
+            candidates = self._client_set(c.id for c in self.clients)
             self._finalize(task, self._best_client(task, candidates), active=True)
 
     def _assign_standby(self, replicas: int) -> None:
         for task in self.changelogged:
             for placed in range(replicas):
-                candidates = _client_set(c.id for c in self.clients if not c.holds(task))
+                candidates = self._client_set(c.id for c in self.clients if not c.holds(task))
                 if not candidates:
                     self.notes.append(
                         f"task {task_id(*task)}: only {placed} of {replicas} standby replicas could be placed (not enough clients)"
@@ -193,7 +193,7 @@ class _Kip924StickyTaskAssignor:
 
     def _least_loaded_previous_standby(self, task: TaskKey, within: Sequence[str]) -> ClientState | None:
         allowed = set(within)
-        holders = _client_set(self.previous_standby.get(task, ()), presized=True)  # new HashSet<>(ids)
+        holders = self._client_set(self.previous_standby.get(task, ()), presized=True)  # new HashSet<>(ids)
         return self._least_loaded(task, [h for h in holders if h in allowed])
 
     def _should_balance_load(self, client: ClientState) -> bool:
