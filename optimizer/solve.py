@@ -31,6 +31,7 @@ from typing import Any
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.assignors.streams.group.assign import StreamsGroupResult, streams_group_assign
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
+from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign
 from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import deadline_after, now, remaining, run_within
@@ -295,7 +296,7 @@ def _streams_solver(
     if problem.config.task_assignor_class == TaskAssignor.STICKY:
         return sticky_task_assign, {"assignor": "sticky"}
     if problem.config.task_assignor_class == TaskAssignor.KIP924_STICKY:
-        raise SolverUnavailableError("KIP-924's StickyTaskAssignor (task.assignor.class) is not reproduced yet")
+        return kip924_sticky_assign, {"assignor": "kip924_sticky"}
     return high_availability_assign, {"assignor": "high_availability"}
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,3 +223,53 @@ def _without(solution, partitions: set[str]):
 
 def _metrics(problem, solution) -> dict:
     return dict(evaluate(problem, solution).metrics)
+
+
+def kip924_standby_order_matters(problem) -> bool:
+    """Whether our KIP-924 answer changes with the order standbys are placed task by task: Kafka's
+    order is a HashSet of `TaskInfo` objects without `hashCode` (identity hashes, different in
+    every JVM), so where it matters Kafka's own answer is one of several (decision 55). Tried:
+    task order, reversed, and four seeded shuffles."""
+    from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign
+    from optimizer.model.ids import parse_task_id
+    from optimizer.model.normalize import normalize
+
+    normalized = normalize(problem).problem
+    tasks = sorted(parse_task_id(t.id) for t in normalized.tasks if t.changelog_partitions)
+
+    def answer(order):
+        result = kip924_sticky_assign(normalized, order)
+        return {c.id: (frozenset(c.active), frozenset(c.standby)) for c in result.clients}
+
+    first = answer(tasks)
+    orders = [tasks[::-1], *(random.Random(seed).sample(tasks, len(tasks)) for seed in range(4))]
+    return any(answer(order) != first for order in orders)
+
+
+def check_kip924(path: Path) -> Outcome:
+    """`check`, and where Kafka's standby order is its JVM's identity hashes and matters
+    (`kip924_standby_order_matters`): `standby-order` when the actives are Kafka's and every
+    task has as many standbys as in Kafka's answer, the standbys being placed in another order."""
+    outcome = check(path)
+    if outcome.status != "differs":
+        return outcome
+    case = json.loads(path.read_text())
+    problem = problem_from_data(case["problem"])
+    if not kip924_standby_order_matters(problem):
+        return outcome
+    ours = solve(problem, "kafka")
+    expected = solution_from_data(case["kafka"])
+    actives = {c: set(held.active) for c, held in expected.assignment.items()}
+    if actives != {c: set(held.active) for c, held in ours.assignment.items()}:
+        return outcome
+    if _standby_counts(expected) != _standby_counts(ours):
+        return Outcome(path.name, case["assignor"], "differs", "standby replicas per task differ")
+    return Outcome(path.name, case["assignor"], "standby-order", "actives exact; standbys placed in another task order than Kafka's JVM took")
+
+
+def _standby_counts(solution) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for held in solution.assignment.values():
+        for task in (*held.standby, *held.warmup):
+            counts[task] = counts.get(task, 0) + 1
+    return counts

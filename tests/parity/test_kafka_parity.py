@@ -13,7 +13,16 @@ import pytest
 
 from optimizer.assignors.streams.group.spec import spec_from_golden
 from optimizer.assignors.streams.group.sticky import sticky_assign
-from tests.parity.kafka_parity import PARITY_DIR, check, consumer_cases, kip848_cases, streams_cases, streams_group_cases
+from tests.parity.kafka_parity import (
+    PARITY_DIR,
+    check,
+    check_kip924,
+    consumer_cases,
+    kip848_cases,
+    kip924_cases,
+    streams_cases,
+    streams_group_cases,
+)
 
 _ABSENT = f"Kafka's golden cases are not at {PARITY_DIR} (set KAO_KAFKA_PARITY to their folder)"
 
@@ -34,6 +43,14 @@ def test_streams_assignment_is_kafkas(path):
 def test_consumer_assignment_is_kafkas(path):
     outcome = check(path)
     assert outcome.passed, f"{outcome.status}: {outcome.detail}"
+
+
+@pytest.mark.parametrize("path", _params(kip924_cases() if PARITY_DIR.is_dir() else []))
+def test_kip924_assignment_is_kafkas(path):
+    """Exact wherever Kafka's answer does not depend on its JVM's identity hashes; where it does,
+    the actives exact and the same standby count per task (decision 55)."""
+    outcome = check_kip924(path)
+    assert outcome.status in ("exact", "standby-order"), f"{outcome.status}: {outcome.detail}"
 
 
 @pytest.mark.parametrize("path", _params(kip848_cases() if PARITY_DIR.is_dir() else []))

@@ -77,7 +77,7 @@ def _pair(a: TaskKey, b: TaskKey) -> tuple[TaskKey, TaskKey]:
 
 
 class _Kip924StickyTaskAssignor:
-    def __init__(self, problem: StreamsProblem):
+    def __init__(self, problem: StreamsProblem, standby_order: Sequence[TaskKey] | None = None):
         self.problem = problem
         self.sorted_clients = client_states(problem)
         self.by_id = {c.id: c for c in self.sorted_clients}
@@ -88,6 +88,10 @@ class _Kip924StickyTaskAssignor:
         self.stateful = sorted(parse_task_id(t.id) for t in problem.tasks if t.stateful)
         self.stateless = sorted(parse_task_id(t.id) for t in problem.tasks if not t.stateful)
         self.changelogged = sorted(parse_task_id(t.id) for t in problem.tasks if t.changelog_partitions)
+        if standby_order is not None:
+            if sorted(standby_order) != self.changelogged:
+                raise ValueError("standby_order must list every task with changelog partitions once")
+            self.changelogged = list(standby_order)
         self.pairs = _TaskPairs(len(self.all_tasks))
         self.notes: list[str] = []
         # mapPreviousActiveTasks / mapPreviousStandbyTasks: HashMaps filled client by client.
@@ -221,6 +225,9 @@ class _Kip924StickyTaskAssignor:
         return best
 
 
-def kip924_sticky_assign(problem: StreamsProblem) -> StreamsAssignorResult:
-    return _Kip924StickyTaskAssignor(problem).assign()
+def kip924_sticky_assign(problem: StreamsProblem, standby_order: Sequence[TaskKey] | None = None) -> StreamsAssignorResult:
+    """Kafka's answer; `standby_order` is the order standbys are placed task by task, which in
+    Kafka is a HashSet of `TaskInfo` objects without `hashCode` (identity hashes: it changes from
+    one JVM to the next). Default: task order."""
+    return _Kip924StickyTaskAssignor(problem, standby_order).assign()
 
