@@ -175,6 +175,8 @@ def parse_document(text: str, source: str) -> Any:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(error, "problem", None) or str(error)
+        if "nesting depth" in what:  # PyYAML 6.0.4 stops deep nesting itself; earlier ones recurse
+            what = f"nested too deeply ({what})"
         raise _parse_error(source, f"malformed YAML{where}: {what}") from None
     except RecursionError:
         raise _parse_error(source, f"malformed {kind}: nested too deeply") from None
