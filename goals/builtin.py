@@ -8,6 +8,7 @@ from goals.caught_up import CaughtUp
 from goals.cross_rack_traffic import CrossRackTraffic
 from goals.kip925_cost import Kip925Cost
 from goals.movement_budget import MovementBudget
+from goals.restore_volume import RestoreVolume
 from goals.standby_rack_diversity import StandbyRackDiversity
 from goals.stickiness import Stickiness
 from goals.subtopology_spread import SubtopologySpread
@@ -26,6 +27,7 @@ BUILTIN_GOALS = (
     CaughtUp,
     Kip925Cost,
     MovementBudget,
+    RestoreVolume,
 )
 
 

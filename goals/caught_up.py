@@ -9,19 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from goals.common import caught_up_ranks, streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.problem import Problem
 from optimizer.model.streams import StreamsProblem
+from optimizer.placement import behind, streams_placement
 from optimizer.protocols import FlowTermsAPI, FormulationAPI
-
-
-def behind(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
-    """tasks x clients: 1 where the client is not among the most caught up on the task."""
-    ranks = caught_up_ranks(problem, index)
-    return np.asarray(ranks > ranks.min(axis=1, keepdims=True), dtype=np.int64)
 
 
 class CaughtUp(Goal):

@@ -1,82 +1,14 @@
-"""What several goals need: assignments as index arrays, caught-up ranks, balance levels."""
+"""What several goals need: assignments as index arrays and caught-up ranks (from
+`optimizer.placement`, re-exported for plugins), values per rack."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
 from optimizer.costs import StreamsIndex
-from optimizer.goal import Assignment
-from optimizer.model.ids import INT64_MAX
-from optimizer.model.streams import StreamsProblem
+from optimizer.placement import StreamsPlacement, behind, caught_up_ranks, restore_offsets, streams_placement
 
-
-@dataclass(frozen=True)
-class StreamsPlacement:
-    """An assignment as arrays over the problem's canonical task and client order."""
-
-    active: np.ndarray
-    """Client position of each task's active (-1: none)."""
-    standby_rows: np.ndarray
-    """Task position of each standby copy (warm-ups not included)."""
-    standby_clients: np.ndarray
-    """Client position of each standby copy."""
-
-    def standby_counts(self, n_clients: int, rows: np.ndarray | None = None) -> np.ndarray:
-        clients = self.standby_clients if rows is None else self.standby_clients[np.isin(self.standby_rows, rows)]
-        return np.bincount(clients, minlength=n_clients)
-
-
-def streams_placement(index: StreamsIndex, assignment: Assignment) -> StreamsPlacement:
-    active = np.full(len(index.tasks), -1, dtype=np.int64)
-    standby_rows: list[int] = []
-    standby_clients: list[int] = []
-    tasks, clients = index.task_position, index.client_position
-    for client_id, held in assignment.items():
-        k = clients.get(client_id)
-        if k is None:
-            continue
-        for task in held.active:
-            if task in tasks:
-                active[tasks[task]] = k
-        for task in held.standby:
-            if task in tasks:
-                standby_rows.append(tasks[task])
-                standby_clients.append(k)
-    return StreamsPlacement(active, np.array(standby_rows, dtype=np.int64), np.array(standby_clients, dtype=np.int64))
-
-
-def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
-    """tasks x clients: KIP-441's rank of each client on each stateful task (lower is more caught
-    up; 0 within acceptable.recovery.lag or running it); 0 everywhere for stateless tasks.
-
-    Lags as Kafka reads them: reported lag; a previous active without one is running (caught
-    up); a previous standby without one is caught up; otherwise the changelog end offset (the
-    largest long when unknown); tasks without changelog: every client alike.
-    """
-    acceptable = problem.config.acceptable_recovery_lag
-    largest = INT64_MAX
-    everyone = acceptable >= largest
-
-    def rank(lag: int) -> int:
-        return 0 if everyone or lag <= acceptable else lag
-
-    ranks = np.zeros((len(index.tasks), len(index.clients)), dtype=np.int64)
-    logged = np.array([t.stateful and bool(t.changelog_partitions) for t in index.tasks])
-    for row in np.flatnonzero(logged).tolist():
-        end = index.tasks[row].changelog_end_offset
-        ranks[row, :] = rank(largest if end is None else end)
-    for k, client in enumerate(index.clients):
-        for task in (*client.previous_active, *client.previous_standby):
-            held = index.task_position.get(task)
-            if held is not None and logged[held]:
-                ranks[held, k] = 0
-        for task, lag in client.lags.items():
-            lagging = index.task_position.get(task)
-            if lagging is not None and logged[lagging]:
-                ranks[lagging, k] = rank(lag)
-    return ranks
+__all__ = ["StreamsPlacement", "behind", "caught_up_ranks", "restore_offsets", "streams_placement", "values_at_racks"]
 
 
 def values_at_racks(index: StreamsIndex, by_rack: np.ndarray, rows: np.ndarray, clients: np.ndarray, paired: bool = False) -> np.ndarray:

@@ -278,6 +278,21 @@ def cross_rack_reads(partitions: tuple[TopicPartition, ...], rack: str | None) -
     return sum(reads_across_racks(rack, p.replica_racks) for p in partitions)
 
 
+def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, ClientAssignment]) -> tuple[int, float]:
+    """(`actives_not_caught_up`, `active_load_skew`) of an assignment, as the metrics count them:
+    what an assignment applied now must not make worse than Kafka's (optimizer.transition)."""
+    client_ids = [c.id for c in problem.clients]
+    position = {c: i for i, c in enumerate(client_ids)}
+    counts = np.zeros(len(client_ids))
+    actives: dict[str, list[str]] = defaultdict(list)
+    for client_id, held in assignment.items():
+        counts[position[client_id]] += len(held.active)
+        for task in held.active:
+            actives[task].append(client_id)
+    threads = np.array([c.threads for c in problem.clients], dtype=float)
+    return _actives_not_caught_up(problem, actives), _skew(counts, threads)
+
+
 def _skew(counts: np.ndarray, threads: np.ndarray) -> float:
     load = counts / threads
     return round(float(load.max() - load.min()), 6) if len(load) else 0.0

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from optimizer.assignors.consumer.group import TP
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.assignors.streams.group.assign import StreamsGroupResult, streams_group_assign
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
@@ -41,6 +42,7 @@ from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
+from optimizer.model.metrics import ConsumerMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import (
@@ -55,8 +57,8 @@ from optimizer.model.solution import (
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
+from optimizer.transition import consumer_plan, exact_now, plan_transition, withhold_transfers, worse_than
 from optimizer.version import __version__
-from optimizer.warmup import plan_warmups, withhold_transfers
 from plugins.manager import plugins
 
 SOLVERS = (*BACKENDS, "kafka", "kip925")
@@ -134,7 +136,7 @@ def solve(
     deadline = deadline_after(time_limit)
     if solver in ("kafka", "kip925"):
         try:
-            assignment, followup, notes, options, solver_warnings = run_within(
+            assignment, followup, notes, options, solver_warnings, target = run_within(
                 deadline, lambda: _heuristic(normalized.problem, solver, problem)
             )
         except TimeLimitReached:
@@ -152,15 +154,22 @@ def solve(
         unknown = sorted(set(parsed) - {g.name for g in goal_objects})
         if unknown:
             raise GoalError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
-        assignment, followup, notes, goal_results, options = _exact(
+        assignment, followup, notes, goal_results, options, target = _exact(
             normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups, kafka
         )
+    plan = None
+    if isinstance(normalized.problem, StreamsProblem):
+        own_warmups = warmups and solver not in ("kafka", "kip925")  # Kafka's answer has its own
+        assignment, plan = plan_transition(normalized.problem, assignment, target or assignment, own_warmups)
+        followup = followup or plan.followup_rebalances > 0
     seconds = time.perf_counter() - started
     solution = Solution(
         problem=problem.name,
         kind=problem.kind,
         assignment=assignment,
         followup_rebalance=followup,
+        target=target,
+        plan=plan,
         goals=goal_results,
         solver=SolverInfo(
             name=solver,
@@ -170,13 +179,20 @@ def solve(
         ),
     )
     evaluation = evaluate(problem, solution)
+    if isinstance(evaluation.metrics, ConsumerMetrics):
+        plan = consumer_plan(assignment, target, evaluation.metrics.owned_moved, followup)
+        solution = solution.model_copy(update={"plan": plan})
     if not evaluation.valid:
         details = "; ".join(f"{v.code.value}: {v.message}" for v in evaluation.violations[:10])
         raise SolverError(f"solver {solver!r} produced an invalid assignment (a bug): {details}")
     return record_evaluation(solution, evaluation, problem, solver_warnings)
 
 
-def _heuristic(problem: Problem, solver: str, raw: Problem) -> tuple[Assignment, bool, list[str], dict[str, Any], tuple[Issue, ...]]:
+def _heuristic(
+    problem: Problem, solver: str, raw: Problem
+) -> tuple[Assignment, bool, list[str], dict[str, Any], tuple[Issue, ...], dict[str, ClientAssignment] | None]:
+    """Kafka's assignor (or the kip925 reference): (assignment applied now, follow-up rebalance,
+    notes, options, warnings, the target it defers when that differs)."""
     if isinstance(problem, ConsumerProblem):
         assert isinstance(raw, ConsumerProblem)  # the problem as given, before normalising
         if solver == "kip925":
@@ -195,20 +211,53 @@ def _heuristic(problem: Problem, solver: str, raw: Problem) -> tuple[Assignment,
                 warnings += (_not_read("partition.assignment.strategy", "consumer (KIP-848)"),)
         else:
             options = {"assignor": str(problem.config.partition_assignment_strategy)}
-        return assignment, consumer.followup_rebalance, list(consumer.notes), options, warnings
+        target = _next_rounds(raw, consumer.assignment) if consumer.followup_rebalance else None
+        return assignment, consumer.followup_rebalance, list(consumer.notes), options, warnings, target
     assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
     if solver == "kafka" and problem.config.group_protocol == StreamsGroupProtocol.STREAMS:
         # The broker sees the members' history as reported, tasks that no longer exist included.
         group = streams_group_assign(raw)
         ignored = tuple(_not_read(key, "streams (KIP-1071)") for key in group.ignored)
         options = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
-        return _streams_group_assignment(problem, group), False, [], options, ignored
+        return _streams_group_assignment(problem, group), False, [], options, ignored, None
     run, options = _streams_solver(problem, solver)
     result = run(problem)
     unread: tuple[Issue, ...] = ()
     if solver == "kafka" and "streams_assignor_name" in raw.config.model_fields_set:
         unread = (_not_read("streams.assignor.name", "classic"),)
-    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, unread
+    target = None
+    if result.target is not None:
+        target = {
+            client: ClientAssignment(
+                active=tuple(task_id(*key) for key in sorted(active)),
+                standby=tuple(task_id(*key) for key in sorted(standby)),
+            )
+            for client, (active, standby) in sorted(result.target.items())
+        }
+    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, unread, target
+
+
+NEXT_ROUNDS = 3
+"""Follow-up rebalances simulated to find where Kafka's cooperative assignor settles."""
+
+
+def _next_rounds(problem: ConsumerProblem, assigned: Mapping[str, list[TP]]) -> dict[str, ClientAssignment] | None:
+    """Kafka's target when its cooperative assignor withholds partitions: its answer in the
+    follow-up rebalance, where every member owns what it was given now (one generation later),
+    repeated while it still withholds (at most NEXT_ROUNDS); None when it does not settle."""
+    generation = max(0, *(m.generation for m in problem.members)) + 1
+    for _ in range(NEXT_ROUNDS):
+        members = tuple(
+            m.model_copy(
+                update={"owned_partitions": tuple(partition_id(*tp) for tp in sorted(assigned.get(m.id, ()))), "generation": generation}
+            )
+            for m in problem.members
+        )
+        result = kafka_consumer_assign(problem.model_copy(update={"members": members}))
+        assigned, generation = result.assignment, generation + 1
+        if not result.followup_rebalance:
+            return {m: ClientAssignment(active=tuple(partition_id(*tp) for tp in sorted(parts))) for m, parts in sorted(assigned.items())}
+    return None
 
 
 def _not_read(key: str, protocol: str) -> Issue:
@@ -218,7 +267,7 @@ def _not_read(key: str, protocol: str) -> Issue:
 def _exact(
     problem: Problem, raw: Problem, solver: str, goals: list[Goal], time_limit: float | None, deadline: float | None,
     tolerances: dict[str, Tolerance], warmups: bool, kafka: Solution | None,
-) -> tuple[Assignment, bool, list[str], tuple[GoalResult, ...], dict[str, Any]]:
+) -> tuple[Assignment, bool, list[str], tuple[GoalResult, ...], dict[str, Any], dict[str, ClientAssignment] | None]:
     backend = solver
     options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
@@ -229,7 +278,7 @@ def _exact(
     def hint() -> dict[str, ClientAssignment]:
         started.append(True)
         assignment = kafka.assignment if kafka is not None else _heuristic(problem, "kafka", raw)[0]
-        return {c: held.model_copy(update={"warmup": ()}) for c, held in assignment.items()}
+        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in assignment.items()}
 
     progress = Progress()
 
@@ -278,14 +327,26 @@ def _exact(
     followup = False
     assignment = target
     if isinstance(problem, StreamsProblem) and warmups:
-        assignment, followup, count = plan_warmups(problem, target)
-        if followup:
-            notes.append(f"{count} warm-ups planned; goal values are those of the target assignment")
-    elif isinstance(problem, ConsumerProblem) and problem.config.cooperative:
+        # Balance counts now only when it is one of the goals: a user may have traded it away.
+        balanced = any(g.name == "balance" for g in goals)
+        now_goals = [goal_class("caught_up")(), *([_soft(goal_class("balance"))()] if balanced else [])]
+        assignment, found = exact_now(problem, target, now_goals, hint, backend, remaining(deadline))
+        notes += found
+        kafka_now = hint()
+        why = worse_than(problem, assignment, kafka_now, balanced)
+        if why is not None:
+            notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
+            assignment = kafka_now
+    elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
         assignment, followup, count = withhold_transfers(raw, target)
         if count:
-            notes.append(f"{count} partitions withheld until their holders revoke them (cooperative); goal values are those of the target")
-    return assignment, followup, notes, tuple(results), options
+            notes.append(f"{count} partitions withheld until their holders revoke them (cooperative)")
+    return assignment, followup, notes, tuple(results), options, (None if assignment == target else target)
+
+
+def _soft(goal: type[Goal]) -> type[Goal]:
+    """`goal` as a soft goal: minimised, never a constraint."""
+    return type(f"Soft{goal.__name__}", (goal,), {"hard": False})
 
 
 def _streams_solver(

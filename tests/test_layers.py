@@ -2,9 +2,9 @@
 layer above it (DESIGN.md section 2; docs/decisions.md, "Layers").
 
 Layers, bottom up: `plugins` → the `optimizer` core (errors, version, model, index and costs,
-KIP-441 level arithmetic, the `Goal` base and the protocols it encodes on) → the engine and its
-back-ends → Kafka's assignors → what users call (solve and its warm-up planning, which replays
-Kafka's task movement; compare, pipeline, report, cli, and the `optimizer` package that
+KIP-441 level arithmetic, placements and lags, the `Goal` base and the protocols it encodes on) →
+the engine and its back-ends → Kafka's assignors → what users call (solve and its transition
+planning; compare, pipeline, report, cli, and the `optimizer` package that
 re-exports them) → `goals`, the built-in goals, loaded by name.
 The graph is read from the source (function-level imports included), so a lazy import does not
 hide a cycle.
@@ -26,13 +26,13 @@ LAYERS = (
     ("plugins",),
     (
         "optimizer.errors", "optimizer.version", "optimizer.model", "optimizer.costs", "optimizer.levels",
-        "optimizer.formulation", "optimizer.protocols", "optimizer.goal", "optimizer.deadline",
+        "optimizer.formulation", "optimizer.protocols", "optimizer.goal", "optimizer.deadline", "optimizer.placement",
         "optimizer.evaluate", "optimizer.generate",
     ),
     ("optimizer.sequence", "optimizer.compressed", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),
     ("optimizer.assignors",),
     (
-        "optimizer.warmup", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",
+        "optimizer.transition", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",
         "optimizer.__main__", "optimizer.testing", "optimizer",
     ),
     ("goals",),

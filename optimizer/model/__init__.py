@@ -20,9 +20,11 @@ from optimizer.model.solution import (
     GoalResult,
     GoalStatus,
     MemberAssignment,
+    PlanRound,
     PluginInfo,
     Solution,
     SolverInfo,
+    TransitionPlan,
 )
 from optimizer.model.streams import (
     Client,
@@ -47,6 +49,7 @@ __all__ = [
     "MemberAssignment",
     "Metrics",
     "Normalized",
+    "PlanRound",
     "PluginInfo",
     "Problem",
     "RackAwareStrategy",
@@ -59,6 +62,7 @@ __all__ = [
     "Task",
     "Topic",
     "TopicPartition",
+    "TransitionPlan",
     "load_problem",
     "load_solution",
     "normalize",

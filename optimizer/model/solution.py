@@ -90,6 +90,38 @@ class SolverInfo(FrozenModel):
     """Plugins loaded (name, version)."""
 
 
+class PlanRound(FrozenModel):
+    """One rebalance on the way to the target: round 1 is the rebalance now, the others are the
+    follow-up (probing) rebalances that Kafka schedules while warm-ups remain."""
+
+    round: int = Field(ge=1)
+    """1: the assignment applied now; 2, 3, ...: each follow-up rebalance."""
+    warmups: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
+    """Client -> tasks given a warm-up replica this round (at most `max.warmup.replicas` in all)."""
+    moves: int = Field(0, ge=0)
+    """Actives (Streams tasks, consumer partitions) on another client than the round before."""
+    restore_offsets: int = Field(0, ge=0)
+    """Changelog offsets clients start replaying this round (new actives, standbys, warm-ups)."""
+
+
+class TransitionPlan(FrozenModel):
+    """How the assignment applied now reaches the target (docs/transition.md)."""
+
+    rounds: tuple[PlanRound, ...] = ()
+    """Every rebalance from now until the target holds; the last one applies the target."""
+    followup_rebalances: int = Field(0, ge=0)
+    """Rebalances after this one until the target holds (Streams: probing rebalances)."""
+    warmups: int = Field(0, ge=0)
+    """Warm-up replicas over all rounds."""
+    restore_offsets: int = Field(0, ge=0)
+    """Changelog offsets replayed over all rounds (where known)."""
+    restore_unknown: int = Field(0, ge=0)
+    """Copies whose restore volume is unknown (the task's `changelog_end_offset` is not given)."""
+    seconds_to_target: float = Field(0.0, ge=0)
+    """Follow-up rebalances x `probing.rebalance.interval.ms` (Streams; consumers rejoin at
+    once: 0). A lower bound: it assumes every warm-up catches up within one interval."""
+
+
 class Solution(FrozenModel):
     """An assignment for one problem, with how it was obtained."""
 
@@ -103,6 +135,11 @@ class Solution(FrozenModel):
     """Client or member id -> what it holds."""
     followup_rebalance: StrictBool = False
     """Whether a follow-up (probing) rebalance is needed: warm-ups or withheld partitions remain."""
+    target: dict[Name, ClientAssignment] | None = None
+    """The assignment the plan leads to, when it is not `assignment` itself (goal values are the
+    target's; `metrics` are those of `assignment`, the one applied now)."""
+    plan: TransitionPlan | None = None
+    """Rounds, warm-ups and restore volume from `assignment` to the target."""
     goals: tuple[GoalResult, ...] = ()
     """Per goal: value, status, bound, seconds."""
     metrics: Metrics | None = None

@@ -1,4 +1,5 @@
-"""Warm-up planning after the exact target (KIP-441), cooperative withholding, and `compare`."""
+"""The assignment applied now and the plan to the target (KIP-441 warm-ups, cooperative
+withholding), and `compare`."""
 
 from __future__ import annotations
 
@@ -33,7 +34,14 @@ def test_an_active_whose_target_is_not_caught_up_waits_behind_a_warm_up():
     assert sum(len(h.warmup) for h in planned.assignment.values()) <= 2  # max.warmup.replicas default
     for client, held in planned.assignment.items():
         assert not held.active or client in ("I1", "I2")  # actives only on the caught-up holders
-    assert any("warm-ups planned" in n for n in planned.solver.options["notes"])
+    # The plan: I3 warms up now, the probing rebalance 10 minutes later moves its active there.
+    assert planned.target == target.assignment
+    plan = planned.plan
+    assert [r.round for r in plan.rounds] == [1, 2] and plan.followup_rebalances == 1
+    assert plan.rounds[0].warmups == {"I3": i3.warmup} and plan.rounds[1].moves == 1
+    assert plan.seconds_to_target == 600.0
+    # Every copy I3 starts now (warm-up or standby) replays the whole changelog: 1,000,000 each.
+    assert plan.rounds[0].restore_offsets == 1_000_000 * (len(i3.warmup) + len(i3.standby))
 
 
 def test_max_warmup_replicas_limits_the_warm_ups_at_a_time():

@@ -46,6 +46,9 @@ class StreamsAssignorResult:
     warmups: dict[str, set[TaskKey]]
     followup_rebalance: bool
     notes: list[str] = field(default_factory=list)
+    target: dict[str, tuple[frozenset[TaskKey], frozenset[TaskKey]]] | None = None
+    """Client -> (actives, standbys) of the balanced assignment the task movements defer (KIP-441's
+    target), when it differs from `clients`; None when it is theirs."""
 
 
 def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
@@ -68,6 +71,7 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
     if config.num_standby_replicas > 0:
         assign_standby_tasks(clients, stateful, config, rack_aware if rack_enabled else None, traffic, non_overlap)
 
+    balanced = {c.id: (frozenset(c.active), frozenset(c.standby)) for c in clients}
     budget = WarmupBudget(config.max_warmup_replicas)
     caught_up = CaughtUp(clients, stateful, config.acceptable_recovery_lag)
     warmups: dict[str, set[TaskKey]] = {}
@@ -79,7 +83,12 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
     assign_stateless_active_tasks(clients, stateless)
     if rack_enabled:
         rack_aware.optimize_active_tasks(stateless, clients, STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST)
-    return StreamsAssignorResult(clients, warmups, moved > 0, rack_aware.notes)
+    target = None
+    if moved:  # the stateless tasks stay where they went; the stateful ones as balanced
+        target = {
+            c.id: (balanced[c.id][0] | (c.active - stateful_set), balanced[c.id][1]) for c in clients
+        }
+    return StreamsAssignorResult(clients, warmups, moved > 0, rack_aware.notes, target)
 
 
 def assign_standby_tasks(

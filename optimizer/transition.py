@@ -1,0 +1,295 @@
+"""From the assignment applied now to the target: transition-aware results (docs/transition.md).
+
+An exact target may put a stateful active on a client that has not restored the task's state.
+Kafka (KIP-441's TaskMovement) keeps such a task on a caught-up client, gives the target client a
+warm-up replica (`max.warmup.replicas` at a time) and schedules a probing rebalance. Repairing an
+exact target that way after the fact leaves the displaced tasks wherever they were (on the
+600 x 24 application of issue 14: 11 tasks per thread of skew where Kafka had 0.33). Here the
+assignment applied now is itself optimised, knowing the target (`exact_now`):
+
+1. `caught_up`: every stateful active on one of the most caught-up clients (KIP-441);
+2. `balance` (KIP-441's, as a soft goal: the least excess the caught-up rule allows);
+3. `target_distance`: actives elsewhere than in the target, and standbys where it has none.
+
+It is then checked against Kafka's own assignment applied now (`worse_than`): should it place more
+actives on clients that are not caught up, or have a larger active load skew per thread, Kafka's
+applied-now assignment is used instead, so an exact result is never less safe to apply now than
+Kafka's. `plan_transition` then lists the rounds to the target, for Kafka's answer and the exact
+one alike: warm-ups for every target copy on a client that is behind, `max.warmup.replicas` per
+round, each round a probing rebalance, with the changelog offsets each round replays. It assumes
+that every warm-up catches up within one probing interval and that each follow-up rebalance keeps
+the target: its time is a lower bound.
+
+Cooperative consumer groups (KIP-429) have no warm-ups: a partition another member still owns is
+withheld this round (`withhold_transfers`) and assigned in the follow-up rebalance the revoking
+member triggers at once (`consumer_plan`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from optimizer.backends import named
+from optimizer.costs import StreamsIndex
+from optimizer.formulation import LinExpr
+from optimizer.goal import Assignment, Goal
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.problem import Problem
+from optimizer.model.solution import ClientAssignment, PlanRound, TransitionPlan
+from optimizer.model.streams import StreamsProblem
+from optimizer.placement import behind, restore_offsets, streams_placement
+from optimizer.protocols import FormulationAPI
+from optimizer.sequence import run_sequence
+
+
+class TargetDistance(Goal):
+    """Actives not on their target client, plus standbys on a client the target gives none of
+    that task: how far an assignment is from `target` (internal: `exact_now`'s last goal)."""
+
+    name = "target_distance"
+    summary = "actives elsewhere than in the target, and standbys where the target has none"
+    compressible = True
+    kinds = ("streams",)
+
+    def __init__(self, target: Assignment) -> None:
+        super().__init__()
+        self.target = target
+
+    def _costs(self, index: StreamsIndex) -> tuple[np.ndarray, np.ndarray]:
+        placement = streams_placement(index, self.target)
+        shape = (len(index.tasks), len(index.clients))
+        active = np.ones(shape, dtype=np.int64)
+        rows = np.flatnonzero(placement.active >= 0)
+        active[rows, placement.active[rows]] = 0
+        standby = np.ones(shape, dtype=np.int64)
+        standby[placement.standby_rows, placement.standby_clients] = 0
+        return active, standby
+
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)
+        index = StreamsIndex.of(problem)
+        active, standby = self._costs(index)
+        placement = streams_placement(index, assignment)
+        rows = np.flatnonzero(placement.active >= 0)
+        return int(active[rows, placement.active[rows]].sum()) + int(
+            standby[placement.standby_rows, placement.standby_clients].sum()
+        )
+
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"
+        active, standby = self._costs(formulation.index)
+        expr = formulation.active_cost(active)
+        if formulation.standbys:
+            expr += formulation.standby_cost(standby[formulation.stateful_rows])
+        return expr
+
+
+def exact_now(
+    problem: StreamsProblem,
+    target: Assignment,
+    goals: list[Goal],
+    start: Callable[[], dict[str, ClientAssignment]],
+    backend: str,
+    time_limit: float | None,
+) -> tuple[dict[str, ClientAssignment], list[str]]:
+    """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes.
+
+    `goals`: the registered `caught_up` goal, then (when balance is a goal of the target) a soft
+    `balance`; `start()`: a feasible start
+    (Kafka's assignment applied now). A target with every stateful active on a most-caught-up
+    client is applied as it is. Flow-only back-ends cannot encode the distance to the target:
+    the engine's own choice (`exact`) solves this step for them."""
+    if goals[0].evaluate(problem, target) == 0:
+        return dict(target), []
+    if backend != "exact" and not named(backend).capabilities.linear:
+        backend = "exact"
+    result = run_sequence(problem, [*goals, TargetDistance(target)], backend, time_limit, {}, start)
+    if result.assignment is None:
+        return {c: held.model_copy(update={"warmup": ()}) for c, held in start().items()}, [
+            "no assignment to apply now was found in time: Kafka's applied-now assignment is used"
+        ]
+    values = {stage.goal.name: stage.objective for stage in result.stages}
+    excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
+    return dict(result.assignment), [
+        "applied now: stateful actives stay on caught-up clients until their target client has warmed up "
+        f"({excess}{_whole(values.get('target_distance'))} placements differ from the target)"
+    ]
+
+
+def _whole(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f}"
+
+
+def worse_than(problem: StreamsProblem, ours: Assignment, kafka: Assignment, balanced: bool = True) -> str | None:
+    """Why `ours` is less safe to apply now than Kafka's `kafka` (None when it is not): more
+    stateful actives on clients that are not caught up, or (when `balanced`: balance is a goal) a
+    larger active load skew per thread where it exceeds KIP-441's balance (one task per thread)."""
+    from optimizer.evaluate import streams_now_figures
+
+    mine, theirs = streams_now_figures(problem, ours), streams_now_figures(problem, kafka)
+    if mine[0] > theirs[0]:
+        return f"{mine[0]} actives not caught up against Kafka's {theirs[0]}"
+    if balanced and mine[1] > max(theirs[1], 1.0) + 1e-9:  # within one task per thread: both KIP-441 balanced
+        return f"an active load skew of {mine[1]:.2f} per thread against Kafka's {theirs[1]:.2f}"
+    return None
+
+
+@dataclass
+class _Round:
+    moves: int = 0
+    offsets: int = 0
+    unknown: int = 0
+    warmups: dict[str, list[str]] = field(default_factory=dict)
+
+
+def plan_transition(
+    problem: StreamsProblem,
+    now: Mapping[str, ClientAssignment],
+    target: Mapping[str, ClientAssignment],
+    start_warmups: bool = True,
+) -> tuple[dict[str, ClientAssignment], TransitionPlan]:
+    """`now` with the warm-ups this round starts, and the plan from it to `target`.
+
+    A target copy (active or standby) of a stateful task on a client that is behind on it (not
+    among its most caught up) and holds no copy of it now is warmed up first, in KIP-441's order
+    (tasks with the fewest caught-up clients first, then task and client order),
+    `max.warmup.replicas` per round counting the warm-ups `now` has. Round 1 starts as many as
+    are left of that budget (none when not `start_warmups`: Kafka's answer comes with its own);
+    a copy warmed up in round r moves in round r + 1; every other copy moves in round 2."""
+    index = StreamsIndex.of(problem)
+    budget = problem.config.max_warmup_replicas
+    lagging = behind(problem, index).astype(bool)
+    offsets = restore_offsets(problem, index)
+    tasks, clients = index.task_position, index.client_position
+    stateful = index.stateful
+    caught = (~lagging).sum(axis=1)
+
+    def copies(assignment: Mapping[str, ClientAssignment]) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+        """(every (task, client) holding a copy, the (task, client) of each active)."""
+        held: set[tuple[int, int]] = set()
+        active: set[tuple[int, int]] = set()
+        for client_id, assigned in assignment.items():
+            k = clients[client_id]
+            held.update((tasks[t], k) for t in (*assigned.active, *assigned.standby, *assigned.warmup))
+            active.update((tasks[t], k) for t in assigned.active)
+        return held, active
+
+    held_now, active_now = copies(now)
+    target_held, target_active = copies(target)
+    warm_now = sum(len(assigned.warmup) for assigned in now.values())
+    pending = sorted(
+        ((t, k) for t, k in target_held - held_now if stateful[t] and lagging[t, k]),
+        key=lambda tk: (caught[tk[0]], tk[0], index.clients[tk[1]].id),
+    )
+    first = pending[: max(0, budget - warm_now)] if start_warmups else []
+    batches = [first] + [pending[i : i + budget] for i in range(len(first), len(pending), budget)]
+    started_in = {tk: r for r, batch in enumerate(batches, start=1) for tk in batch}
+
+    applied = dict(now)
+    for t, k in first:
+        client_id = index.clients[k].id
+        warm = sorted((*applied[client_id].warmup, index.tasks[t].id), key=tasks.__getitem__)
+        applied[client_id] = applied[client_id].model_copy(update={"warmup": tuple(warm)})
+    held_applied, _ = copies(applied)
+
+    rounds: dict[int, _Round] = {1: _Round()}
+
+    def restore(entry: _Round, t: int, k: int) -> None:
+        entry.offsets += max(0, int(offsets[t, k]))
+        entry.unknown += int(offsets[t, k] < 0)
+
+    previous = index.previous_active()
+    placement = streams_placement(index, now)
+    had = previous >= 0
+    rounds[1].moves = int((placement.active[had] != previous[had]).sum())
+    for t, k in held_applied:
+        restore(rounds[1], t, k)
+    for r, batch in enumerate(batches[1:], start=2):
+        entry = rounds.setdefault(r, _Round())
+        for t, k in batch:
+            restore(entry, t, k)
+    for t, k in sorted(target_held):
+        is_active = (t, k) in target_active
+        if (t, k) in held_now and (not is_active or (t, k) in active_now):
+            continue  # in place now
+        entry = rounds.setdefault(started_in[(t, k)] + 1 if (t, k) in started_in else 2, _Round())
+        entry.moves += int(is_active)
+        if (t, k) not in started_in and (t, k) not in held_now:
+            restore(entry, t, k)
+    for r, batch in enumerate(batches, start=1):
+        for t, k in batch:
+            rounds.setdefault(r, _Round()).warmups.setdefault(index.clients[k].id, []).append(index.tasks[t].id)
+    for client_id, assigned in now.items():  # warm-ups `now` came with (Kafka's)
+        if assigned.warmup:
+            rounds[1].warmups.setdefault(client_id, []).extend(assigned.warmup)
+
+    last = max(rounds)
+    plan_rounds = []
+    for r in range(1, last + 1):
+        entry = rounds.get(r, _Round())
+        plan_rounds.append(
+            PlanRound(
+                round=r,
+                warmups={c: tuple(sorted(ts, key=tasks.__getitem__)) for c, ts in sorted(entry.warmups.items())},
+                moves=entry.moves,
+                restore_offsets=entry.offsets,
+            )
+        )
+    plan = TransitionPlan(
+        rounds=tuple(plan_rounds),
+        followup_rebalances=last - 1,
+        warmups=len(pending) + warm_now,
+        restore_offsets=sum(entry.offsets for entry in rounds.values()),
+        restore_unknown=sum(entry.unknown for entry in rounds.values()),
+        seconds_to_target=(last - 1) * problem.config.probing_rebalance_interval_ms / 1000,
+    )
+    return applied, plan
+
+
+def withhold_transfers(problem: ConsumerProblem, target: Assignment) -> tuple[dict[str, ClientAssignment], bool, int]:
+    """Cooperative rebalancing (KIP-429): a partition some member still holds may go only to one
+    of its holders this round; otherwise it is withheld until its holders have revoked it.
+
+    `problem` is the consumer problem as given (raw claims: every member listing a partition holds
+    it, whatever its generation). Returns (assignment to apply now, follow-up rebalance needed:
+    some member gives a partition up, number withheld).
+    """
+    claimants: dict[str, set[str]] = {}
+    for claimant in problem.members:
+        for partition in claimant.owned_partitions:
+            claimants.setdefault(partition, set()).add(claimant.id)
+    withheld = 0
+    assignment = {}
+    for member, held in target.items():
+        keep = []
+        for partition in held.active:
+            holders = claimants.get(partition)
+            if holders and member not in holders:
+                withheld += 1
+            else:
+                keep.append(partition)
+        assignment[member] = held.model_copy(update={"active": tuple(keep)})
+    # A member that gives up a partition it holds rejoins after revoking it: another round.
+    gives_up = any(
+        partition not in set(assignment[m.id].active) for m in problem.members if m.id in assignment for partition in m.owned_partitions
+    )
+    return assignment, gives_up, withheld
+
+
+def consumer_plan(
+    now: Mapping[str, ClientAssignment], target: Mapping[str, ClientAssignment] | None, moves_now: int, followup: bool
+) -> TransitionPlan:
+    """Cooperative rebalancing's plan: the partitions withheld now go to their target member in the
+    follow-up rebalance, which the revoking members trigger at once (no probing interval).
+    `target` None: the assignment applied now is the target (`followup`: a rejoin is still due,
+    as when Kafka's cooperative assignor revokes without a known target)."""
+    withheld = 0
+    if target is not None:
+        withheld = sum(len(set(held.active) - set(now[m].active if m in now else ())) for m, held in target.items())
+    first = PlanRound(round=1, moves=moves_now)
+    if not (withheld or followup):
+        return TransitionPlan(rounds=(first,))
+    return TransitionPlan(rounds=(first, PlanRound(round=2, moves=withheld)), followup_rebalances=1)
