@@ -55,6 +55,7 @@ from optimizer.model.solution import (
     SolverInfo,
 )
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
+from optimizer.model.suggest import did_you_mean
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
 from optimizer.transition import consumer_plan, exact_now, plan_transition, withhold_transfers, worse_than
@@ -84,7 +85,8 @@ def goal_class(name: str) -> type[Goal]:
     plugin registered something that is not an `optimizer.Goal`."""
     registry = plugins().goals
     if name not in registry.goals:
-        raise GoalError(f"unknown goal {name!r}; known goals: {', '.join(registry.names())}")
+        hint = did_you_mean(name, registry.names())
+        raise GoalError(f"unknown goal {name!r}{hint}; known goals: {', '.join(registry.names())}")
     found = registry.get(name)
     if not (isinstance(found, type) and issubclass(found, Goal)):
         raise PluginError(f"goal {name!r} of plugin {registry.owners[name]!r} is not an optimizer.Goal")

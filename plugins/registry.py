@@ -7,6 +7,8 @@ registration of a name fails naming both plugins.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
@@ -34,12 +36,13 @@ class GoalRegistry:
         return PluginGoals(self, plugin)
 
     def get(self, name: str) -> type[GoalClass]:
-        """The goal class registered as `name`; PluginError naming the known goals otherwise."""
+        """The goal class registered as `name`; PluginError naming the known goals, and the closest
+        one when one is close, otherwise."""
         try:
             return self.goals[name]
         except KeyError:
             known = ", ".join(sorted(self.goals))
-            raise PluginError(f"unknown goal {name!r}; known goals: {known}") from None
+            raise PluginError(f"unknown goal {name!r}{did_you_mean(name, self.goals)}; known goals: {known}") from None
 
     def names(self) -> list[str]:
         """The goal names, sorted."""
@@ -65,3 +68,14 @@ class PluginGoals:
             )
         self.registry.goals[name] = goal
         self.registry.owners[name] = self.plugin
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`" (did you mean 'x'?)"` for the choice closest to `name` (letter case ignored), or `""` when
+    none is close. A copy of `optimizer.model.suggest.did_you_mean`: this layer imports nothing of
+    `optimizer`, and tests/model/test_suggestions.py checks the two agree."""
+    by_folded: dict[str, str] = {}
+    for choice in choices:
+        by_folded.setdefault(choice.casefold(), choice)
+    found = difflib.get_close_matches(name.casefold(), by_folded, n=1, cutoff=0.6)
+    return f" (did you mean {by_folded[found[0]]!r}?)" if found else ""

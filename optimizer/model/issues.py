@@ -6,8 +6,11 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
+from pydantic import BaseModel
+
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import shown
+from optimizer.model.suggest import did_you_mean, keys_at
 
 Loc = tuple[str | int, ...]
 
@@ -83,8 +86,12 @@ def _identity(node: Any) -> str | None:
     return None
 
 
-def issues_from_validation_error(error: Any, data: Any) -> list[Issue]:
-    """Every error of a pydantic ValidationError as an Issue, cross-field groups expanded."""
+def issues_from_validation_error(error: Any, data: Any, model: type[BaseModel] | None = None) -> list[Issue]:
+    """Every error of a pydantic ValidationError as an Issue, cross-field groups expanded.
+
+    `model` is the model `data` was validated as; given, an unknown field's message suggests the
+    closest key allowed there (`unknown field 'thread' (did you mean 'threads'?)`).
+    """
     issues: list[Issue] = []
     details = error.errors(include_url=False)
     failed_items = {tuple(d["loc"][:i]) for d in details for i, key in enumerate(d["loc"]) if isinstance(key, int)}
@@ -102,7 +109,7 @@ def issues_from_validation_error(error: Any, data: Any) -> list[Issue]:
         if kind == "value_error":
             message = message.removeprefix("Value error, ")
         elif kind == "extra_forbidden":
-            message = f"unknown field {shown(loc[-1])}" if loc else "unknown field"
+            message = f"unknown field {shown(loc[-1])}{_closest_key(model, loc)}" if loc else "unknown field"
         elif kind == "missing":
             message = f"missing required field {shown(loc[-1])}" if loc else "missing required field"
         elif kind == "too_long":
@@ -122,6 +129,13 @@ def issues_from_validation_error(error: Any, data: Any) -> list[Issue]:
 
 # Error types whose message already says what the input was, or whose input is a whole object.
 _NO_INPUT_ECHO = {"duplicate_id", "model_type", "dict_type", "list_type", "tuple_type"}
+
+
+def _closest_key(model: type[BaseModel] | None, loc: Loc) -> str:
+    """The did-you-mean hint for the unknown key `loc[-1]`: the closest key `model` allows beside it."""
+    if model is None or not isinstance(loc[-1], str):
+        return ""
+    return did_you_mean(loc[-1], keys_at(model, loc[:-1]))
 
 
 def _error(loc: Loc, message: str, data: Any) -> Issue:

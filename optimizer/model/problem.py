@@ -226,7 +226,7 @@ def problem_from_data(data: Any, source: str = "<problem>") -> Problem:
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        issues = issues_from_validation_error(error, data)
+        issues = issues_from_validation_error(error, data, model)
         if model is StreamsProblem:
             issues += _streams_cross_field_of_valid_parts(data)
         # When only problem-wide checks failed, pydantic ran them already: report each once.
@@ -297,7 +297,7 @@ def solution_from_data(data: Any, source: str = "<solution>") -> Solution:
     try:
         return Solution.model_validate(data)
     except ValidationError as error:
-        raise InvalidInputError(source, issues_from_validation_error(error, data)) from None
+        raise InvalidInputError(source, issues_from_validation_error(error, data, Solution)) from None
 
 
 def load_solution(path: str | Path) -> Solution:

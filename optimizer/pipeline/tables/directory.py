@@ -19,6 +19,7 @@ from typing import Any
 
 from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
+from optimizer.model.suggest import did_you_mean
 from optimizer.pipeline.tables.layout import ACCEPTED, EXPECTED, KINDS, REQUIRED_TABLES, TABLES, error_issue
 
 # ---------------------------------------------------------------------------------------------
@@ -137,7 +138,8 @@ def layout_issues(
         known = spec.column_names
         for column_name in present:
             if column_name not in known:
-                issues.append(error_issue(f"{shown}.{column_name}", f"unknown column; {name} has {', '.join(known)}"))
+                hint = did_you_mean(column_name, known)
+                issues.append(error_issue(f"{shown}.{column_name}", f"unknown column{hint}; {name} has {', '.join(known)}"))
         for column in spec.columns:
             if column.name not in present:
                 if not column.optional:
