@@ -573,27 +573,20 @@ def pipeline_command(
     that are invalid or fail get a row with the reason; the job still succeeds. Exit 1 when the
     input cannot be read at all, 2 on bad options or an output that cannot be written (a full or
     read-only disk, a directory that is not a pipeline output: checked before any work)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from optimizer.pipeline.progress import pipeline_progress
     from optimizer.pipeline.run import run_pipeline
 
     if local_runner and master:
         raise UsageError("--local runs without Spark: drop --master")
     runner = "local" if local_runner else "spark"
     unit = "problems" if local_runner else "batches"
-    with Progress(
-        TextColumn(f"solving ({runner})"), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
-        console=err, transient=False,
-    ) as progress:  # fmt: skip
-        task = progress.add_task("solve", total=None)
-
-        def report_progress(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
+    # A bar on a terminal; plain `pipeline: ...` lines on stderr for logs (docs/pipeline.md).
+    with pipeline_progress(err, unit) as shown:
         result = run_pipeline(
             input_path, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
-            runner=runner, master=master, batch_size=batch_size, progress=report_progress,
+            runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,
         )  # fmt: skip
+        shown.finish(result.problems)
     _print_fleet(result)
     if report_path is not None:
         _write_report(output, report_path)

@@ -37,7 +37,7 @@ from optimizer.model.group_protocol import PROTOCOL_SOLVERS
 from optimizer.pipeline.inputs import read_records
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
-from optimizer.pipeline.spark import spark_session
+from optimizer.pipeline.spark import requested_master, spark_session
 from optimizer.pipeline.tables import is_table_directory, spark_table_records
 from optimizer.pipeline.worker import (
     STAGED_INPUT,
@@ -79,6 +79,15 @@ class PipelineResult:
 
 Progress = Callable[[int, int], None]
 """progress(done, total): called as batches (Spark) or problems (local) complete."""
+Phase = Callable[[str], None]
+"""phase(text): called as the run enters a phase, with a line saying what it does now:
+`starting Spark (local[*])`, `Spark started in 6.2 s`, `reading fleet.jsonl`,
+`solving 302 problems in 40 batches (Spark tasks)`, `writing the output`
+(`optimizer.pipeline.progress` shows them). Progress calls come during the solving phase."""
+
+
+def _quiet(text: str) -> None:
+    """The phase callback when none is given."""
 
 
 def run_pipeline(
@@ -93,9 +102,14 @@ def run_pipeline(
     spark=None,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    phase: Phase | None = None,
 ) -> PipelineResult:
-    """Run the fleet job on `input_path`, writing `output` (replaced atomically)."""
+    """Run the fleet job on `input_path`, writing `output` (replaced atomically).
+
+    `progress(done, total)` is called as batches (Spark tasks) or problems (`runner="local"`)
+    complete; `phase(text)` as the run starts Spark, reads the input, solves and writes."""
     started = time.perf_counter()
+    phase = phase or _quiet
     solvers = _check_options(solvers, runner)
     goals = list(goals) if goals else None
     output = Path(output)
@@ -108,15 +122,18 @@ def run_pipeline(
         raise PipelineError(f"cannot write next to {output}: {_reason(error)}") from None
     try:
         if runner == "local":
+            phase(f"reading {input_path}")
             records = read_records(input_path)
             problems = len(records)
             names = [r.name for r in records]
+            phase(f"solving {problems} problems")
             _run_local(records, solvers, goals, time_limit, stage, progress)
         else:
-            session = spark or spark_session(master)
+            session = spark or _started_spark(master, phase)
             master = session.sparkContext.master
-            names = _run_spark(session, input_path, solvers, goals, time_limit, stage, batch_size, progress)
+            names = _run_spark(session, input_path, solvers, goals, time_limit, stage, batch_size, progress, phase)
             problems = len(names)
+        phase("writing the output")
         if not (stage / "summary").exists():  # an empty fleet: empty tables
             write_parts([], stage, "00000")
         (stage / "plugins").mkdir()
@@ -164,6 +181,15 @@ def _check_options(solvers: Sequence[str], runner: str) -> list[str]:
     return solvers
 
 
+def _started_spark(master: str | None, phase: Phase):
+    """A SparkSession for `master`, saying so while it starts (a new one takes seconds)."""
+    phase(f"starting Spark ({requested_master(master) or 'the master of spark-submit'})")
+    starting = time.perf_counter()
+    session = spark_session(master)
+    phase(f"Spark started in {time.perf_counter() - starting:.1f} s")
+    return session
+
+
 def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, progress: Progress | None) -> None:
     # Written in parts of LOCAL_PART problems, so that memory does not grow with the fleet.
     for start in range(0, len(records), LOCAL_PART):
@@ -175,24 +201,28 @@ def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, p
         write_parts(rows, stage, f"{start // LOCAL_PART:05d}")
 
 
-def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch_size, progress) -> list[str]:
+def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch_size, progress, phase: Phase) -> list[str]:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     options = dict(stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit)
     joined = None
     if is_table_directory(Path(input_path)):
         # Kept once joined: the names are collected first, then the same rows are solved.
+        phase(f"reading {input_path} (joining the tables on Spark)")
         joined = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error").persist()
         names = [row["name"] for row in joined.select("name").collect()]
-        frame = joined.repartition(_slices(spark, len(names), batch_size))
+        count = _slices(spark, len(names), batch_size)
+        frame = joined.repartition(count)
         solved = frame.mapInArrow(partial(arrow_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
     else:
+        phase(f"reading {input_path}")
         records = read_records(input_path)
         names = [r.name for r in records]
         count = stage_batches(records, plan_batches(records, spark.sparkContext.defaultParallelism, batch_size), stage)
         # One partition, so one task, per batch, started in batch order.
         numbers = spark.range(0, count, 1, max(1, count))
         solved = numbers.mapInArrow(partial(staged_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
+    phase(f"solving {len(names)} problems in {count} batch{'es' if count != 1 else ''} (Spark tasks)")
     tag = f"kafka-assignment-optimizer-{stage.name}"  # this run's jobs, not others in the session
     spark.sparkContext.addJobTag(tag)
     try:

@@ -16,15 +16,21 @@ from plugins.manager import ALLOWLIST_ENV
 DEFAULT_MASTER = "local[*]"
 
 
+def requested_master(master: str | None = None) -> str:
+    """The master `spark_session(master)` asks for: `master`, else `local[*]`; empty when started
+    by spark-submit without one (its --master and its settings apply)."""
+    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:
+        return ""
+    return master or DEFAULT_MASTER
+
+
 def spark_session(master: str | None = None, app_name: str = "kafka-assignment-optimizer"):
     """A SparkSession for `master` (default `local[*]`), reusing a running one."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
-    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:
-        master = ""  # started by spark-submit: its --master (and its settings) apply
-    else:
-        master = master or DEFAULT_MASTER
+    master = requested_master(master)
+    if master:
         builder = builder.master(master)
     builder = (
         builder.appName(app_name)
