@@ -278,6 +278,29 @@ def cross_rack_reads(partitions: tuple[TopicPartition, ...], rack: str | None) -
     return sum(reads_across_racks(rack, p.replica_racks) for p in partitions)
 
 
+def headline(metrics: Metrics | None) -> dict[str, float]:
+    """The headline figures of an evaluation's metrics, as every comparison counts them (the
+    pipeline's summary columns, `compare`, the report): `cross_rack_partitions` (Streams:
+    actives, standbys and warm-ups), `load_skew` (Streams: active tasks per thread, max - min;
+    consumers: partitions per member), `moves` (Streams: active + standby moves; consumers:
+    owned partitions moved or withheld). Empty for None."""
+    if metrics is None:
+        return {}
+    if isinstance(metrics, StreamsMetrics):
+        return {
+            "cross_rack_partitions": metrics.cross_rack_active_partitions
+            + metrics.cross_rack_standby_partitions
+            + metrics.cross_rack_warmup_partitions,
+            "load_skew": float(metrics.active_load_skew),
+            "moves": metrics.active_moves + metrics.standby_moves,
+        }
+    return {
+        "cross_rack_partitions": metrics.cross_rack_partitions,
+        "load_skew": float(metrics.size_skew),
+        "moves": metrics.owned_moved,
+    }
+
+
 def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, ClientAssignment]) -> tuple[int, float]:
     """(`actives_not_caught_up`, `active_load_skew`) of an assignment, as the metrics count them:
     what an assignment applied now must not make worse than Kafka's (optimizer.transition)."""

@@ -37,9 +37,9 @@ from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.deadline import deadline_after, now, remaining, run_within
 from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverError, SolverUnavailableError, TimeLimitReached
-from optimizer.evaluate import evaluate, record_evaluation
+from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.goal import Assignment, Goal
-from optimizer.model.consumer import ConsumerProblem, GroupProtocol
+from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics
@@ -144,12 +144,11 @@ def solve(
         except TimeLimitReached:
             what = "Kafka's assignor" if solver == "kafka" else "the kip925 reference goal"
             raise NoSolutionError(f"{what} did not finish within the time limit") from None
-        if goals is not None:
-            scored = resolve_goals(goals, problem.kind)
-            goal_results = tuple(
-                GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, assignment)), status=GoalStatus.HEURISTIC)
-                for g in scored
-            )
+        scored = resolve_goals(goals, problem.kind) if goals is not None else []
+        goal_results = tuple(
+            GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, target or assignment)), status=GoalStatus.HEURISTIC)
+            for g in scored
+        )
     else:
         goal_objects = resolve_goals(goals, problem.kind)
         parsed = {name: (t if isinstance(t, Tolerance) else Tolerance.parse(t)) for name, t in (tolerances or {}).items()}
@@ -159,11 +158,17 @@ def solve(
         assignment, followup, notes, goal_results, options, target = _exact(
             normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups, kafka
         )
+        scored = goal_objects
     plan = None
     if isinstance(normalized.problem, StreamsProblem):
         own_warmups = warmups and solver not in ("kafka", "kip925")  # Kafka's answer has its own
         assignment, plan = plan_transition(normalized.problem, assignment, target or assignment, own_warmups)
         followup = followup or plan.followup_rebalances > 0
+    # Goal values are the target's (where the plan ends); value_now is the assignment's applied now.
+    goal_results = tuple(
+        result.model_copy(update={"value_now": float(goal.evaluate(normalized.problem, assignment))})
+        for goal, result in zip(scored, goal_results, strict=True)
+    )
     seconds = time.perf_counter() - started
     solution = Solution(
         problem=problem.name,
@@ -181,13 +186,30 @@ def solve(
         ),
     )
     evaluation = evaluate(problem, solution)
+    _check_valid(evaluation, solver, "assignment")
+    if target is not None:  # the target is checked and measured as well: a complete assignment
+        reached = evaluate(_at_target(problem), target)
+        _check_valid(reached, solver, "target assignment")
+        solution = solution.model_copy(update={"target_metrics": reached.metrics})
     if isinstance(evaluation.metrics, ConsumerMetrics):
         plan = consumer_plan(assignment, target, evaluation.metrics.owned_moved, followup)
         solution = solution.model_copy(update={"plan": plan})
+    return record_evaluation(solution, evaluation, problem, solver_warnings)
+
+
+def _at_target(problem: Problem) -> Problem:
+    """`problem` as its target is checked: a cooperative group's target is the assignment after
+    the follow-up rebalance, complete, with moves counted from the owners before this one."""
+    if isinstance(problem, ConsumerProblem) and problem.config.cooperative:
+        eager = problem.config.model_copy(update={"partition_assignment_strategy": AssignmentStrategy.STICKY})
+        return problem.model_copy(update={"config": eager})
+    return problem
+
+
+def _check_valid(evaluation: Evaluation, solver: str, what: str) -> None:
     if not evaluation.valid:
         details = "; ".join(f"{v.code.value}: {v.message}" for v in evaluation.violations[:10])
-        raise SolverError(f"solver {solver!r} produced an invalid assignment (a bug): {details}")
-    return record_evaluation(solution, evaluation, problem, solver_warnings)
+        raise SolverError(f"solver {solver!r} produced an invalid {what} (a bug): {details}")
 
 
 def _heuristic(

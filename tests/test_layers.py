@@ -27,6 +27,7 @@ LAYERS = (
     (
         "optimizer.errors", "optimizer.version", "optimizer.model", "optimizer.costs", "optimizer.levels",
         "optimizer.formulation", "optimizer.protocols", "optimizer.goal", "optimizer.deadline", "optimizer.placement",
+        "optimizer.text",
         "optimizer.evaluate", "optimizer.generate",
     ),
     ("optimizer.sequence", "optimizer.compressed", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),

@@ -59,7 +59,10 @@ class GoalResult(FrozenModel):
     name: Name
     """Goal name, for example `cross_rack_traffic`."""
     value: float | None = None
-    """The goal's value on the returned assignment (lower is better)."""
+    """The goal's value on the target: the assignment the plan ends at (`Solution.target`, or the
+    assignment itself when it has none); lower is better."""
+    value_now: float | None = None
+    """The goal's value on the assignment applied now (`Solution.assignment`)."""
     status: GoalStatus
     """Whether `value` is proven optimal, only feasible, from a heuristic, or missing."""
     bound: float | None = None
@@ -140,6 +143,8 @@ class Solution(FrozenModel):
     target's; `metrics` are those of `assignment`, the one applied now)."""
     plan: TransitionPlan | None = None
     """Rounds, warm-ups and restore volume from `assignment` to the target."""
+    target_metrics: Metrics | None = None
+    """The evaluator's metrics of `target` (None when there is none: `metrics` are the target's)."""
     goals: tuple[GoalResult, ...] = ()
     """Per goal: value, status, bound, seconds."""
     metrics: Metrics | None = None
@@ -150,7 +155,7 @@ class Solution(FrozenModel):
     warnings: tuple[Issue, ...] = ()
     """Warnings about the problem (things Kafka tolerates) met while solving."""
 
-    @field_validator("metrics", mode="before")
+    @field_validator("metrics", "target_metrics", mode="before")
     @classmethod
     def _unknown_metrics_are_none(cls, value: Any) -> Any:
         # Metrics are the evaluator's output, recomputed whenever they matter: a file's metrics

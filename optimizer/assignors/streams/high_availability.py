@@ -16,7 +16,7 @@ lags, because a previous active reports Kafka's LATEST_OFFSET and is the most ca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from optimizer.assignors.streams.client_state import ClientState, client_states
 from optimizer.assignors.streams.priority import ConstrainedPrioritySet
@@ -48,7 +48,8 @@ class StreamsAssignorResult:
     notes: list[str] = field(default_factory=list)
     target: dict[str, tuple[frozenset[TaskKey], frozenset[TaskKey]]] | None = None
     """Client -> (actives, standbys) of the balanced assignment the task movements defer (KIP-441's
-    target), when it differs from `clients`; None when it is theirs."""
+    target), when it differs from `clients`; None when it is theirs. Its stateless tasks are
+    spread over the balanced loads, as the rebalance that finds the warm-ups caught up does."""
 
 
 def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
@@ -71,7 +72,7 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
     if config.num_standby_replicas > 0:
         assign_standby_tasks(clients, stateful, config, rack_aware if rack_enabled else None, traffic, non_overlap)
 
-    balanced = {c.id: (frozenset(c.active), frozenset(c.standby)) for c in clients}
+    balanced = [replace(c, active=set(c.active), standby=set(c.standby)) for c in clients]
     budget = WarmupBudget(config.max_warmup_replicas)
     caught_up = CaughtUp(clients, stateful, config.acceptable_recovery_lag)
     warmups: dict[str, set[TaskKey]] = {}
@@ -84,10 +85,13 @@ def high_availability_assign(problem: StreamsProblem) -> StreamsAssignorResult:
     if rack_enabled:
         rack_aware.optimize_active_tasks(stateless, clients, STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST)
     target = None
-    if moved:  # the stateless tasks stay where they went; the stateful ones as balanced
-        target = {
-            c.id: (balanced[c.id][0] | (c.active - stateful_set), balanced[c.id][1]) for c in clients
-        }
+    if moved:  # the next rebalances' answer once the warm-ups are caught up (docs/transition.md)
+        notes = list(rack_aware.notes)
+        assign_stateless_active_tasks(balanced, stateless)
+        if rack_enabled:
+            rack_aware.optimize_active_tasks(stateless, balanced, STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST)
+        rack_aware.notes[:] = notes
+        target = {c.id: (frozenset(c.active), frozenset(c.standby)) for c in balanced}
     return StreamsAssignorResult(clients, warmups, moved > 0, rack_aware.notes, target)
 
 
