@@ -41,11 +41,25 @@ from optimizer.model.problem import (
 )
 from optimizer.model.solution import Solution
 from optimizer.solve import SOLVERS, goal_class, solve
+from optimizer.text import plural, whole
 from optimizer.version import __version__
 from plugins.manager import plugins
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+PIPED_WIDTH = 200
+"""Console width when the output is not a terminal and COLUMNS is unset: wide enough that tables
+keep their natural width (words are never cut to rich's default 80 columns), narrow enough for a
+log viewer."""
+
+
+def _console(stderr: bool = False) -> Console:
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=PIPED_WIDTH)
+    return console
+
+
+out = _console()
+err = _console(stderr=True)
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -55,13 +69,13 @@ def _describe(problem: Problem) -> str:
     if isinstance(problem, ConsumerProblem):
         partitions = sum(t.partitions for t in problem.topics)
         return (
-            f"consumer group{label}: {len(problem.members)} members, {len(problem.topics)} topics "
-            f"({partitions} partitions), strategy {problem.config.partition_assignment_strategy}"
+            f"consumer group{label}: {plural(len(problem.members), 'member')}, {plural(len(problem.topics), 'topic')} "
+            f"({plural(partitions, 'partition')}), strategy {problem.config.partition_assignment_strategy}"
         )
     stateful = sum(t.stateful for t in problem.tasks)
     return (
-        f"streams application{label}: {len(problem.clients)} clients, {len(problem.tasks)} tasks "
-        f"({stateful} stateful), {problem.config.num_standby_replicas} standby replicas"
+        f"streams application{label}: {plural(len(problem.clients), 'client')}, {plural(len(problem.tasks), 'task')} "
+        f"({stateful} stateful), {plural(problem.config.num_standby_replicas, 'standby replica')}"
     )
 
 
@@ -446,31 +460,70 @@ def _print_solution(problem: Problem, solution) -> None:
                 cells += [", ".join(held.standby) or "-", ", ".join(held.warmup) or "-"]
             table.add_row(escape(member), *map(escape, cells))
         out.print(table)
-    if solution.followup_rebalance:
-        pending = "warm-ups or task movements remain" if streams else "partitions are withheld until their owners revoke them"
-        out.print("follow-up rebalance needed: " + pending)
+    if solution.plan is not None:
+        for line in _plan_lines(solution, streams):
+            out.print(escape(line))
     for goal in solution.goals:
-        bound = "" if goal.bound is None else f", bound {goal.bound:g}"
-        out.print(f"goal {escape(goal.name)}: {goal.value:g} ({goal.status}{bound}, {goal.seconds:.3f} s)")
-    out.print(f"figures: {escape(_figures(solution.metrics))}")  # solve() evaluated it
+        bound = "" if goal.bound is None else f", bound {whole(goal.bound)}"
+        now = f", applied now {whole(goal.value_now)}" if solution.target is not None else ""
+        out.print(f"goal {escape(goal.name)}: {whole(goal.value)}{now} ({goal.status}{bound}, {goal.seconds:.3f} s)")
+    label = "applied now" if solution.target is not None else "figures"
+    out.print(f"{label}: {escape(_figures(solution.metrics))}")  # solve() evaluated it
+    if solution.target_metrics is not None:
+        out.print(f"target: {escape(_figures(solution.target_metrics, target=True))}")
     for note in solution.solver.options.get("notes", ()):
         out.print(f"note: {escape(str(note))}")
 
 
-def _figures(metrics: Metrics) -> str:
-    """The headline metrics of an evaluation on one line."""
+def _plan_lines(solution, streams: bool) -> list[str]:
+    """The plan from the assignment applied now to the target, for a person."""
+    plan = solution.plan
+    if len(plan.rounds) == 1:
+        return ["plan: this assignment is the target (no follow-up rebalance)"]
+    if not streams:
+        withheld = plan.rounds[1].moves
+        return [
+            f"plan: {plural(withheld, 'partition')} withheld now (cooperative), assigned in the follow-up rebalance "
+            "the revoking members trigger at once; goal values are the target's"
+        ]
+    minutes = plan.seconds_to_target / 60
+    lines = [
+        f"plan: {plural(plan.followup_rebalances, 'probing rebalance')} to the target, at least {whole(round(minutes, 1))} min "
+        f"(probing.rebalance.interval.ms); {plural(plan.warmups, 'warm-up replica')}, "
+        f"{whole(plan.restore_offsets)} changelog offsets to restore"
+        + (f" ({plural(plan.restore_unknown, 'copy', 'copies')} of unknown size)" if plan.restore_unknown else "")
+        + "; goal values are the target's"
+    ]
+    shown_rounds = plan.rounds if len(plan.rounds) <= 6 else (*plan.rounds[:3], None, *plan.rounds[-2:])
+    for entry in shown_rounds:
+        if entry is None:
+            lines.append(f"  ... {len(plan.rounds) - 5} more rounds")
+            continue
+        when = "now" if entry.round == 1 else f"rebalance {entry.round - 1}"
+        warm = sum(len(tasks) for tasks in entry.warmups.values())
+        lines.append(
+            f"  round {entry.round} ({when}): {plural(entry.moves, 'active')} moved, {plural(warm, 'warm-up')} started, "
+            f"{whole(entry.restore_offsets)} offsets to restore"
+        )
+    return lines
+
+
+def _figures(metrics: Metrics, target: bool = False) -> str:
+    """The headline metrics of an evaluation on one line, labelled (`target`: of a target, whose
+    warm-ups and caught-up state are those it is reached with, so left out)."""
     m = metrics
     if isinstance(m, ConsumerMetrics):
         return (
-            f"sizes {m.min_size}-{m.max_size}, balance score {m.balance_score}, kept "
-            f"{m.owned_kept}, moved {m.owned_moved}, cross-rack {m.cross_rack_partitions}"
-            + (f", withheld {m.withheld_partitions}" if m.withheld_partitions else "")
+            f"partitions per member {m.min_size}-{m.max_size}, balance score {whole(m.balance_score)}, owned kept "
+            f"{whole(m.owned_kept)}, owned moved {whole(m.owned_moved)}, cross-rack partitions {whole(m.cross_rack_partitions)}"
+            + (f", withheld {whole(m.withheld_partitions)}" if m.withheld_partitions else "")
         )
     return (
-        f"load skew {m.active_load_skew:g}/{m.stateful_load_skew:g}, cross-rack "
-        f"{m.cross_rack_active_partitions}/{m.cross_rack_standby_partitions}, moves "
-        f"{m.active_moves}/{m.standby_moves}, warm-ups {m.warmup_tasks}, tag conflicts "
-        f"{m.standby_tag_conflicts}, kip925 cost {m.kip925_cost}"
+        f"tasks per thread max - min {whole(m.active_load_skew)} (actives), {whole(m.stateful_load_skew)} (stateful); "
+        f"cross-rack partitions {whole(m.cross_rack_active_partitions)} (actives), {whole(m.cross_rack_standby_partitions)} "
+        f"(standbys); moved {plural(m.active_moves, 'active')}, {plural(m.standby_moves, 'standby', 'standbys')}; "
+        + ("" if target else f"{plural(m.warmup_tasks, 'warm-up')}; {plural(m.actives_not_caught_up, 'active')} not caught up; ")
+        + f"tag conflicts {whole(m.standby_tag_conflicts)}; kip925 cost {whole(m.kip925_cost)}"
     )
 
 
@@ -625,33 +678,68 @@ def _write_report(input_dir: Path, output: Path) -> None:
     out.print(f"report: {escape(str(written.resolve()))}")
 
 
+FAILED_LISTED = 20
+"""Problems without an assignment named in the terminal summary (the report lists them all)."""
+
+
 def _print_fleet(result) -> None:
-    from optimizer.report import fleet_totals
+    from optimizer.report import failed_rows, fleet_totals
 
     totals = fleet_totals(result.summary)
-    title = f"Fleet: {result.problems} problems, {result.rows} rows, {result.seconds:.1f} s end to end"
+    title = f"Fleet: {plural(result.problems, 'problem')}, {plural(result.rows, 'row')}, {result.seconds:.1f} s end to end"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    # short headers: the table fits 80 columns (logs of batch runs are rarely wider)
     widest = max((len(name) for name in totals["per_solver"]), default=0)
-    for column in ("solver", "solved", "invalid", "errors", "cross-rack", "moves", "mean skew", "warm-ups", "solve s"):
-        width = max(len(column), widest) if column == "solver" else len(column)  # kafka:classic whole
+    columns = (
+        "solver", "solved", "invalid", "errors", "cross-rack\nnow", "cross-rack\ntarget", "moves\nnow",
+        "mean skew\nnow", "mean skew\ntarget", "probing\nrounds", "restore\noffsets", "solve s",
+    )  # fmt: skip
+    for column in columns:
+        width = max(len(column), widest) if column == "solver" else None  # kafka:classic whole
         table.add_column(column, justify="left" if column == "solver" else "right", no_wrap=True, min_width=width)
     for solver, t in totals["per_solver"].items():
-        skew = "-" if t["load_skew_mean"] is None else f"{t['load_skew_mean']:.2f}"
         table.add_row(
-            escape(solver), str(t["solved"]), str(t["invalid"]), str(t["errors"]), str(t["cross_rack_partitions"]),
-            str(t["moves"]), skew, str(t["warmups"]), f"{t['seconds_total']:.1f}",
+            escape(solver), whole(t["solved"]), whole(t["invalid"]), whole(t["errors"]), whole(t["cross_rack_partitions"]),
+            whole(t["target_cross_rack_partitions"]), whole(t["moves"]), whole(t["load_skew_mean"]),
+            whole(t["target_load_skew_mean"]), whole(t["followup_rebalances"]), whole(t["restore_offsets"]),
+            f"{t['seconds_total']:.1f}",
         )  # fmt: skip
     out.print(table)
+    out.print(
+        "now: the assignments applied at this rebalance; target: where each plan ends (Streams: warm-ups caught up, "
+        "one probing rebalance per round; cooperative groups: withheld partitions assigned)."
+    )
     c = totals["comparison"]
     if c:
-        percent = "" if c["saved_percent"] is None else f" ({c['saved_percent']:+.1f} %)"
+
+        def saved(figure: int, percent: float | None) -> str:
+            return f"saved {whole(figure)}" + ("" if percent is None else f" ({percent:+.1f} %)")
+
         out.print(
-            f"{c['reference']} vs {c['baseline']} on {c['problems']} problems: cross-rack partitions "
-            f"{c['baseline_cross_rack']} -> {c['reference_cross_rack']}, saved {c['saved']}{percent}; moves "
-            f"{c['baseline_moves']} -> {c['reference_moves']}; better on {c['better']}, equal on {c['equal']}, "
-            f"worse on {c['worse']} (goals rank before cross-rack traffic: see the report)"
+            f"{c['reference']} vs {c['baseline']} on {plural(c['problems'], 'problem')}: cross-rack partitions now "
+            f"{whole(c['baseline_cross_rack'])} -> {whole(c['reference_cross_rack'])}, {saved(c['saved'], c['saved_percent'])}; "
+            f"at the targets {whole(c['baseline_target_cross_rack'])} -> {whole(c['reference_target_cross_rack'])}, "
+            f"{saved(c['target_saved'], c['target_saved_percent'])}; moves now {whole(c['baseline_moves'])} -> "
+            f"{whole(c['reference_moves'])}; probing rounds {whole(c['baseline_rounds'])} -> {whole(c['reference_rounds'])}, "
+            f"restore offsets {whole(c['baseline_restore_offsets'])} -> {whole(c['reference_restore_offsets'])}; "
+            f"better now on {c['better']}, equal on {c['equal']}, worse on {c['worse']} "
+            "(goals rank before cross-rack traffic: see the report)"
         )
+    failed = failed_rows(result.summary)
+    if failed:
+        problems = sorted({str(row.get("problem")) for row in failed})
+        out.print(f"not solved ({plural(len(problems), 'problem')}; every row has its reason in the summary's error column):")
+        shown_rows: dict[str, dict[str, Any]] = {}
+        for row in failed:  # one line per problem: the first solver's reason (invalid: the same for all)
+            shown_rows.setdefault(str(row.get("problem")), row)
+        for name in problems[:FAILED_LISTED]:
+            row = shown_rows[name]
+            reason = " ".join(str(row.get("error") or row.get("status")).split())
+            if len(reason) > 300:
+                reason = reason[:297] + "..."
+            solvers = sorted({str(r.get("solver")) for r in failed if str(r.get("problem")) == name})
+            out.print(f"  {escape(name)} ({row.get('status')}; {', '.join(solvers)}): {escape(reason)}")
+        if len(problems) > FAILED_LISTED:
+            out.print(f"  ... and {len(problems) - FAILED_LISTED} more (see the report)")
     out.print(f"output: {escape(str(result.output.resolve()))}")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich.console import Console
@@ -14,44 +14,75 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.deadline import deadline_after, remaining
+from optimizer.evaluate import headline
 from optimizer.model.group_protocol import PROTOCOLS, assignor_label, with_protocol
-from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.solve import resolve_goals, solve
+from optimizer.text import plural, whole
 
 
 @dataclass(frozen=True)
 class GoalComparison:
     name: str
     kafka: float
-    """The goal's value on Kafka's assignment."""
+    """The goal's value on Kafka's target: where its plan ends (its assignment when it has none)."""
     exact: float | None
-    """The goal's value on the exact (target) assignment."""
+    """The goal's value on the exact target."""
     status: GoalStatus
     """The exact stage's status."""
     bound: float | None
     gap: float | None
     seconds: float
+    kafka_now: float = 0.0
+    """The goal's value on Kafka's assignment applied now."""
+    exact_now: float | None = None
+    """The goal's value on the exact assignment applied now."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """Column (`kafka_now`, `kafka`, `exact_now`) -> why its value beats the proven bound (an
+    assignment applied now is not the target yet; Kafka's target is worse on an earlier goal)."""
 
 
 @dataclass
 class Comparison:
+    """Kafka's answer and the exact one, each as applied now and as the target its plan reaches
+    (docs/transition.md): the goals, the headline figures and the plans, side by side."""
+
     problem: str | None
     kind: str
     goals: list[GoalComparison]
     kafka_seconds: float
     exact_seconds: float
     moves: int
-    """Tasks (or partitions) whose active client (member) differs between the two."""
+    """Tasks (or partitions) whose active client (member) differs between the two targets."""
     kafka: Solution = field(repr=False)
     exact: Solution = field(repr=False)
+
+    def figures(self) -> dict[str, dict[str, float]]:
+        """Headline figure -> column (`kafka_now`, `kafka`, `exact_now`, `exact`) -> value: the
+        evaluator's metrics as the pipeline's summary counts them, and each plan's costs."""
+        columns = {"kafka_now": self.kafka, "kafka": self.kafka, "exact_now": self.exact, "exact": self.exact}
+        figures: dict[str, dict[str, float]] = {}
+        for column, solution in columns.items():
+            measured = headline(solution.metrics if column.endswith("_now") else (solution.target_metrics or solution.metrics))
+            for name, value in measured.items():
+                figures.setdefault(name, {})[column] = value
+        for name, value in _plan_figures(self.kind, self.kafka).items():
+            figures.setdefault(name, {})["kafka"] = value
+        for name, value in _plan_figures(self.kind, self.exact).items():
+            figures.setdefault(name, {})["exact"] = value
+        return figures
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "problem": self.problem,
             "kind": self.kind,
             "goals": [vars(g) for g in self.goals],
+            "figures": self.figures(),
+            "plans": {
+                "kafka": _plan_data(self.kafka),
+                "exact": _plan_data(self.exact),
+            },
             "kafka_seconds": round(self.kafka_seconds, 6),
             "exact_seconds": round(self.exact_seconds, 6),
             "moves": self.moves,
@@ -62,31 +93,138 @@ class Comparison:
     def table(self) -> Table:
         name = f" {self.problem!r}" if self.problem else ""
         table = Table(title=escape(f"Kafka heuristic vs exact on{name}"), title_justify="left")
-        for column in ("goal", "kafka", "exact", "bound", "gap", "status", "seconds"):
-            table.add_column(column, justify="left" if column in ("goal", "status") else "right", no_wrap=True)
-        for g in self.goals:
+        table.add_column("goal or figure (lower is better)", justify="left")
+        for column in ("Kafka\nnow", "Kafka\ntarget", "exact\nnow", "exact\ntarget", "bound", "status", "seconds"):
+            table.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)
+        marks: list[str] = []
+
+        def marked(value: float | None, why: str | None) -> str:
+            text = whole(value)
+            if why is None:
+                return text
+            if why not in marks:
+                marks.append(why)
+            return f"{text} ({marks.index(why) + 1})"
+
+        for number, g in enumerate(self.goals, start=1):
+            reasons = {column: g.notes.get(column) for column in ("kafka_now", "kafka", "exact_now")}
             better = g.exact is not None and g.exact < g.kafka
-            exact = "-" if g.exact is None else f"{g.exact:g}"
+            exact = whole(g.exact)
             table.add_row(
-                escape(g.name),
-                f"{g.kafka:g}",
+                escape(f"goal {g.name}"),
+                marked(g.kafka_now, reasons["kafka_now"]),
+                marked(g.kafka, reasons["kafka"]),
+                marked(g.exact_now, reasons["exact_now"]),
                 f"[green]{exact}[/green]" if better else exact,
-                "-" if g.bound is None else f"{g.bound:g}",
-                "-" if g.gap is None else f"{g.gap:.2%}",
+                whole(g.bound),
                 g.status,
                 f"{g.seconds:.3f}",
+                end_section=number == len(self.goals),
             )
-        table.caption = (
-            f"Kafka {self.kafka_seconds:.3f} s, exact {self.exact_seconds:.3f} s; {self.moves} "
-            f"{'tasks' if self.kind == 'streams' else 'partitions'} placed differently"
-            + ("; Kafka's assignment has warm-ups pending" if self.kafka.followup_rebalance else "")
-        )
+        labels = dict(FIGURE_LABELS[self.kind])
+        for figure, values in self.figures().items():
+            table.add_row(
+                escape(labels.get(figure, figure)),
+                *(whole(values.get(c)) for c in ("kafka_now", "kafka", "exact_now", "exact")),
+                "",
+                "",
+                "",
+            )
+        caption = [
+            f"Kafka {self.kafka_seconds:.3f} s, exact {self.exact_seconds:.3f} s; "
+            f"{plural(self.moves, 'task' if self.kind == 'streams' else 'partition')} placed differently in the two targets.",
+            CAPTIONS[self.kind if self.kind == "streams" else _consumer_kind(self.kafka)],
+        ]
+        caption += [f"({i}) {why}" for i, why in enumerate(marks, start=1)]
+        table.caption = escape("\n".join(caption))
+        table.caption_justify = "left"
         return table
 
     def to_table(self) -> str:
         buffer = io.StringIO()
-        Console(file=buffer, width=110, highlight=False).print(self.table())
+        Console(file=buffer, width=130, highlight=False).print(self.table())
         return buffer.getvalue()
+
+
+CAPTIONS = {
+    "streams": (
+        "now: the assignment applied at this rebalance (stateful actives on caught-up clients, warm-ups started); "
+        "target: where the plan ends, one probing rebalance per round (probing.rebalance.interval.ms), assuming each "
+        "warm-up catches up within one interval. Goal values of the exact target are proven against the bound."
+    ),
+    "cooperative": (
+        "now: the assignment applied at this rebalance (cooperative: partitions that change owner are withheld until "
+        "revoked); target: after the follow-up rebalance the revoking members trigger at once. No warm-ups: "
+        "consumer groups have none."
+    ),
+    "eager": "Consumer groups have no warm-ups; this strategy assigns everything at once: now is the target.",
+}
+
+FIGURE_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
+    "streams": (
+        ("cross_rack_partitions", "cross-rack partitions (actives, standbys, warm-ups)"),
+        ("load_skew", "active tasks per thread, max - min"),
+        ("moves", "active + standby moves"),
+        ("followup_rebalances", "probing rebalances to the target"),
+        ("warmups", "warm-up replicas over the plan"),
+        ("restore_offsets", "changelog offsets restored over the plan"),
+        ("minutes_to_target", "minutes to the target (at least)"),
+    ),
+    "consumer": (
+        ("cross_rack_partitions", "cross-rack partitions"),
+        ("load_skew", "partitions per member, max - min"),
+        ("moves", "owned partitions moved or withheld"),
+        ("withheld", "partitions withheld a round"),
+        ("followup_rebalances", "follow-up rebalances to the target"),
+    ),
+}
+
+
+def _consumer_kind(solution: Solution) -> str:
+    return "cooperative" if solution.plan is not None and solution.plan.followup_rebalances else "eager"
+
+
+def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
+    plan = solution.plan
+    if plan is None:
+        return {}
+    if kind == "consumer":
+        withheld = plan.rounds[1].moves if len(plan.rounds) > 1 else 0
+        return {"withheld": withheld, "followup_rebalances": plan.followup_rebalances}
+    return {
+        "followup_rebalances": plan.followup_rebalances,
+        "warmups": plan.warmups,
+        "restore_offsets": plan.restore_offsets,
+        "minutes_to_target": plan.seconds_to_target / 60,
+    }
+
+
+def _plan_data(solution: Solution) -> dict[str, Any] | None:
+    return None if solution.plan is None else solution.plan.model_dump(mode="json")
+
+
+def _reasons(g: GoalComparison, earlier: Sequence[GoalComparison], kind: str) -> tuple[str | None, str | None, str | None]:
+    """Why Kafka's values (now, target) and the exact value now are below the proven bound, when
+    they are: the bound holds for complete targets, under the optima of the `earlier` goals."""
+    bound = g.bound
+    if bound is None:
+        return None, None, None
+
+    def below(value: float | None) -> bool:
+        return value is not None and value < bound - 1e-9
+
+    waiting = "tasks wait for their warm-ups" if kind == "streams" else "partitions are withheld until revoked"
+    now = f"applied now, not the target yet ({waiting}): the bound is on targets"
+    target = None
+    if below(g.kafka):
+        worse = next((e for e in earlier if e.exact is not None and e.kafka > e.exact), None)
+        target = (
+            f"Kafka's target is worse on the earlier goal {worse.name} ({whole(worse.kafka)} against {whole(worse.exact)}): "
+            f"the bound on {g.name} holds under the earlier goals' optima"
+            if worse is not None
+            else f"no earlier goal explains Kafka's {g.name} below the bound: a bug, please report it"
+        )
+    return (now if below(g.kafka_now) else None, target, now if below(g.exact_now) else None)
 
 
 def compare(
@@ -95,32 +233,35 @@ def compare(
     time_limit: float | None = None,
     solver: str = "exact",
 ) -> Comparison:
-    """Solve with Kafka's heuristic and exactly; the exact side without warm-up planning, so that
-    goal values compare target with target. `time_limit` covers both, Kafka's first."""
+    """Solve with Kafka's heuristic and exactly, and set them side by side as applied now and as
+    their targets. `time_limit` covers both, Kafka's first."""
     goal_objects = resolve_goals(goals, problem.kind)
+    names = [g.name for g in goal_objects]
     deadline = deadline_after(time_limit)
     started = time.perf_counter()
-    kafka = solve(problem, solver="kafka", time_limit=remaining(deadline))
+    kafka = solve(problem, solver="kafka", goals=names, time_limit=remaining(deadline))
     kafka_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), warmups=False, kafka=kafka)
+    exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), kafka=kafka)
     exact_seconds = time.perf_counter() - started
-    normalized = normalize(problem).problem
-    rows = []
-    for goal, result in zip(goal_objects, exact.goals, strict=True):
-        rows.append(
-            GoalComparison(
-                goal.name,
-                float(goal.evaluate(normalized, kafka.assignment)),
-                result.value,
-                result.status,
-                result.bound,
-                result.gap,
-                result.seconds,
-            )
+    rows: list[GoalComparison] = []
+    for theirs, result in zip(kafka.goals, exact.goals, strict=True):
+        row = GoalComparison(
+            result.name,
+            float(theirs.value or 0.0),
+            result.value,
+            result.status,
+            result.bound,
+            result.gap,
+            result.seconds,
+            float(theirs.value_now or 0.0),
+            result.value_now,
         )
-    placed = {(c, item) for c, held in kafka.assignment.items() for item in held.active}
-    moves = sum(1 for c, held in exact.assignment.items() for item in held.active if (c, item) not in placed)
+        reasons = zip(("kafka_now", "kafka", "exact_now"), _reasons(row, rows, problem.kind), strict=True)
+        rows.append(replace(row, notes={column: why for column, why in reasons if why is not None}))
+    kafka_target = kafka.target or kafka.assignment
+    placed = {(c, item) for c, held in kafka_target.items() for item in held.active}
+    moves = sum(1 for c, held in (exact.target or exact.assignment).items() for item in held.active if (c, item) not in placed)
     return Comparison(problem.name, problem.kind, rows, kafka_seconds, exact_seconds, moves, kafka, exact)
 
 
@@ -182,12 +323,20 @@ class ProtocolComparison:
             table.add_column(escape(f"{column}\n{self.assignors[column]}"), justify="right", no_wrap=True)
         labels = dict(PROTOCOL_METRICS[self.kind])
         for metric, figures in self.metrics.items():
-            table.add_row(escape(labels[metric]), *(f"{figures[c]:g}" for c in self.columns))
+            table.add_row(escape(f"now: {labels[metric]}"), *(whole(figures[c]) for c in self.columns))
         for goal, values in self.goals.items():
-            table.add_row(escape(f"goal {goal}"), *("-" if values[c] is None else f"{values[c]:g}" for c in self.columns))
-        table.caption = ", ".join(f"{c} {self.seconds[c]:.3f} s" for c in self.columns) + f"; goals in order: {', '.join(self.goals)}" + (
-            "; exact is the target assignment (warm-ups not planned)" if self.kind == "streams" else ""
+            table.add_row(escape(f"target: goal {goal}"), *(whole(values[c]) for c in self.columns))
+        plans = {c: _plan_figures(self.kind, self.solutions[c]) for c in self.columns}
+        plan_labels = dict(FIGURE_LABELS[self.kind])
+        for figure in (f for f in plans[self.columns[0]] if f != "withheld"):  # a metric row already
+            table.add_row(escape(plan_labels[figure]), *(whole(plans[c].get(figure)) for c in self.columns))
+        table.caption = escape(
+            ", ".join(f"{c} {self.seconds[c]:.3f} s" for c in self.columns)
+            + f"; goals in order: {', '.join(self.goals)}. now: the assignment applied at this rebalance; "
+            "target: where each plan ends"
+            + (" (warm-ups caught up, one probing rebalance per round)." if self.kind == "streams" else " (withheld partitions assigned).")
         )
+        table.caption_justify = "left"
         return table
 
     def to_table(self) -> str:
@@ -202,9 +351,10 @@ def compare_protocols(
     time_limit: float | None = None,
     solver: str = "exact",
 ) -> ProtocolComparison:
-    """`problem` under Kafka's classic protocol, under the new one (`with_protocol`) and exactly.
-    The exact side is the target assignment, as in `compare`; `time_limit` covers all three."""
-    goal_objects = resolve_goals(goals, problem.kind)
+    """`problem` under Kafka's classic protocol, under the new one (`with_protocol`) and exactly:
+    the figures of each assignment applied now, the goal values of each target, and each plan,
+    as in `compare`; `time_limit` covers all three."""
+    names = [g.name for g in resolve_goals(goals, problem.kind)]
     deadline = deadline_after(time_limit)
     solutions: dict[str, Solution] = {}
     seconds: dict[str, float] = {}
@@ -212,11 +362,11 @@ def compare_protocols(
     for protocol in PROTOCOLS:
         variant = with_protocol(problem, protocol)
         started = time.perf_counter()
-        solutions[protocol] = solve(variant, solver="kafka", time_limit=remaining(deadline))
+        solutions[protocol] = solve(variant, solver="kafka", goals=names, time_limit=remaining(deadline))
         seconds[protocol] = time.perf_counter() - started
         assignors[protocol] = assignor_label(variant)
     started = time.perf_counter()
-    exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), warmups=False, kafka=solutions["classic"])
+    exact = solve(problem, solver=solver, goals=goals, time_limit=remaining(deadline), kafka=solutions["classic"])
     seconds["exact"] = time.perf_counter() - started
     solutions["exact"] = exact
     assignors["exact"] = solver
@@ -225,9 +375,7 @@ def compare_protocols(
         name: {c: float(getattr(solutions[c].metrics, name)) for c in columns}
         for name, _ in PROTOCOL_METRICS[problem.kind]
     }
-    normalized = normalize(problem).problem
-    goal_values: dict[str, dict[str, float | None]] = {}
-    for goal, result in zip(goal_objects, exact.goals, strict=True):
-        values: dict[str, float | None] = {c: float(goal.evaluate(normalized, solutions[c].assignment)) for c in PROTOCOLS}
-        goal_values[goal.name] = values | {"exact": result.value}
+    goal_values: dict[str, dict[str, float | None]] = {
+        name: {c: solutions[c].goals[i].value for c in columns} for i, name in enumerate(names)
+    }
     return ProtocolComparison(problem.name, problem.kind, columns, assignors, metrics, goal_values, seconds, solutions)

@@ -45,7 +45,10 @@ def test_solve_generated_problems(seed, tmp_path):
     for path, solver in ((streams, "kafka"), (streams, "kip925"), (group, "kafka")):
         result = run("solve", path, "--solver", solver)
         assert result.exit_code == 0, result.output
-        assert "figures:" in result.output
+        # Labelled figures: of the assignment, or of the assignment applied now and of the target.
+        labels = [line.split(":")[0] for line in result.output.splitlines() if line.startswith(("figures:", "applied now:", "target:"))]
+        assert labels in (["figures"], ["applied now", "target"]), result.output
+        assert "plan:" in result.output
 
 
 def test_solve_usage_and_input_errors(tmp_path):

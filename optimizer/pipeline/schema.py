@@ -3,7 +3,9 @@
 An output directory holds three Parquet tables:
 
 * `summary/`: one row per (problem, solver): how it went (`status`, `error`), sizes, the headline
-  metrics in columns of their own, every goal and every metric as JSON, the solve time;
+  metrics in columns of their own, as applied now and (`target_*`) where the plan ends, the plan's
+  rounds and restore volume, every goal (target value and value now) and every metric as JSON,
+  the solve time;
 * `assignments/`: one row per task or partition copy: (problem, solver, client, task, role);
 * `plugins/`: the plugins loaded (name, version), the same on the driver and every worker.
 
@@ -32,7 +34,15 @@ SUMMARY_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("moves", pa.int64(), "Streams: active + standby moves; consumer: owned partitions moved"),
     ("load_skew", pa.float64(), "Streams: active load skew per thread; consumer: max - min partitions"),
     ("kip925_cost", pa.int64(), "KIP-925's cost of the actives (Streams only)"),
-    ("warmups", pa.int64(), "warm-up replicas (Streams only)"),
+    ("warmups", pa.int64(), "warm-up replicas started now (Streams only)"),
+    ("target_cross_rack_partitions", pa.int64(), "cross_rack_partitions of the target, where the plan ends (docs/transition.md)"),
+    ("target_moves", pa.int64(), "moves of the target (from the previous assignment)"),
+    ("target_load_skew", pa.float64(), "load_skew of the target"),
+    ("followup_rebalances", pa.int64(), "rebalances after this one until the target holds (Streams: probing rebalances)"),
+    ("plan_warmups", pa.int64(), "warm-up replicas over the whole plan (Streams only)"),
+    ("restore_offsets", pa.int64(), "changelog offsets restored over the whole plan (Streams only; where known)"),
+    ("seconds_to_target", pa.float64(), "follow-up rebalances x probing.rebalance.interval.ms (a lower bound; consumers: 0)"),
+    ("plan", pa.string(), "JSON: the transition plan (rounds: warm-ups, moves, restore offsets)"),
     ("goals", pa.string(), "JSON list of {name, value, status, bound, gap, seconds}"),
     ("metrics", pa.string(), "JSON object: every evaluator metric"),
     ("rack_traffic", pa.string(), "JSON object: rack -> partitions read across racks by its clients"),

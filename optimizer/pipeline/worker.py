@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError
-from optimizer.evaluate import cross_rack_reads
+from optimizer.evaluate import cross_rack_reads, headline
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.group_protocol import PROTOCOL_SOLVERS, with_protocol
 from optimizer.model.metrics import StreamsMetrics
@@ -231,24 +231,24 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
             for task in tasks
         ],
     }
-    if isinstance(metrics, StreamsMetrics):
-        row.update(
-            cross_rack_partitions=metrics.cross_rack_active_partitions
-            + metrics.cross_rack_standby_partitions
-            + metrics.cross_rack_warmup_partitions,
-            moves=metrics.active_moves + metrics.standby_moves,
-            load_skew=float(metrics.active_load_skew),
-            kip925_cost=metrics.kip925_cost,
-            warmups=metrics.warmup_tasks,
-        )
-    else:
-        row.update(
-            cross_rack_partitions=metrics.cross_rack_partitions,
-            moves=metrics.owned_moved,
-            load_skew=float(metrics.size_skew),
-            kip925_cost=None,
-            warmups=None,
-        )
+    now, target = headline(metrics), headline(solution.target_metrics or metrics)
+    plan = solution.plan
+    streams = isinstance(metrics, StreamsMetrics)
+    row.update(
+        cross_rack_partitions=now["cross_rack_partitions"],
+        moves=now["moves"],
+        load_skew=now["load_skew"],
+        kip925_cost=metrics.kip925_cost if isinstance(metrics, StreamsMetrics) else None,
+        warmups=metrics.warmup_tasks if isinstance(metrics, StreamsMetrics) else None,
+        target_cross_rack_partitions=target["cross_rack_partitions"],
+        target_moves=target["moves"],
+        target_load_skew=target["load_skew"],
+        followup_rebalances=plan.followup_rebalances if plan else 0,
+        plan_warmups=plan.warmups if plan and streams else None,
+        restore_offsets=plan.restore_offsets if plan and streams else None,
+        seconds_to_target=plan.seconds_to_target if plan else 0.0,
+        plan=json.dumps(plan.model_dump(mode="json"), sort_keys=True) if plan else None,
+    )
     return _sized(row, problem)
 
 

@@ -237,6 +237,10 @@ _TOTAL_COLUMNS = (
     ("load_skew_mean", "mean load skew", "float"),
     ("load_skew_max", "max load skew", "float"),
     ("warmups", "warm-ups", "int"),
+    ("target_cross_rack_partitions", "cross-rack partitions at the target", "int"),
+    ("target_load_skew_mean", "mean load skew at the target", "float"),
+    ("followup_rebalances", "probing rebalances to the targets", "int"),
+    ("restore_offsets", "changelog offsets restored over the plans", "int"),
     ("seconds_total", "total seconds", "seconds"),
     ("seconds_median", "median seconds", "seconds"),
 )
@@ -255,7 +259,10 @@ def _totals_section(totals: Mapping[str, Any]) -> str:
     out.append("</table>\n")
     out.append(
         "<p class=\"note\">Solved: rows with an assignment. Cross-rack partitions, moves, load skew and "
-        "warm-ups are over solved rows; seconds over every row with a time (failed solves cost time too). "
+        "warm-ups are those of the assignments applied now; the target columns those of the targets the plans "
+        "reach (Streams: warm-ups caught up, one probing rebalance per round; cooperative consumer groups: "
+        "withheld partitions assigned), with the plans' rounds and restore volume. All are over solved rows; "
+        "seconds over every row with a time (failed solves cost time too). "
         "Load skew is active tasks per thread (max − min) for Streams and partitions per member "
         "(max − min) for consumer groups, so a mean over a mixed fleet mixes both units.</p>\n"
     )
@@ -278,12 +285,20 @@ def _totals_section(totals: Mapping[str, Any]) -> str:
     percent = comparison["saved_percent"]
     saved = f"{_int(comparison['saved'])}"
     lines = [
-        ("baseline_cross_rack", f"cross-rack partitions, {base}", _int(comparison["baseline_cross_rack"])),
-        ("reference_cross_rack", f"cross-rack partitions, {ref}", _int(comparison["reference_cross_rack"])),
-        ("saved", f"cross-rack partitions saved by {ref} ({base} − {ref})", saved),
-        ("saved_percent", f"saved, % of {base}'s", _format(percent, "percent")),
-        ("baseline_moves", f"moves, {base}", _int(comparison["baseline_moves"])),
-        ("reference_moves", f"moves, {ref}", _int(comparison["reference_moves"])),
+        ("baseline_cross_rack", f"cross-rack partitions applied now, {base}", _int(comparison["baseline_cross_rack"])),
+        ("reference_cross_rack", f"cross-rack partitions applied now, {ref}", _int(comparison["reference_cross_rack"])),
+        ("saved", f"saved now by {ref} ({base} − {ref})", saved),
+        ("saved_percent", f"saved now, % of {base}'s", _format(percent, "percent")),
+        ("baseline_target_cross_rack", f"cross-rack partitions at the target, {base}", _int(comparison["baseline_target_cross_rack"])),
+        ("reference_target_cross_rack", f"cross-rack partitions at the target, {ref}", _int(comparison["reference_target_cross_rack"])),
+        ("target_saved", f"saved at the targets by {ref} ({base} − {ref})", _int(comparison["target_saved"])),
+        ("target_saved_percent", f"saved at the targets, % of {base}'s", _format(comparison["target_saved_percent"], "percent")),
+        ("baseline_rounds", f"probing rebalances to the targets, {base}", _int(comparison["baseline_rounds"])),
+        ("reference_rounds", f"probing rebalances to the targets, {ref}", _int(comparison["reference_rounds"])),
+        ("baseline_restore_offsets", f"changelog offsets restored over the plans, {base}", _int(comparison["baseline_restore_offsets"])),
+        ("reference_restore_offsets", f"changelog offsets restored over the plans, {ref}", _int(comparison["reference_restore_offsets"])),
+        ("baseline_moves", f"moves now, {base}", _int(comparison["baseline_moves"])),
+        ("reference_moves", f"moves now, {ref}", _int(comparison["reference_moves"])),
         ("moves_difference", f"moves difference ({ref} − {base})", _signed(comparison["moves_difference"])),
         ("better", f"problems where {ref} reads fewer cross-rack partitions", _int(comparison["better"])),
         ("equal", "problems where both read as many", _int(comparison["equal"])),

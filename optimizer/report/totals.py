@@ -92,8 +92,11 @@ def compared_problems(
     exact-type solver present), in problem-name order.
 
     Each entry: problem, kind, tasks, clients, size (tasks × clients), `saving` (baseline minus
-    reference cross-rack partitions: positive when the reference reads less across racks) and,
-    per side, cross_rack / moves / load_skew under the keys `baseline_*` and `reference_*`."""
+    reference cross-rack partitions as applied now: positive when the reference reads less across
+    racks), `target_saving` (the same between the targets the plans reach) and, per side,
+    cross_rack / moves / load_skew (applied now), target_cross_rack, rounds (follow-up
+    rebalances) and restore_offsets (over the plan) under the keys `baseline_*` and
+    `reference_*`."""
     rows = summary_rows(summary)
     if reference is None:
         reference = reference_solver(row["solver"] for row in rows)
@@ -121,6 +124,13 @@ def compared_problems(
                 "reference_moves": _int(theirs.get("moves")),
                 "baseline_load_skew": ours.get("load_skew"),
                 "reference_load_skew": theirs.get("load_skew"),
+                "target_saving": _target(ours, "cross_rack_partitions") - _target(theirs, "cross_rack_partitions"),
+                "baseline_target_cross_rack": _target(ours, "cross_rack_partitions"),
+                "reference_target_cross_rack": _target(theirs, "cross_rack_partitions"),
+                "baseline_rounds": _int(ours.get("followup_rebalances")),
+                "reference_rounds": _int(theirs.get("followup_rebalances")),
+                "baseline_restore_offsets": _int(ours.get("restore_offsets")),
+                "reference_restore_offsets": _int(theirs.get("restore_offsets")),
             }
         )
     return entries
@@ -144,6 +154,7 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The fleet figures of one solver's rows (see `fleet_totals`)."""
     solved = [row for row in rows if is_solved(row)]
     skews = [float(row["load_skew"]) for row in solved if row.get("load_skew") is not None]
+    target_skews = [float(_target(row, "load_skew")) for row in solved if row.get("load_skew") is not None]
     # Every row that has a time counts, failed solves included: they cost time too. Invalid
     # documents never reach a solver and have no time.
     seconds = [float(row["seconds"]) for row in rows if row.get("seconds") is not None]
@@ -158,6 +169,10 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "load_skew_mean": statistics.fmean(skews) if skews else None,
         "load_skew_max": max(skews) if skews else None,
         "warmups": sum(_int(row.get("warmups")) for row in solved),
+        "target_cross_rack_partitions": sum(_target(row, "cross_rack_partitions") for row in solved),
+        "target_load_skew_mean": statistics.fmean(target_skews) if target_skews else None,
+        "followup_rebalances": sum(_int(row.get("followup_rebalances")) for row in solved),
+        "restore_offsets": sum(_int(row.get("restore_offsets")) for row in solved),
         "seconds_total": sum(seconds),
         "seconds_median": statistics.median(seconds) if seconds else None,
     }
@@ -170,14 +185,18 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
 
     * `problems`: distinct problem names; `rows`: rows; `solvers`: solver names in display order;
     * `per_solver`: solver -> `solver_totals` (problems, solved, invalid, errors,
-      cross_rack_partitions, moves, load_skew_mean, load_skew_max, warmups, seconds_total,
-      seconds_median; sums and load skews over solved rows, seconds over every timed row);
+      cross_rack_partitions, moves, load_skew_mean, load_skew_max, warmups (as applied now),
+      target_cross_rack_partitions, target_load_skew_mean (where the plans end),
+      followup_rebalances, restore_offsets (over the plans), seconds_total, seconds_median; sums
+      and load skews over solved rows, seconds over every timed row);
     * `comparison`: None, with `comparison_skipped` saying why, when there is no pair to compare;
       otherwise baseline, reference, problems (solved by both), baseline_cross_rack,
       reference_cross_rack, saved (baseline − reference), saved_percent (of the baseline's total;
       None when that is 0), baseline_moves, reference_moves, moves_difference (reference −
       baseline), better / equal / worse (problems where the reference reads fewer / as many /
-      more cross-rack partitions);
+      more cross-rack partitions); all as applied now, and the targets' baseline_target_cross_rack,
+      reference_target_cross_rack, target_saved, target_saved_percent, with each side's rounds
+      and restore offsets over the plans;
     * `compared`: the `compared_problems` entries behind `comparison` (empty without one).
     """
     rows = summary_rows(summary)
@@ -196,6 +215,8 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
             theirs = sum(entry["reference_cross_rack"] for entry in entries)
             our_moves = sum(entry["baseline_moves"] for entry in entries)
             their_moves = sum(entry["reference_moves"] for entry in entries)
+            target_ours = sum(entry["baseline_target_cross_rack"] for entry in entries)
+            target_theirs = sum(entry["reference_target_cross_rack"] for entry in entries)
             comparison = {
                 "baseline": BASELINE_SOLVER,
                 "reference": reference,
@@ -204,9 +225,17 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
                 "reference_cross_rack": theirs,
                 "saved": ours - theirs,
                 "saved_percent": 100.0 * (ours - theirs) / ours if ours else None,
+                "target_saved": target_ours - target_theirs,
+                "target_saved_percent": 100.0 * (target_ours - target_theirs) / target_ours if target_ours else None,
                 "baseline_moves": our_moves,
                 "reference_moves": their_moves,
                 "moves_difference": their_moves - our_moves,
+                "baseline_target_cross_rack": target_ours,
+                "reference_target_cross_rack": target_theirs,
+                "baseline_rounds": sum(entry["baseline_rounds"] for entry in entries),
+                "reference_rounds": sum(entry["reference_rounds"] for entry in entries),
+                "baseline_restore_offsets": sum(entry["baseline_restore_offsets"] for entry in entries),
+                "reference_restore_offsets": sum(entry["reference_restore_offsets"] for entry in entries),
                 "better": sum(1 for entry in entries if entry["saving"] > 0),
                 "equal": sum(1 for entry in entries if entry["saving"] == 0),
                 "worse": sum(1 for entry in entries if entry["saving"] < 0),
@@ -277,6 +306,15 @@ def failed_rows(summary: Any) -> list[dict[str, Any]]:
     """Rows without an assignment (invalid documents, solver errors), by problem then solver."""
     rows = [row for row in summary_rows(summary) if not is_solved(row)]
     return sorted(rows, key=lambda row: (str(row.get("problem")), str(row.get("solver"))))
+
+
+def _target(row: Mapping[str, Any], figure: str) -> Any:
+    """A row's `figure` at its target: the `target_<figure>` column (a summary written before
+    targets were recorded has none: the figure as applied now)."""
+    value = row.get(f"target_{figure}")
+    if value is None:
+        value = row.get(figure)
+    return (float(value) if figure == "load_skew" else int(value)) if value is not None else 0
 
 
 def _int(value: Any) -> int:
