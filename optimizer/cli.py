@@ -633,8 +633,8 @@ def pipeline_command(
         raise UsageError("--local runs without Spark: drop --master")
     runner = "local" if local_runner else "spark"
     unit = "problems" if local_runner else "batches"
-    # A bar on a terminal; plain `pipeline: ...` lines on stderr for logs (docs/pipeline.md).
-    with pipeline_progress(err, unit) as shown:
+    # A bar on a terminal; plain `pipeline: ...` lines on stderr when either stream goes to a log.
+    with pipeline_progress(err, unit, plain=not out.is_terminal) as shown:
         result = run_pipeline(
             input_path, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
             runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,

@@ -179,8 +179,9 @@ class BarProgress(PipelineProgress):
         self._bar.stop()
 
 
-def pipeline_progress(console: Console, unit: str, clock: Clock = time.monotonic) -> PipelineProgress:
-    """The bar when `console` is a terminal (not a dumb one), else plain lines on its file."""
-    if console.is_terminal and not console.is_dumb_terminal:
+def pipeline_progress(console: Console, unit: str, clock: Clock = time.monotonic, plain: bool = False) -> PipelineProgress:
+    """The bar when `console` is a terminal (not a dumb one), else plain lines on its file;
+    plain lines too when `plain` (the command's output goes to a log: `> run.log`, `| tee`)."""
+    if console.is_terminal and not console.is_dumb_terminal and not plain:
         return BarProgress(console, unit)
     return PlainProgress(unit, console.file, clock)
