@@ -85,6 +85,19 @@ def test_compare_solve_and_the_pipeline_tell_the_same_figures(tmp_path):
         goals = {g["name"]: g for g in json.loads(row["goals"])}
         for goal in compared["goals"]:
             assert goal[side] == goals[goal["name"]]["value"] and goal[f"{side}_now"] == goals[goal["name"]]["value_now"]
+    # The report reads the same rows: its comparison shows the same figures now and at the targets.
+    from optimizer.report import write_report
+
+    html = write_report(tmp_path / "out", tmp_path / "report.html").read_text()
+    for field, value in (
+        ("baseline_cross_rack", rows["kafka"]["cross_rack_partitions"]),
+        ("reference_cross_rack", rows["exact"]["cross_rack_partitions"]),
+        ("baseline_target_cross_rack", rows["kafka"]["target_cross_rack_partitions"]),
+        ("reference_target_cross_rack", rows["exact"]["target_cross_rack_partitions"]),
+        ("baseline_rounds", rows["kafka"]["followup_rebalances"]),
+        ("reference_rounds", rows["exact"]["followup_rebalances"]),
+    ):
+        assert f'data-field="{field}">{value:,}</td>' in html, field
     from optimizer.model.solution import TransitionPlan
 
     plans = [solved["plan"], compared["plans"]["exact"], json.loads(rows["exact"]["plan"])]
