@@ -577,7 +577,7 @@ def examples(directory: Path) -> None:
             shown = ""
     out.print(table)
     out.print(
-        f"{len(problems)} problems, {failures} failure{'s' if failures != 1 else ''}; "
+        f"{plural(len(problems), 'problem')}, {plural(failures, 'failure')}; "
         f"details: kafka-assign evaluate PROBLEM SOLUTION"
     )
     sys.exit(ExitCode.INVALID_INPUT if failures else ExitCode.OK)

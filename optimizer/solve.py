@@ -58,6 +58,7 @@ from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAs
 from optimizer.model.suggest import did_you_mean
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
+from optimizer.text import plural
 from optimizer.transition import consumer_plan, exact_now, plan_transition, withhold_transfers, worse_than
 from optimizer.version import __version__
 from plugins.manager import plugins
@@ -364,7 +365,7 @@ def _exact(
     elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
         assignment, followup, count = withhold_transfers(raw, target)
         if count:
-            notes.append(f"{count} partitions withheld until their holders revoke them (cooperative)")
+            notes.append(f"{plural(count, 'partition')} withheld until their holders revoke them (cooperative)")
     return assignment, followup, notes, tuple(results), options, (None if assignment == target else target)
 
 

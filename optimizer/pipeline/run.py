@@ -49,6 +49,7 @@ from optimizer.pipeline.worker import (
     write_parts,
 )
 from optimizer.solve import SOLVERS
+from optimizer.text import plural
 from plugins.manager import plugins
 
 PIPELINE_SOLVERS = (*SOLVERS, *PROTOCOL_SOLVERS)
@@ -126,7 +127,7 @@ def run_pipeline(
             records = read_records(input_path)
             problems = len(records)
             names = [r.name for r in records]
-            phase(f"solving {problems} problems")
+            phase(f"solving {plural(problems, 'problem')}")
             _run_local(records, solvers, goals, time_limit, stage, progress)
         else:
             session = spark or _started_spark(master, phase)
@@ -222,7 +223,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         # One partition, so one task, per batch, started in batch order.
         numbers = spark.range(0, count, 1, max(1, count))
         solved = numbers.mapInArrow(partial(staged_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
-    phase(f"solving {len(names)} problems in {count} batch{'es' if count != 1 else ''} (Spark tasks)")
+    phase(f"solving {plural(len(names), 'problem')} in {plural(count, 'batch', 'batches')} (Spark tasks)")
     tag = f"kafka-assignment-optimizer-{stage.name}"  # this run's jobs, not others in the session
     spark.sparkContext.addJobTag(tag)
     try:

@@ -3,6 +3,7 @@
 Nothing is fetched when the file is opened (no scripts, no fonts, no stylesheets from the
 network), so it can be mailed or attached to a ticket and read offline. Every string that comes
 from the data (problem names, solver names, reasons, rack names, plugin names, the input path) is
+from optimizer.text import plural
 HTML-escaped: problem names come from users' documents.
 
 Figures are computed in `optimizer.report.totals`; this module only reads the tables, lays out
@@ -36,6 +37,7 @@ from optimizer.report.totals import (
     reference_solver,
     top_savings,
 )
+from optimizer.text import plural
 
 REQUIRED_COLUMNS = (
     "problem",
@@ -335,7 +337,7 @@ def _protocols_section(totals: Mapping[str, Any]) -> str:
     for kind, entry in protocols.items():
         columns = list(entry["columns"])
         out.append(
-            f"<h3>{_e(kind)} ({_int(entry['problems'])} problems)</h3>\n<table class=\"protocols\" data-kind=\"{_e(kind)}\">\n"
+            f"<h3>{_e(kind)} ({_e(plural(entry['problems'], 'problem'))})</h3>\n<table class=\"protocols\" data-kind=\"{_e(kind)}\">\n"
             "<tr><th></th>" + "".join(f"<th>{_e(c)}</th>" for c in columns) + "</tr>\n"
         )
         for key, label, form in (

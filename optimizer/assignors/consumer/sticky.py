@@ -32,6 +32,7 @@ from optimizer.assignors.consumer.group import (
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id, partition_id, shown
+from optimizer.text import plural
 
 
 def _topic_partition_hash(tp: TP) -> int:
@@ -163,7 +164,7 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
             tp not in set(assignment[m]) for m, parts in raw_owned.items() for tp in parts if tp not in phantom
         )
         if transferring:
-            notes.append(f"{len(transferring)} partitions withheld until their owners revoke them")
+            notes.append(f"{plural(len(transferring), 'partition')} withheld until their owners revoke them")
     for member, parts in assignment.items():
         kept = [tp for tp in parts if tp not in phantom]
         if len(kept) < len(parts):

@@ -30,6 +30,7 @@ from optimizer.model.streams import (
     TaskAssignor,
     kip925_costs,
 )
+from optimizer.text import plural
 
 
 def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
@@ -49,7 +50,7 @@ def kip925_reference(problem: StreamsProblem) -> StreamsAssignorResult:
         owner[task] = min(clients, key=lambda c: (len(c.active) / c.capacity, order[c.id]))
         owner[task].assign_active(task)
     if missing:
-        notes.append(f"{len(missing)} tasks had no previous active client: placed on the least loaded first")
+        notes.append(f"{plural(len(missing), 'task')} without a previous active client: placed on the least loaded first")
 
     strategy = config.rack_aware_assignment_strategy
     if strategy == RackAwareStrategy.NONE:
