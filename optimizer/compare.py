@@ -168,6 +168,7 @@ FIGURE_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
         ("followup_rebalances", "probing rebalances to the target"),
         ("warmups", "warm-up replicas over the plan"),
         ("restore_offsets", "changelog offsets restored over the plan"),
+        ("restore_unknown", "copies restored whose size is unknown"),
         ("minutes_to_target", "minutes to the target (at least)"),
     ),
     "consumer": (
@@ -191,12 +192,15 @@ def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
     if kind == "consumer":
         withheld = plan.rounds[1].moves if len(plan.rounds) > 1 else 0
         return {"withheld": withheld, "followup_rebalances": plan.followup_rebalances}
-    return {
+    figures: dict[str, float] = {
         "followup_rebalances": plan.followup_rebalances,
         "warmups": plan.warmups,
         "restore_offsets": plan.restore_offsets,
         "minutes_to_target": plan.seconds_to_target / 60,
     }
+    if plan.restore_unknown:  # not in restore_offsets: the size of their changelog is not known
+        figures["restore_unknown"] = plan.restore_unknown
+    return figures
 
 
 def _plan_data(solution: Solution) -> dict[str, Any] | None:

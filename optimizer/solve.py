@@ -59,7 +59,7 @@ from optimizer.model.suggest import did_you_mean
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
 from optimizer.text import plural
-from optimizer.transition import consumer_plan, exact_now, plan_transition, withhold_transfers, worse_than
+from optimizer.transition import consumer_plan, exact_now, exact_now_needed, plan_transition, withhold_transfers, worse_than
 from optimizer.version import __version__
 from plugins.manager import plugins
 
@@ -162,7 +162,8 @@ def solve(
         scored = goal_objects
     plan = None
     if isinstance(normalized.problem, StreamsProblem):
-        own_warmups = warmups and solver not in ("kafka", "kip925")  # Kafka's answer has its own
+        # Kafka's answer has its own warm-ups (also when the exact engine returns it as its fallback)
+        own_warmups = warmups and solver not in ("kafka", "kip925") and options.get("fallback") != "kafka"
         assignment, plan = plan_transition(normalized.problem, assignment, target or assignment, own_warmups)
         followup = followup or plan.followup_rebalances > 0
     # Goal values are the target's (where the plan ends); value_now is the assignment's applied now.
@@ -300,10 +301,16 @@ def _exact(
     started: list[bool] = []
 
     @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
-    def hint() -> dict[str, ClientAssignment]:
+    def kafka_answer() -> tuple[Assignment, bool, dict[str, ClientAssignment] | None]:
+        """Kafka's assignment applied now (warm-ups included), its follow-up flag, its target."""
         started.append(True)
-        assignment = kafka.assignment if kafka is not None else _heuristic(problem, "kafka", raw)[0]
-        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in assignment.items()}
+        if kafka is not None:
+            return kafka.assignment, kafka.followup_rebalance, kafka.target
+        found = _heuristic(problem, "kafka", raw)
+        return found[0], found[1], found[5]
+
+    def hint() -> dict[str, ClientAssignment]:
+        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in kafka_answer()[0].items()}
 
     progress = Progress()
 
@@ -315,21 +322,25 @@ def _exact(
     except TimeLimitReached:  # what the stages done so far found is kept
         stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"
         result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)
-    if deadline is not None and result.assignment is None and hint.cache_info().currsize == 0:
+    if deadline is not None and result.assignment is None and kafka_answer.cache_info().currsize == 0:
         if started:  # it ran as the engine's start and was stopped: it will not finish now
             raise NoSolutionError(
                 "no assignment within the time limit: the exact engine found none, "
                 "and Kafka's assignor, its fallback, did not finish either"
             )
         try:  # what is left of the time limit (the engine may have given up early), and a bit more
-            run_within(max(deadline, now()) + FALLBACK_SECONDS, hint)
+            run_within(max(deadline, now()) + FALLBACK_SECONDS, kafka_answer)
         except TimeLimitReached:
             raise NoSolutionError(
                 "no assignment within the time limit: the exact engine found none, and "
                 f"Kafka's assignor, its fallback, did not finish in {FALLBACK_SECONDS:g} s more"
             ) from None
     notes = list(result.notes)
-    target = result.assignment if result.assignment is not None else hint()
+    if result.assignment is None:  # Kafka's answer as it is: applied now, its target, its plan
+        kafka_now, kafka_followup, kafka_target = kafka_answer()
+        target = kafka_target if kafka_target is not None else {c: held.model_copy(update={"warmup": ()}) for c, held in kafka_now.items()}
+    else:
+        target = result.assignment
     last_stage = {stage.goal.name: stage for stage in result.stages}
     conflicted = {s.goal.name for s in result.stages if s.status == GoalStatus.INFEASIBLE}
     if result.assignment is None:
@@ -351,17 +362,29 @@ def _exact(
         results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds))
     followup = False
     assignment = target
-    if isinstance(problem, StreamsProblem) and warmups:
+    if options.get("fallback") == "kafka":
+        assignment, followup = dict(kafka_now), kafka_followup
+    elif isinstance(problem, StreamsProblem) and warmups:
         # Balance counts now only when it is one of the goals: a user may have traded it away.
         balanced = any(g.name == "balance" for g in goals)
-        now_goals = [goal_class("caught_up")(), *([_soft(goal_class("balance"))()] if balanced else [])]
-        assignment, found = exact_now(problem, target, now_goals, hint, backend, remaining(deadline))
-        notes += found
-        kafka_now = hint()
-        why = worse_than(problem, assignment, kafka_now, balanced)
-        if why is not None:
-            notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
-            assignment = kafka_now
+        balance_value = next((r.value for r in results if r.name == "balance"), None)
+        if exact_now_needed(problem, target) or (balanced and balance_value != 0):
+            if deadline is not None and kafka_answer.cache_info().currsize == 0:
+                try:  # the start of the step below and the measure of its safety
+                    run_within(max(deadline, now()) + FALLBACK_SECONDS, kafka_answer)
+                except TimeLimitReached:
+                    raise NoSolutionError(
+                        "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied "
+                        f"now is measured against, did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
+                    ) from None
+            soft_balance = _soft(goal_class("balance"))() if balanced else None
+            assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
+            notes += found
+            kafka_now = hint()
+            why = worse_than(problem, assignment, kafka_now, balanced)
+            if why is not None:
+                notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
+                assignment = kafka_now
     elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
         assignment, followup, count = withhold_transfers(raw, target)
         if count:

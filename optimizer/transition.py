@@ -7,7 +7,8 @@ exact target that way after the fact leaves the displaced tasks wherever they we
 600 x 24 application of issue 14: 11 tasks per thread of skew where Kafka had 0.33). Here the
 assignment applied now is itself optimised, knowing the target (`exact_now`):
 
-1. `caught_up`: every stateful active on one of the most caught-up clients (KIP-441);
+1. `caught_up_now`: every stateful active on one of the most caught-up clients (KIP-441), and a
+   task that no client has caught up on its target client at once (as Kafka does);
 2. `balance` (KIP-441's, as a soft goal: the least excess the caught-up rule allows);
 3. `target_distance`: actives elsewhere than in the target, and standbys where it has none.
 
@@ -40,7 +41,7 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, PlanRound, TransitionPlan
 from optimizer.model.streams import StreamsProblem
-from optimizer.placement import behind, restore_offsets, streams_placement
+from optimizer.placement import behind, caught_up_ranks, restore_offsets, streams_placement
 from optimizer.protocols import FormulationAPI
 from optimizer.sequence import run_sequence
 
@@ -87,31 +88,78 @@ class TargetDistance(Goal):
         return expr
 
 
+class CaughtUpNow(Goal):
+    """KIP-441's rule for the assignment applied now: a stateful active on one of the task's most
+    caught-up clients; a task that no client holds within `acceptable.recovery.lag` (a new task,
+    or one every client lost) goes straight to its target client, as Kafka's task movement does
+    when no client is caught up (elsewhere it would be restored twice). Internal: `exact_now`'s
+    first goal."""
+
+    name = "caught_up_now"
+    summary = "stateful actives not on a most caught-up client (tasks nobody has caught up: not on their target)"
+    compressible = True
+    kinds = ("streams",)
+
+    def __init__(self, target: Assignment) -> None:
+        super().__init__()
+        self.target = target
+
+    def _cost(self, problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
+        ranks = caught_up_ranks(problem, index)
+        cost = np.asarray(ranks > ranks.min(axis=1, keepdims=True), dtype=np.int64)
+        target = streams_placement(index, self.target).active
+        nobody = np.flatnonzero((ranks.min(axis=1) > 0) & (target >= 0))
+        cost[nobody, :] = 1
+        cost[nobody, target[nobody]] = 0
+        return cost
+
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)
+        index = StreamsIndex.of(problem)
+        placement = streams_placement(index, assignment)
+        rows = np.flatnonzero(placement.active >= 0)
+        return int(self._cost(problem, index)[rows, placement.active[rows]].sum())
+
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"
+        return formulation.active_cost(self._cost(formulation.problem, formulation.index))
+
+
+def exact_now_needed(problem: StreamsProblem, target: Assignment) -> bool:
+    """Whether `target` may not be applied as it is: it has a stateful active on a client that is
+    not among the most caught up (or, for a task nobody has caught up, not its target's)."""
+    return CaughtUpNow(target).evaluate(problem, target) > 0
+
+
 def exact_now(
     problem: StreamsProblem,
     target: Assignment,
-    goals: list[Goal],
+    balance: Goal | None,
     start: Callable[[], dict[str, ClientAssignment]],
     backend: str,
     time_limit: float | None,
 ) -> tuple[dict[str, ClientAssignment], list[str]]:
     """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes.
 
-    `goals`: the registered `caught_up` goal, then (when balance is a goal of the target) a soft
-    `balance`; `start()`: a feasible start
-    (Kafka's assignment applied now). A target with every stateful active on a most-caught-up
-    client is applied as it is. Flow-only back-ends cannot encode the distance to the target:
-    the engine's own choice (`exact`) solves this step for them."""
-    if goals[0].evaluate(problem, target) == 0:
+    Goals, in order: `CaughtUpNow`, `balance` (a soft version of the registered goal, when balance
+    is a goal of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
+    assignment applied now, warm-ups left out), also what is applied when no time is left. A
+    target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
+    encode the distance to the target: the engine's own choice (`exact`) solves this step."""
+    first = CaughtUpNow(target)
+    if first.evaluate(problem, target) == 0:
         return dict(target), []
     if backend != "exact" and not named(backend).capabilities.linear:
         backend = "exact"
-    result = run_sequence(problem, [*goals, TargetDistance(target)], backend, time_limit, {}, start)
-    if result.assignment is None:
-        return {c: held.model_copy(update={"warmup": ()}) for c, held in start().items()}, [
-            "no assignment to apply now was found in time: Kafka's applied-now assignment is used"
-        ]
+    goals = [first, *([balance] if balance is not None else []), TargetDistance(target)]
+    result = run_sequence(problem, goals, backend, time_limit, {}, start)
     values = {stage.goal.name: stage.objective for stage in result.stages}
+    if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
+        kafka = {c: held.model_copy(update={"warmup": ()}) for c, held in start().items()}
+        return kafka, [
+            "no time was left to optimise the assignment applied now: Kafka's is applied (warm-ups "
+            "planned towards the exact target)"
+        ]
     excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
     return dict(result.assignment), [
         "applied now: stateful actives stay on caught-up clients until their target client has warmed up "

@@ -3,7 +3,6 @@
 Nothing is fetched when the file is opened (no scripts, no fonts, no stylesheets from the
 network), so it can be mailed or attached to a ticket and read offline. Every string that comes
 from the data (problem names, solver names, reasons, rack names, plugin names, the input path) is
-from optimizer.text import plural
 HTML-escaped: problem names come from users' documents.
 
 Figures are computed in `optimizer.report.totals`; this module only reads the tables, lays out

@@ -124,3 +124,36 @@ def test_a_cooperative_group_plans_its_withheld_round_and_kafkas_target_is_its_n
         # The bound is on the complete target; the assignment applied now holds fewer partitions.
         assert solution.goals[0].value_now < solution.goals[0].value
     assert kafka.goals[0].value == exact.goals[0].value  # both targets as balanced as possible
+
+
+def test_when_the_exact_engine_finds_nothing_kafkas_answer_comes_whole():
+    from optimizer import load_problem
+    from tests.conftest import EXAMPLES
+
+    problem = load_problem(EXAMPLES / "kip441" / "scaling-out-1.problem.yaml")
+    kafka = solve(problem, "kafka")
+    fallback = solve(problem, time_limit=0.0)
+    assert fallback.solver.options["fallback"] == "kafka"
+    assert fallback.assignment == kafka.assignment and fallback.target == kafka.target  # warm-ups and target kept
+    assert fallback.plan == kafka.plan
+
+
+def test_a_task_nobody_has_caught_up_goes_to_its_target_at_once():
+    # 0_9 is new: no client has its state. Placed anywhere but its target now, it would be restored
+    # twice (now, then again on the target client); Kafka puts such a task on its target at once.
+    data = problem_to_data(random_streams_problem(2, tasks=20, clients=4, standby_replicas=0, churn=0.5))
+    data.setdefault("config", {})["max.warmup.replicas"] = 1
+    problem = problem_from_data(data)
+    solution = solve(problem)
+    held_now = {(t, c) for c, held in solution.assignment.items() for t in (*held.active, *held.warmup)}
+    nobody = [
+        t.id for t in problem.tasks
+        if t.stateful and not any(t.id in (*c.previous_active, *c.previous_standby) or t.id in c.lags for c in problem.clients)
+    ]  # fmt: skip
+    assert nobody and solution.target is not None
+    for client, held in solution.target.items():
+        for task in set(held.active) & set(nobody):
+            assert (task, client) in held_now  # active there now: no second restore later
+    # Every round after the first restores only what its warm-ups replay (each copy once).
+    for entry in solution.plan.rounds[1:]:
+        assert entry.restore_offsets == 1_000_000 * sum(len(t) for t in entry.warmups.values())
