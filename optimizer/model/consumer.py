@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import INT32_MAX, Name, PartitionId, TopicName, described, partition_id, partition_key, shown
+from optimizer.model.ids import INT32_MAX, BytesPerSecond, Capacity, Name, PartitionId, TopicName, described, partition_id, partition_key, shown
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
 from optimizer.model.racks import cross_by_rack
@@ -114,20 +114,38 @@ class Topic(FrozenModel):
     all topics of a problem together too)."""
     replica_racks: tuple[tuple[Name, ...], ...] | None = None
     """Per partition, the racks of its replicas (KIP-881); omitted when unknown."""
+    bytes_per_second: BytesPerSecond | None = None
+    """Bytes per second into each partition (optional; `partition_bytes_per_second` overrides)."""
+    partition_bytes_per_second: tuple[BytesPerSecond, ...] | None = None
+    """Per partition, bytes per second into it (optional; one entry per partition)."""
 
     @model_validator(mode="after")
     def _racks_per_partition(self) -> Topic:
+        problems: list[tuple[Loc, str]] = []
         if self.replica_racks is not None and len(self.replica_racks) != self.partitions:
-            raise_if_any(
-                [
-                    (
-                        ("replica_racks",),
-                        f"has {len(self.replica_racks)} entries but the topic has "
-                        f"{self.partitions} partitions; give one list of racks per partition",
-                    )
-                ]
+            problems.append(
+                (
+                    ("replica_racks",),
+                    f"has {len(self.replica_racks)} entries but the topic has "
+                    f"{self.partitions} partitions; give one list of racks per partition",
+                )
             )
+        rates = self.partition_bytes_per_second
+        if rates is not None and len(rates) != self.partitions:
+            problems.append(
+                (
+                    ("partition_bytes_per_second",),
+                    f"has {len(rates)} entries but the topic has {self.partitions} partitions; give one rate per partition",
+                )
+            )
+        raise_if_any(problems)
         return self
+
+    def partition_rate(self, partition: int) -> float | None:
+        """Bytes per second into partition `partition`: its own figure, else the topic's, else None."""
+        if self.partition_bytes_per_second is not None:
+            return self.partition_bytes_per_second[partition]
+        return self.bytes_per_second
 
     def partition_ids(self) -> list[str]:
         return [partition_id(self.name, p) for p in range(self.partitions)]
@@ -146,6 +164,9 @@ class Member(FrozenModel):
     """Partitions the member owned before this rebalance, like `orders-3`."""
     generation: Annotated[int, Strict()] = Field(DEFAULT_GENERATION, ge=DEFAULT_GENERATION, le=INT32_MAX)
     """Generation of the owned partitions; -1 when unknown (Kafka's DEFAULT_GENERATION)."""
+    capacity: Capacity = 1.0
+    """Instance size as a multiple of the default instance (1): what weighted balance divides
+    the load by."""
 
     @model_validator(mode="after")
     def _no_repeats(self) -> Member:
@@ -217,6 +238,13 @@ class ConsumerProblem(FrozenModel):
     """The group's members; at least one, at most MAX_MEMBERS."""
     config: ConsumerConfig = ConsumerConfig()
     """Assignor configuration with Kafka's key."""
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the problem gives any weight (throughputs, member capacities)."""
+        return any(t.bytes_per_second is not None or t.partition_bytes_per_second is not None for t in self.topics) or any(
+            m.capacity != 1.0 for m in self.members
+        )
 
     @model_validator(mode="after")
     def _partitions_in_all(self) -> ConsumerProblem:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import re
 import uuid
 from typing import Annotated, Any, NamedTuple
@@ -218,6 +219,31 @@ def _kafka_number(value: object) -> object:
 
 
 KafkaInt = Annotated[int, BeforeValidator(_kafka_number), Strict()]
+
+
+MAX_BYTES_PER_SECOND = 10**13
+"""Sanity bound of a partition's or topic's throughput (10 TB/s)."""
+MAX_WEIGHT = 10**6
+"""Sanity bound of a task's processing weight and of a client's (member's) capacity."""
+
+
+def _real_number(value: object) -> object:
+    # A weight is a number in the file: true, "5" or null-like strings are wrong types, not numbers.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {shown(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value}")
+    return float(value)
+
+
+BytesPerSecond = Annotated[
+    float, BeforeValidator(_real_number), Field(ge=0, le=MAX_BYTES_PER_SECOND, allow_inf_nan=False)
+]
+"""Bytes per second into a partition (or into each partition of a topic): 0 to 10 TB/s."""
+Weight = Annotated[float, BeforeValidator(_real_number), Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]
+"""A task's processing weight (1: an ordinary task), 0 to 1,000,000."""
+Capacity = Annotated[float, BeforeValidator(_real_number), Field(gt=0, le=MAX_WEIGHT, allow_inf_nan=False)]
+"""A client's (member's) capacity as a multiple of the default instance (1), above 0."""
 
 
 _DIGIT_RUNS = re.compile(r"([0-9]+)")

@@ -19,6 +19,8 @@ from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
     INT32_MAX,
     INT64_MAX,
+    BytesPerSecond,
+    Capacity,
     Int32,
     Int64,
     KafkaInt,
@@ -26,6 +28,7 @@ from optimizer.model.ids import (
     StrictBool,
     TaskId,
     TopicName,
+    Weight,
     member_id_of,
     parse_task_id,
     partition_id,
@@ -111,6 +114,9 @@ class TopicPartition(FrozenModel):
     """Partition number."""
     replica_racks: tuple[Name, ...] = ()
     """Racks of the brokers holding a replica (leader or follower); empty when unknown."""
+    bytes_per_second: BytesPerSecond | None = None
+    """Bytes per second written to the partition (optional; else the problem's
+    `topic_bytes_per_second` for its topic; docs/file-formats.md, "Weights")."""
 
     @property
     def id(self) -> str:
@@ -132,6 +138,8 @@ class Task(FrozenModel):
     """Changelog partitions standbys and restoring tasks read; empty for stores without logging."""
     changelog_end_offset: Int64 | None = None
     """Total offsets in the changelog: the lag of a client that has no state for the task."""
+    weight: Weight = 1.0
+    """Processing weight: what running the task costs relative to an ordinary task (1)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -192,6 +200,9 @@ class Client(FrozenModel):
     threads: Annotated[int, Strict(), Field(ge=1, le=MAX_THREADS)] = 1
     """`num.stream.threads`: the client's capacity in KIP-441's per-thread load (at most
     MAX_THREADS, a sanity bound)."""
+    capacity: Capacity = 1.0
+    """Instance size as a multiple of the default instance (1): what weighted balance divides
+    the load by (`threads` stays Kafka's count for its own balance)."""
     tags: dict[Name, Name] = Field(default_factory=dict)
     """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
     previous_active: tuple[TaskId, ...] = ()
@@ -372,6 +383,9 @@ class StreamsProblem(FrozenModel):
     """The application's tasks (none: every client gets an empty assignment); at most MAX_TASKS,
     and at most MAX_TASK_CLIENT_PAIRS tasks x clients."""
     config: StreamsConfig = StreamsConfig()
+    topic_bytes_per_second: dict[TopicName, BytesPerSecond] = Field(default_factory=dict)
+    """Bytes per second into each partition of a topic, for partitions that do not give their own
+    (optional; a topic no task reads is an error)."""
     """Assignor configuration with Kafka's keys."""
 
     @model_validator(mode="after")
@@ -395,8 +409,31 @@ class StreamsProblem(FrozenModel):
                 {task.id for task in self.tasks},
             )
             + self._statefulness_per_subtopology()
+            + self._known_rate_topics()
         )
         return self
+
+    def _known_rate_topics(self) -> list[tuple[Loc, str]]:
+        read = {p.topic for task in self.tasks for p in (*task.source_partitions, *task.changelog_partitions)}
+        return [
+            (("topic_bytes_per_second", topic), f"topic {shown(topic)} is read by no task")
+            for topic in self.topic_bytes_per_second
+            if topic not in read
+        ]
+
+    def partition_rate(self, partition: TopicPartition) -> float | None:
+        """Bytes per second into `partition`: its own figure, else its topic's, else None."""
+        if partition.bytes_per_second is not None:
+            return partition.bytes_per_second
+        return self.topic_bytes_per_second.get(partition.topic)
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the problem gives any weight (throughputs, task weights, client capacities)."""
+        return bool(self.topic_bytes_per_second) or any(
+            task.weight != 1.0 or any(p.bytes_per_second is not None for p in (*task.source_partitions, *task.changelog_partitions))
+            for task in self.tasks
+        ) or any(client.capacity != 1.0 for client in self.clients)
 
     def _statefulness_per_subtopology(self) -> list[tuple[Loc, str]]:
         """A streams group's broker knows a subtopology, not its tasks: a task per partition up to

@@ -53,6 +53,8 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
                 raise ValueError(f"config key {key!r} has no column in applications")  # the layout is stale
             row[key] = value
         tables["applications"].append(row)
+        if problem.weighted:  # no columns for them yet: refuse rather than lose them
+            raise ValueError(f"problem {name!r} gives weights (throughputs, task weights or capacities), which the tables cannot hold yet")
         if isinstance(problem, StreamsProblem):
             _streams_rows(name, problem, tables)
         else:
