@@ -346,7 +346,7 @@ def test_write_tables_refuses_what_the_layout_cannot_hold(tmp_path, tables, prob
     with pytest.raises(ValueError, match="lists its members, which the tables cannot hold"):
         write_tables([threads], tmp_path / "members")
     heavy = _edited(streams, lambda d: d["clients"][0].update(capacity=2))
-    with pytest.raises(ValueError, match="gives weights .* which the tables cannot hold yet"):
+    with pytest.raises(ValueError, match=r"gives weights .* which the tables cannot hold yet"):
         write_tables([heavy], tmp_path / "weights")
 
 
