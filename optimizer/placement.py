@@ -51,50 +51,38 @@ def streams_placement(index: StreamsIndex, assignment: Assignment) -> StreamsPla
     return StreamsPlacement(active, np.array(standby_rows, dtype=np.int64), np.array(standby_clients, dtype=np.int64))
 
 
-def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
+def caught_up_ranks(problem: StreamsProblem, index: StreamsIndex, offsets: np.ndarray | None = None) -> np.ndarray:
     """tasks x clients: KIP-441's rank of each client on each stateful task (lower is more caught
     up; 0 within acceptable.recovery.lag or running it); 0 everywhere for stateless tasks.
 
-    Lags as Kafka reads them: reported lag; a previous active without one is running (caught
-    up); a previous standby without one is caught up; otherwise the changelog end offset (the
-    largest long when unknown); tasks without changelog: every client alike.
+    The lags are `restore_offsets` (given as `offsets` when already at hand), as Kafka reads them:
+    reported lag; a previous active without one is running (caught up); a previous standby without
+    one is caught up; otherwise the changelog end offset (the largest long when unknown); tasks
+    without changelog: every client alike.
     """
+    if offsets is None:
+        offsets = restore_offsets(problem, index)
     acceptable = problem.config.acceptable_recovery_lag
-    largest = INT64_MAX
-    everyone = acceptable >= largest
-
-    def rank(lag: int) -> int:
-        return 0 if everyone or lag <= acceptable else lag
-
-    ranks = np.zeros((len(index.tasks), len(index.clients)), dtype=np.int64)
-    logged = np.array([t.stateful and bool(t.changelog_partitions) for t in index.tasks])
-    for row in np.flatnonzero(logged).tolist():
-        end = index.tasks[row].changelog_end_offset
-        ranks[row, :] = rank(largest if end is None else end)
-    for k, client in enumerate(index.clients):
-        for task in (*client.previous_active, *client.previous_standby):
-            held = index.task_position.get(task)
-            if held is not None and logged[held]:
-                ranks[held, k] = 0
-        for task, lag in client.lags.items():
-            lagging = index.task_position.get(task)
-            if lagging is not None and logged[lagging]:
-                ranks[lagging, k] = rank(lag)
-    return ranks
+    if acceptable >= INT64_MAX:  # everyone is caught up
+        return np.zeros_like(offsets)
+    lags = np.where(offsets < 0, INT64_MAX, offsets)
+    return np.where(lags <= acceptable, 0, lags)
 
 
-def behind(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
-    """tasks x clients: 1 where the client is not among the most caught up on the task."""
-    ranks = caught_up_ranks(problem, index)
+def behind(problem: StreamsProblem, index: StreamsIndex, ranks: np.ndarray | None = None) -> np.ndarray:
+    """tasks x clients: 1 where the client is not among the most caught up on the task (`ranks`:
+    `caught_up_ranks`, when already at hand)."""
+    if ranks is None:
+        ranks = caught_up_ranks(problem, index)
     return np.asarray(ranks > ranks.min(axis=1, keepdims=True), dtype=np.int64)
 
 
 def restore_offsets(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     """tasks x clients: changelog offsets a client replays to hold a copy of each task (its lag).
 
-    As `caught_up_ranks` reads lags: the reported lag; 0 for a previous active or standby without
-    one; else the whole changelog (`changelog_end_offset`); -1 where that is unknown; 0 for tasks
-    without state or changelog."""
+    The reported lag; 0 for a previous active or standby without one; else the whole changelog
+    (`changelog_end_offset`); -1 where that is unknown; 0 for tasks without state or changelog.
+    `caught_up_ranks` ranks clients on these."""
     offsets = np.zeros((len(index.tasks), len(index.clients)), dtype=np.int64)
     logged = np.array([t.stateful and bool(t.changelog_partitions) for t in index.tasks], dtype=bool)
     for row in np.flatnonzero(logged).tolist():

@@ -328,13 +328,8 @@ def _exact(
                 "no assignment within the time limit: the exact engine found none, "
                 "and Kafka's assignor, its fallback, did not finish either"
             )
-        try:  # what is left of the time limit (the engine may have given up early), and a bit more
-            run_within(max(deadline, now()) + FALLBACK_SECONDS, kafka_answer)
-        except TimeLimitReached:
-            raise NoSolutionError(
-                "no assignment within the time limit: the exact engine found none, and "
-                f"Kafka's assignor, its fallback, did not finish in {FALLBACK_SECONDS:g} s more"
-            ) from None
+        # what is left of the time limit (the engine may have given up early), and a bit more
+        _within(deadline, kafka_answer, "no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback,")
     notes = list(result.notes)
     if result.assignment is None:  # Kafka's answer as it is: applied now, its target, its plan
         kafka_now, kafka_followup, kafka_target = kafka_answer()
@@ -369,14 +364,9 @@ def _exact(
         balanced = any(g.name == "balance" for g in goals)
         balance_value = next((r.value for r in results if r.name == "balance"), None)
         if exact_now_needed(problem, target) or (balanced and balance_value != 0):
-            if deadline is not None and kafka_answer.cache_info().currsize == 0:
-                try:  # the start of the step below and the measure of its safety
-                    run_within(max(deadline, now()) + FALLBACK_SECONDS, kafka_answer)
-                except TimeLimitReached:
-                    raise NoSolutionError(
-                        "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied "
-                        f"now is measured against, did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
-                    ) from None
+            if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
+                what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
+                _within(deadline, kafka_answer, what)
             soft_balance = _soft(goal_class("balance"))() if balanced else None
             assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
             notes += found
@@ -390,6 +380,15 @@ def _exact(
         if count:
             notes.append(f"{plural(count, 'partition')} withheld until their holders revoke them (cooperative)")
     return assignment, followup, notes, tuple(results), options, (None if assignment == target else target)
+
+
+def _within(deadline: float, run: Callable[[], Any], what: str) -> None:
+    """`run()` within what is left of the time limit and FALLBACK_SECONDS more; NoSolutionError
+    saying `what` did not finish otherwise."""
+    try:
+        run_within(max(deadline, now()) + FALLBACK_SECONDS, run)
+    except TimeLimitReached:
+        raise NoSolutionError(f"{what} did not finish in {FALLBACK_SECONDS:g} s more") from None
 
 
 def _soft(goal: type[Goal]) -> type[Goal]:

@@ -106,7 +106,7 @@ class CaughtUpNow(Goal):
 
     def _cost(self, problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
         ranks = caught_up_ranks(problem, index)
-        cost = np.asarray(ranks > ranks.min(axis=1, keepdims=True), dtype=np.int64)
+        cost = behind(problem, index, ranks)
         target = streams_placement(index, self.target).active
         nobody = np.flatnonzero((ranks.min(axis=1) > 0) & (target >= 0))
         cost[nobody, :] = 1
@@ -209,8 +209,8 @@ def plan_transition(
     a copy warmed up in round r moves in round r + 1; every other copy moves in round 2."""
     index = StreamsIndex.of(problem)
     budget = problem.config.max_warmup_replicas
-    lagging = behind(problem, index).astype(bool)
     offsets = restore_offsets(problem, index)
+    lagging = behind(problem, index, caught_up_ranks(problem, index, offsets)).astype(bool)
     tasks, clients = index.task_position, index.client_position
     stateful = index.stateful
     caught = (~lagging).sum(axis=1)
@@ -255,10 +255,12 @@ def plan_transition(
     rounds[1].moves = int((placement.active[had] != previous[had]).sum())
     for t, k in held_applied:
         restore(rounds[1], t, k)
-    for r, batch in enumerate(batches[1:], start=2):
+    for r, batch in enumerate(batches, start=1):
         entry = rounds.setdefault(r, _Round())
         for t, k in batch:
-            restore(entry, t, k)
+            entry.warmups.setdefault(index.clients[k].id, []).append(index.tasks[t].id)
+            if r > 1:  # round 1's are among the copies applied now, counted above
+                restore(entry, t, k)
     for t, k in sorted(target_held):
         is_active = (t, k) in target_active
         if (t, k) in held_now and (not is_active or (t, k) in active_now):
@@ -267,9 +269,6 @@ def plan_transition(
         entry.moves += int(is_active)
         if (t, k) not in started_in and (t, k) not in held_now:
             restore(entry, t, k)
-    for r, batch in enumerate(batches, start=1):
-        for t, k in batch:
-            rounds.setdefault(r, _Round()).warmups.setdefault(index.clients[k].id, []).append(index.tasks[t].id)
     for client_id, assigned in now.items():  # warm-ups `now` came with (Kafka's)
         if assigned.warmup:
             rounds[1].warmups.setdefault(client_id, []).extend(assigned.warmup)
