@@ -166,9 +166,12 @@ def solve(
         own_warmups = warmups and solver not in ("kafka", "kip925") and options.get("fallback") != "kafka"
         assignment, plan = plan_transition(normalized.problem, assignment, target or assignment, own_warmups)
         followup = followup or plan.followup_rebalances > 0
-    # Goal values are the target's (where the plan ends); value_now is the assignment's applied now.
+    # Goal values are the target's (where the plan ends); value_now is the assignment's applied now
+    # (the same value when the assignment is its own target: warm-ups do not count for goals).
     goal_results = tuple(
-        result.model_copy(update={"value_now": float(goal.evaluate(normalized.problem, assignment))})
+        result.model_copy(
+            update={"value_now": result.value if target is None else float(goal.evaluate(normalized.problem, assignment))}
+        )
         for goal, result in zip(scored, goal_results, strict=True)
     )
     seconds = time.perf_counter() - started
