@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from goals.balance import Balance
 from goals.caught_up import CaughtUp
-from goals.cross_rack_traffic import CrossRackTraffic
+from goals.cross_rack_traffic import CrossRackBytes, CrossRackTraffic
 from goals.kip925_cost import Kip925Cost
 from goals.movement_budget import MovementBudget
 from goals.restore_volume import RestoreVolume
 from goals.standby_rack_diversity import StandbyRackDiversity
 from goals.stickiness import Stickiness
 from goals.subtopology_spread import SubtopologySpread
+from goals.weighted_balance import WeightedBalance
 from optimizer.version import __version__
 from plugins.hookspecs import hookimpl
 from plugins.registry import PluginGoals
@@ -28,6 +29,8 @@ BUILTIN_GOALS = (
     Kip925Cost,
     MovementBudget,
     RestoreVolume,
+    CrossRackBytes,
+    WeightedBalance,
 )
 
 

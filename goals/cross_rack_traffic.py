@@ -1,33 +1,40 @@
-"""`cross_rack_traffic`: partitions read from another rack (KIP-925's traffic, KIP-881).
+"""`cross_rack_traffic`: partitions read from another rack (KIP-925's traffic, KIP-881), and
+`cross_rack_bytes`: the same reads in bytes per second.
 
 Streams: for each active, its source partitions with no replica in the client's rack; for each
 standby, its changelog partitions likewise. Consumers: assigned partitions with no replica in the
 member's rack. Unknown racks never count: the rule is `reads_across_racks` (optimizer/model/racks.py).
+`cross_rack_bytes` weighs each read by the partition's bytes per second (`rate_of`: its own or
+its topic's rate, else the mean known rate of the problem; 1 per partition when none is known).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import numpy as np
 
 from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
-from optimizer.formulation import LinExpr
+from optimizer.errors import SolverUnavailableError
+from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
+from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
 from optimizer.model.racks import reads_across_racks
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
 
 
-def consumer_cross(formulation: ConsumerFormulationAPI) -> np.ndarray:
+def consumer_cross(formulation: ConsumerFormulationAPI, in_bytes: bool = False) -> np.ndarray:
     """Per (partition, member) variable: 1 when the member reads the partition across racks
-    (`reads_across_racks`)."""
+    (`reads_across_racks`); with `in_bytes`, the partition's bytes per second instead of 1."""
     problem = formulation.problem
     member = problem.member_by_id
     racks = sorted({m.rack for m in problem.members if m.rack is not None})
     column: dict[str | None, int] = {rack: j for j, rack in enumerate(racks)}
     column[None] = len(racks)  # members without a rack: the last column
     member_column = np.array([column[member[m].rack] for m in formulation.members], dtype=np.int64)
-    by_rack = problem.cross_by_rack(formulation.partitions, (*racks, None))
+    by_rack = (problem.bytes_by_rack if in_bytes else problem.cross_by_rack)(formulation.partitions, (*racks, None))
     return by_rack[formulation.pair_partition, member_column[formulation.pair_member]]
 
 
@@ -35,6 +42,16 @@ class CrossRackTraffic(Goal):
     name = "cross_rack_traffic"
     summary = "partitions read across racks: actives' sources, standbys' changelogs (KIP-925, KIP-881)"
     compressible = True
+    in_bytes: ClassVar[bool] = False
+    """Whether a read counts its partition's bytes per second (else 1)."""
+
+    def _consumer_value(self, problem: ConsumerProblem, partition: str) -> int:
+        return problem.rate_of(partition) if self.in_bytes else 1
+
+    def _by_rack(self, index: StreamsIndex, reads: str) -> np.ndarray:
+        if reads == "source":
+            return index.source_bytes_by_rack if self.in_bytes else index.source_cross_by_rack
+        return index.changelog_bytes_by_rack if self.in_bytes else index.changelog_cross_by_rack
 
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         if problem.kind == "consumer":
@@ -42,28 +59,50 @@ class CrossRackTraffic(Goal):
             for member in problem.members:
                 held = assignment.get(member.id)
                 if held is not None:
-                    total += sum(reads_across_racks(member.rack, problem.replica_racks_of(p)) for p in held.active)
+                    total += sum(
+                        self._consumer_value(problem, p) for p in held.active if reads_across_racks(member.rack, problem.replica_racks_of(p))
+                    )
             return total
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         return int(
-            values_at_racks(index, index.source_cross_by_rack, np.flatnonzero(placement.active >= 0), placement.active).sum()
-            + values_at_racks(index, index.changelog_cross_by_rack, placement.standby_rows, placement.standby_clients, paired=True).sum()
+            values_at_racks(index, self._by_rack(index, "source"), np.flatnonzero(placement.active >= 0), placement.active).sum()
+            + values_at_racks(index, self._by_rack(index, "changelog"), placement.standby_rows, placement.standby_clients, paired=True).sum()
         )
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         if formulation.kind == "consumer":
-            return LinExpr.of(formulation.x, consumer_cross(formulation))
+            costs = consumer_cross(formulation, self.in_bytes)
+            self._countable(int(costs.sum()))
+            return LinExpr.of(formulation.x, costs)
         index = formulation.index
-        expr = formulation.active_cost(index.by_client(index.source_cross_by_rack))
+        source = index.by_client(self._by_rack(index, "source"))
+        expr = formulation.active_cost(source)
+        most = int(source.max(axis=1, initial=0).sum())
         if formulation.standbys:
-            changelog = index.by_client(index.changelog_cross_by_rack)[formulation.stateful_rows]
+            changelog = index.by_client(self._by_rack(index, "changelog"))[formulation.stateful_rows]
             expr += formulation.standby_cost(changelog)
+            most += formulation.standbys * int(changelog.max(axis=1, initial=0).sum())
+        self._countable(most)
         return expr
+
+    def _countable(self, most: int) -> None:
+        # Frozen stages are rows `value <= optimum`; a bound at UNBOUNDED would be no bound at all.
+        if most >= UNBOUNDED:
+            raise SolverUnavailableError(
+                f"goal {self.name!r}: up to {most:,} is more than the integer models count exactly ({UNBOUNDED:,}); "
+                "give rates in coarser units (kilobytes per second, say)"
+            )
 
     def flow(self, terms: FlowTermsAPI) -> bool:
         if terms.kind == "consumer":
-            terms.rack_cost(terms.partition_cross_by_rack())
+            terms.rack_cost(terms.partition_bytes_by_rack() if self.in_bytes else terms.partition_cross_by_rack())
         else:
-            terms.rack_cost(terms.with_rackless(terms.index.source_cross_by_rack))
+            terms.rack_cost(terms.with_rackless(self._by_rack(terms.index, "source")))
         return True
+
+
+class CrossRackBytes(CrossRackTraffic):
+    name = "cross_rack_bytes"
+    summary = "bytes per second read across racks (cross-zone traffic): cross_rack_traffic weighted by throughput"
+    in_bytes = True

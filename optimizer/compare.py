@@ -239,7 +239,7 @@ def compare(
 ) -> Comparison:
     """Solve with Kafka's heuristic and exactly, and set them side by side as applied now and as
     their targets. `time_limit` covers both, Kafka's first."""
-    goal_objects = resolve_goals(goals, problem.kind)
+    goal_objects = resolve_goals(goals, problem)
     names = [g.name for g in goal_objects]
     deadline = deadline_after(time_limit)
     started = time.perf_counter()
@@ -358,7 +358,7 @@ def compare_protocols(
     """`problem` under Kafka's classic protocol, under the new one (`with_protocol`) and exactly:
     the figures of each assignment applied now, the goal values of each target, and each plan,
     as in `compare`; `time_limit` covers all three."""
-    names = [g.name for g in resolve_goals(goals, problem.kind)]
+    names = [g.name for g in resolve_goals(goals, problem)]
     deadline = deadline_after(time_limit)
     solutions: dict[str, Solution] = {}
     seconds: dict[str, float] = {}

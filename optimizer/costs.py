@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from optimizer.model.base import derived
-from optimizer.model.ids import task_key
+from optimizer.model.ids import milli, task_key
 from optimizer.model.racks import cross_by_rack
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import Client, StreamsProblem, Task, TopicPartition
@@ -76,11 +76,35 @@ class StreamsIndex:
         """tasks x racks: changelog partitions of the task with no replica in that rack."""
         return self._cross_by_rack([t.changelog_partitions for t in self.tasks])
 
-    def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]]) -> np.ndarray:
+    @cached_property
+    def source_bytes_by_rack(self) -> np.ndarray:
+        """tasks x racks: bytes per second of the task's source partitions with no replica in
+        that rack (`StreamsProblem.rate_of`: unknown rates count as the mean known one)."""
+        return self._cross_by_rack([t.source_partitions for t in self.tasks], weighted=True)
+
+    @cached_property
+    def changelog_bytes_by_rack(self) -> np.ndarray:
+        """tasks x racks: bytes per second of the task's changelog partitions with no replica in that rack."""
+        return self._cross_by_rack([t.changelog_partitions for t in self.tasks], weighted=True)
+
+    @cached_property
+    def task_weight(self) -> np.ndarray:
+        """Per task, its processing weight in thousandths (`milli`)."""
+        return np.array([milli(t.weight) for t in self.tasks], dtype=np.int64)
+
+    @cached_property
+    def client_capacity(self) -> np.ndarray:
+        """Per client, threads x capacity in thousandths: what weighted balance divides its load by."""
+        return np.array([c.threads * milli(c.capacity) for c in self.clients], dtype=np.int64)
+
+    def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]], weighted: bool = False) -> np.ndarray:
         # Exactly one column per rack: without a rack there is nothing to read across (callers
         # add their own column for clients without a rack).
         owners = [task_index for task_index, partitions in enumerate(partitions_per_task) for _ in partitions]
-        by_partition = cross_by_rack([p.replica_racks for partitions in partitions_per_task for p in partitions], self.racks)
+        listed = [p for partitions in partitions_per_task for p in partitions]
+        by_partition = cross_by_rack([p.replica_racks for p in listed], self.racks)
+        if weighted:
+            by_partition = by_partition * np.array([self.problem.rate_of(p) for p in listed], dtype=np.int64)[:, None]
         result = np.zeros((len(partitions_per_task), len(self.racks)), dtype=np.int64)
         np.add.at(result, np.array(owners, dtype=np.int64), by_partition)
         return result

@@ -39,13 +39,18 @@ def random_streams_problem(
     churn: float = 0.2,
     lags: bool = True,
     rackless_clients: int = 0,
+    rates: bool = False,
+    weights: bool = False,
     name: str | None = None,
 ) -> StreamsProblem:
     """A Streams application with `tasks` tasks over `clients` clients.
 
     `racks=0` gives a problem without any rack information (no client rack, no replica racks),
     `rackless_clients=N` leaves the last N clients without a rack (partial rack information);
-    `standby_replicas=0`, `stateful_fraction=0.0` and `tags=()` the other shapes Kafka allows."""
+    `standby_replicas=0`, `stateful_fraction=0.0` and `tags=()` the other shapes Kafka allows.
+    `rates` adds skewed bytes per second (`skewed_rates`), `weights` task weights and client
+    capacities; both draw from their own random sequence, so the rest of the problem is the same
+    with or without them."""
     rng = random.Random(seed)
     rack_names = _racks(max(racks, 1))
     subtopologies = subtopologies or max(1, min(tasks, rng.randint(1, 4)))
@@ -125,17 +130,53 @@ def random_streams_problem(
     config: dict[str, Any] = {"num.standby.replicas": standby_replicas, "rack.aware.assignment.strategy": strategy}
     if tags:
         config["rack.aware.assignment.tags"] = list(tags)
-    problem = problem_from_data(
-        {
-            "kind": "streams",
-            "name": name or f"streams-{seed}",
-            "config": config,
-            "clients": client_docs,
-            "tasks": task_docs,
-        }
-    )
+    document: dict[str, Any] = {
+        "kind": "streams",
+        "name": name or f"streams-{seed}",
+        "config": config,
+        "clients": client_docs,
+        "tasks": task_docs,
+    }
+    if rates:
+        document["topic_bytes_per_second"] = _streams_rates(random.Random(f"{seed}-rates"), task_docs)
+    if weights:
+        extra = random.Random(f"{seed}-weights")
+        by_subtopology: dict[int, float] = {}
+        for task in task_docs:
+            task["weight"] = by_subtopology.setdefault(task_key(task["id"])[0], extra.choice([1, 1, 1, 2, 5, 0.5]))
+        for client in client_docs:
+            client["capacity"] = extra.choice([1, 1, 1, 2, 0.5])
+    problem = problem_from_data(document)
     assert isinstance(problem, StreamsProblem)  # a "streams" document
     return problem
+
+
+def skewed_rate(rng: random.Random) -> int:
+    """Bytes per second into each partition of a topic, as real estates have them: log-uniform
+    between 1 kB/s and 1 MB/s, and one topic in ten hot (50 to 200 MB/s)."""
+    if rng.random() < 0.1:
+        return round(rng.uniform(50e3, 200e3)) * 1000
+    return round(1e3 * 1e3 ** rng.random())
+
+
+def _streams_rates(rng: random.Random, task_docs: list[dict[str, Any]]) -> dict[str, float]:
+    """Rates per topic: skewed for source topics; a changelog writes a fraction of what its
+    subtopology reads. Partitions of a hot topic may be skewed themselves (a hot key): some
+    partitions then carry their own rate."""
+    topics: dict[str, float] = {}
+    for task in task_docs:
+        for partition in task["source_partitions"]:
+            if partition["topic"] not in topics:
+                topics[partition["topic"]] = skewed_rate(rng)
+    for task in task_docs:
+        read = sum(topics[p["topic"]] for p in task["source_partitions"])
+        for partition in task.get("changelog_partitions", ()):
+            topics.setdefault(partition["topic"], round(read * rng.choice([0.05, 0.2, 0.5])))
+    for task in task_docs:
+        for partition in task["source_partitions"]:
+            if topics[partition["topic"]] >= 50e6 and rng.random() < 0.2:
+                partition["bytes_per_second"] = topics[partition["topic"]] * rng.choice([3, 5])
+    return topics
 
 
 def _partition(topic: str, partition: int, replica_racks: list[str]) -> dict[str, Any]:
@@ -157,9 +198,13 @@ def random_consumer_problem(
     strategy: str = "sticky",
     owned: bool = True,
     churn: float = 0.2,
+    rates: bool = False,
+    weights: bool = False,
     name: str | None = None,
 ) -> ConsumerProblem:
-    """A consumer group over `topics` topics; members owned partitions before a scaling event."""
+    """A consumer group over `topics` topics; members owned partitions before a scaling event.
+    `rates` adds skewed bytes per second (`skewed_rate`; a hot topic's partitions may be skewed
+    too), `weights` member capacities, each from its own random sequence."""
     rng = random.Random(seed)
     rack_names = _racks(max(racks, 1))
     topic_docs = []
@@ -195,6 +240,18 @@ def random_consumer_problem(
             doc["generation"] = 7
             if "owned_partitions" in doc:
                 doc["owned_partitions"].sort(key=partition_key)
+    if rates:
+        extra = random.Random(f"{seed}-rates")
+        for doc in topic_docs:
+            rate = skewed_rate(extra)
+            if rate >= 50e6 and extra.random() < 0.3:  # a hot key: one partition takes most of it
+                doc["partition_bytes_per_second"] = [rate * (5 if p == 0 else 1) for p in range(doc["partitions"])]
+            else:
+                doc["bytes_per_second"] = rate
+    if weights:
+        extra = random.Random(f"{seed}-weights")
+        for doc in member_docs:
+            doc["capacity"] = extra.choice([1, 1, 1, 2, 0.5])
     problem = problem_from_data(
         {
             "kind": "consumer",

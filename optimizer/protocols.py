@@ -286,6 +286,11 @@ class ConsumerFlowTermsAPI(Protocol):
         """partitions x rack columns: 1 where reading the partition from that rack crosses racks."""
         ...
 
+    def partition_bytes_by_rack(self) -> NDArray[np.int64]:
+        """partitions x rack columns: the partition's bytes per second (`rate_of`) where reading
+        it from that rack crosses racks, else 0."""
+        ...
+
     def rack_cost(self, matrix: NDArray[np.int64]) -> None:
         """Add a partitions x rack columns cost for a member of each rack."""
         ...

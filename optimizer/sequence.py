@@ -251,7 +251,7 @@ def _run_linear(
 
     session = backend.start(formulation.model)
     for goal in constrained:
-        session.add_row(expressions[id(goal)], -UNBOUNDED, _limit(goal, problem))
+        session.add_row(expressions[id(goal)], -UNBOUNDED, _limit(goal, problem, tolerances))
     current = formulation.encode(hint()) if hint is not None else None
     stages: list[Stage] = []
     fallback = False
@@ -266,7 +266,7 @@ def _run_linear(
         if first.status == GoalStatus.INFEASIBLE and not resolve_conflicts:
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
         if first.status == GoalStatus.INFEASIBLE:
-            conflict = _conflicting(problem, constrained, expressions, backend, remaining)
+            conflict = _conflicting(problem, constrained, expressions, backend, remaining, tolerances)
             notes.append(
                 "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
                 + "; they are minimised as soft goals instead"
@@ -282,7 +282,7 @@ def _run_linear(
                 progress.solution = current
             for goal in constrained:
                 value = expressions[id(goal)].value(first.solution)
-                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(_limit(goal, problem)), first.seconds, engine))
+                stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(_limit(goal, problem, tolerances)), first.seconds, engine))
         else:
             stages += [Stage(goal, GoalStatus.TIME_LIMIT, backend=engine) for goal in constrained]
             return SequenceResult(None, stages, notes + ["no assignment found within the time limit"], True)
@@ -317,14 +317,17 @@ def _run_linear(
     return SequenceResult(assignment, stages, notes, fallback)
 
 
-def _limit(goal: Goal, problem: Problem) -> int:
-    """The value a constrained hard goal (one with a hard bound) must not exceed."""
+def _limit(goal: Goal, problem: Problem, tolerances: dict[str, Tolerance] | None = None) -> int:
+    """The value a constrained hard goal (one with a hard bound) must not exceed: its bound,
+    raised by its tolerance (`--tolerance balance=1`: Streams counts one task beyond KIP-441's balance)."""
     bound = goal.hard_bound(problem)
     assert bound is not None, f"goal {goal.name!r} is not constrained"
-    return bound
+    return (tolerances or {}).get(goal.name, Tolerance()).limit(bound)
 
 
-def _conflicting(problem, constrained: list[Goal], expressions, backend: Backend, remaining: Callable[[], float | None]) -> list[Goal]:
+def _conflicting(
+    problem, constrained: list[Goal], expressions, backend: Backend, remaining: Callable[[], float | None], tolerances: dict[str, Tolerance]
+) -> list[Goal]:
     """A small set of hard goals that cannot hold together: drop goals while the rest conflict
     (each trial within 10 s and the time left; when time runs out, the set found so far)."""
     formulation = formulate(problem)
@@ -337,7 +340,7 @@ def _conflicting(problem, constrained: list[Goal], expressions, backend: Backend
         trial = [g for g in kept if g is not goal]
         session = backend.start(formulation.model)
         for other in trial:
-            session.add_row(exprs[id(other)], -UNBOUNDED, _limit(other, problem))
+            session.add_row(exprs[id(other)], -UNBOUNDED, _limit(other, problem, tolerances))
         if session.minimize(LinExpr.zero(), 10.0 if left is None else min(10.0, left), None).status == GoalStatus.INFEASIBLE:
             kept = trial
     return kept

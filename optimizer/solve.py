@@ -79,6 +79,23 @@ DEFAULT_GOALS = {
     "streams": ("balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"),
     "consumer": ("balance", "cross_rack_traffic", "stickiness"),
 }
+"""Each kind's default sequence for a problem without weights (`default_goals`)."""
+
+
+def default_goals(problem: Problem) -> tuple[str, ...]:
+    """The default sequence for `problem`: its kind's, with `cross_rack_bytes` in place of
+    `cross_rack_traffic` when it gives any bytes per second, and `weighted_balance` after
+    `balance` when it gives task weights or capacities (consumers: or bytes per second)."""
+    goals = list(DEFAULT_GOALS[problem.kind])
+    if problem.has_rates:
+        goals[goals.index("cross_rack_traffic")] = "cross_rack_bytes"
+    if isinstance(problem, StreamsProblem):
+        loaded = any(t.weight != 1.0 for t in problem.tasks) or any(c.capacity != 1.0 for c in problem.clients)
+    else:
+        loaded = problem.has_rates or any(m.capacity != 1.0 for m in problem.members)
+    if loaded:
+        goals.insert(goals.index("balance") + 1, "weighted_balance")
+    return tuple(goals)
 
 
 def goal_class(name: str) -> type[Goal]:
@@ -94,10 +111,15 @@ def goal_class(name: str) -> type[Goal]:
     return found
 
 
-def resolve_goals(specs: Sequence[str | Goal] | None, kind: str) -> list[Goal]:
-    """Goal objects from names like `balance` or `movement_budget=10` (default: per kind)."""
+def resolve_goals(specs: Sequence[str | Goal] | None, of: str | Problem) -> list[Goal]:
+    """Goal objects from names like `balance` or `movement_budget=10`, for problems of a kind or
+    for one problem (`of`); None: the default sequence (`default_goals` of the problem, else the
+    kind's `DEFAULT_GOALS`)."""
+    kind = of if isinstance(of, str) else of.kind
+    if specs is None:
+        specs = DEFAULT_GOALS[kind] if isinstance(of, str) else default_goals(of)
     goals: list[Goal] = []
-    for spec in specs if specs is not None else DEFAULT_GOALS[kind]:
+    for spec in specs:
         if isinstance(spec, Goal):
             goals.append(spec)
             continue
@@ -145,13 +167,13 @@ def solve(
         except TimeLimitReached:
             what = "Kafka's assignor" if solver == "kafka" else "the kip925 reference goal"
             raise NoSolutionError(f"{what} did not finish within the time limit") from None
-        scored = resolve_goals(goals, problem.kind) if goals is not None else []
+        scored = resolve_goals(goals, problem) if goals is not None else []
         goal_results = tuple(
             GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, target or assignment)), status=GoalStatus.HEURISTIC)
             for g in scored
         )
     else:
-        goal_objects = resolve_goals(goals, problem.kind)
+        goal_objects = resolve_goals(goals, problem)
         parsed = {name: (t if isinstance(t, Tolerance) else Tolerance.parse(t)) for name, t in (tolerances or {}).items()}
         unknown = sorted(set(parsed) - {g.name for g in goal_objects})
         if unknown:

@@ -139,20 +139,22 @@ def check_backends(problem: Problem, goals: Sequence[Goal], expected: list[int] 
         check(solver, problem, goals, expected)
 
 
-def small_problem(kind: str, seed: int) -> Problem:
+def small_problem(kind: str, seed: int, weighted: bool = False) -> Problem:
     """A random normalised problem small enough to enumerate (3-4 tasks on 3 clients with racks,
-    standbys, tags, thread counts and history; or 2-3 members reading 2 topics)."""
+    standbys, tags, thread counts and history; or 2-3 members reading 2 topics); `weighted` adds
+    skewed bytes per second, task weights and capacities."""
     rng = random.Random(seed)
     if kind == "streams":
         problem: Problem = random_streams_problem(
             seed, tasks=rng.randint(3, 4), clients=3, racks=rng.randint(2, 3), standby_replicas=rng.randint(0, 1),
             threads=(1, rng.randint(1, 2)), stateful_fraction=0.5 + rng.random() / 2, churn=0.2 + rng.random() * 0.4,
-            tags=("zone",) if rng.random() < 0.3 else (),
+            tags=("zone",) if rng.random() < 0.3 else (), rates=weighted, weights=weighted,
         )  # fmt: skip
     else:
         problem = random_consumer_problem(
-            seed, members=rng.randint(2, 3), topics=2, partitions=(1, 3), equal_subscriptions=seed % 3 == 0, churn=0.3
-        )
+            seed, members=rng.randint(2, 3), topics=2, partitions=(1, 3), equal_subscriptions=seed % 3 == 0, churn=0.3,
+            rates=weighted, weights=weighted,
+        )  # fmt: skip
     return normalize(problem).problem
 
 
@@ -163,16 +165,18 @@ def check_goal(
     before: Sequence[str] = ("balance",),
     after: Sequence[str] = ("stickiness",),
     seed: int = 0,
+    weighted: bool = False,
 ) -> int:
     """Check `goal` against every back-end on `cases` small random problems of each kind it
     applies to (`kinds`: those of them only): alone, and between the goals `before` and `after`
     (so that its encoding is checked both as the objective and frozen as a constraint). `goal` may
-    be a function of the problem (a goal whose argument names clients, say). Returns the number of
+    be a function of the problem (a goal whose argument names clients, say). `weighted`: problems
+    with bytes per second, task weights and capacities (`small_problem`). Returns the number of
     sequences checked."""
     checked = 0
     for kind in kinds if kinds is not None else ("streams", "consumer"):
         for case in range(cases):
-            problem = small_problem(kind, seed + case)
+            problem = small_problem(kind, seed + case, weighted)
             made = goal(problem) if callable(goal) and not isinstance(goal, Goal) else goal
             if kind not in made.kinds:
                 assert kinds is None, f"goal {made.name!r} does not apply to {kind} problems"

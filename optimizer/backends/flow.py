@@ -107,6 +107,9 @@ class ConsumerFlowTerms:
     def partition_cross_by_rack(self) -> np.ndarray:
         return self.group.cross
 
+    def partition_bytes_by_rack(self) -> np.ndarray:
+        return self.group.cross * self.group.rates[:, None]
+
     def rack_cost(self, matrix: np.ndarray) -> None:
         self.racks = self.racks + np.asarray(matrix, dtype=np.int64)
 
@@ -151,6 +154,7 @@ class _ConsumerGroup:
         ids = [partition_id(topic, p) for topic, p in self.partitions]
         # The last column: members without a rack, who never read across racks.
         self.cross = problem.cross_by_rack(ids, (*racks, None))
+        self.rates = np.array([problem.rate_of(ident) for ident in ids], dtype=np.int64)
         self.partition_position = {ident: i for i, ident in enumerate(ids)}
         self.owner = np.full(len(self.partitions), -1, dtype=np.int64)
         for m in problem.members:

@@ -12,7 +12,21 @@ import numpy as np
 from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
-from optimizer.model.ids import INT32_MAX, BytesPerSecond, Capacity, Name, PartitionId, TopicName, described, partition_id, partition_key, shown
+from optimizer.model.ids import (
+    INT32_MAX,
+    BytesPerSecond,
+    Capacity,
+    Name,
+    PartitionId,
+    Price,
+    TopicName,
+    described,
+    mean_rate,
+    partition_id,
+    partition_key,
+    shown,
+    whole_rate,
+)
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
 from optimizer.model.racks import cross_by_rack
@@ -238,6 +252,9 @@ class ConsumerProblem(FrozenModel):
     """The group's members; at least one, at most MAX_MEMBERS."""
     config: ConsumerConfig = ConsumerConfig()
     """Assignor configuration with Kafka's key."""
+    price_per_gb: Price | None = None
+    """What a gigabyte (10^9 bytes) of cross-zone traffic costs (optional; the reports' monthly
+    cost; `--price-per-gb` gives it to problems without one)."""
 
     @property
     def weighted(self) -> bool:
@@ -245,6 +262,25 @@ class ConsumerProblem(FrozenModel):
         return any(t.bytes_per_second is not None or t.partition_bytes_per_second is not None for t in self.topics) or any(
             m.capacity != 1.0 for m in self.members
         )
+
+    @cached_property
+    def has_rates(self) -> bool:
+        """Whether any partition's bytes per second is known."""
+        return any(t.bytes_per_second is not None or t.partition_bytes_per_second is not None for t in self.topics)
+
+    @cached_property
+    def default_rate(self) -> float:
+        """What a partition without a known rate counts for: the mean of the known rates (1 when
+        none is known; docs/decisions.md)."""
+        return mean_rate(t.partition_rate(p) for t in self.topics for p in range(t.partitions))
+
+    def rate_of(self, partition: str) -> int:
+        """Whole bytes per second counted for `partition` (a partition id): its known rate, else
+        `default_rate`, rounded; `default_rate` for a partition not in the problem."""
+        topic, number = partition_key(partition)
+        known = self.topic_by_name.get(topic)
+        rate = known.partition_rate(number) if known is not None and number < known.partitions else None
+        return whole_rate(self.default_rate if rate is None else rate)
 
     @model_validator(mode="after")
     def _partitions_in_all(self) -> ConsumerProblem:
@@ -275,3 +311,8 @@ class ConsumerProblem(FrozenModel):
         """partitions x racks, 0/1: whether a member in `racks[j]` reading `partitions[i]` reads
         across racks (`reads_across_racks`); a `None` in `racks` is the column of members without a rack."""
         return cross_by_rack([self.replica_racks_of(p) for p in partitions], racks)
+
+    def bytes_by_rack(self, partitions: Sequence[str], racks: Sequence[str | None]) -> np.ndarray:
+        """`cross_by_rack` weighted by each partition's `rate_of`: bytes per second read across racks."""
+        rates = np.array([self.rate_of(p) for p in partitions], dtype=np.int64)
+        return self.cross_by_rack(partitions, racks) * rates[:, None]

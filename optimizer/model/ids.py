@@ -14,6 +14,7 @@ import hashlib
 import math
 import re
 import uuid
+from collections.abc import Iterable
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
@@ -242,8 +243,32 @@ BytesPerSecond = Annotated[
 """Bytes per second into a partition (or into each partition of a topic): 0 to 10 TB/s."""
 Weight = Annotated[float, BeforeValidator(_real_number), Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]
 """A task's processing weight (1: an ordinary task), 0 to 1,000,000."""
-Capacity = Annotated[float, BeforeValidator(_real_number), Field(gt=0, le=MAX_WEIGHT, allow_inf_nan=False)]
-"""A client's (member's) capacity as a multiple of the default instance (1), above 0."""
+Capacity = Annotated[float, BeforeValidator(_real_number), Field(ge=0.001, le=MAX_WEIGHT, allow_inf_nan=False)]
+"""A client's (member's) capacity as a multiple of the default instance (1), at least 0.001
+(capacities are counted in whole thousandths)."""
+MAX_PRICE = 10**6
+"""Sanity bound of a price per gigabyte."""
+Price = Annotated[float, BeforeValidator(_real_number), Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+"""A price per gigabyte of cross-zone traffic (any currency), 0 to 1,000,000."""
+MILLI = 1000
+"""Weights, capacities and loads per capacity are counted in thousandths in the integer models."""
+
+
+def whole_rate(rate: float) -> int:
+    """A rate in whole bytes per second, as every goal, metric and report counts it (halves up)."""
+    return math.floor(rate + 0.5)
+
+
+def mean_rate(rates: Iterable[float | None]) -> float:
+    """The mean of the known rates (None: unknown), 1 when none is known: what a partition without
+    a rate counts for (docs/decisions.md, "Partitions without a rate")."""
+    known = [rate for rate in rates if rate is not None]
+    return sum(known) / len(known) if known else 1.0
+
+
+def milli(value: float) -> int:
+    """`value` in whole thousandths (halves up): weights and capacities in the integer models."""
+    return math.floor(value * MILLI + 0.5)
 
 
 _DIGIT_RUNS = re.compile(r"([0-9]+)")

@@ -25,15 +25,18 @@ from optimizer.model.ids import (
     Int64,
     KafkaInt,
     Name,
+    Price,
     StrictBool,
     TaskId,
     TopicName,
     Weight,
+    mean_rate,
     member_id_of,
     parse_task_id,
     partition_id,
     shown,
     task_key,
+    whole_rate,
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
@@ -201,8 +204,8 @@ class Client(FrozenModel):
     """`num.stream.threads`: the client's capacity in KIP-441's per-thread load (at most
     MAX_THREADS, a sanity bound)."""
     capacity: Capacity = 1.0
-    """Instance size as a multiple of the default instance (1): what weighted balance divides
-    the load by (`threads` stays Kafka's count for its own balance)."""
+    """Instance size as a multiple of the default instance (1): weighted balance divides the
+    client's load by threads x capacity (`threads` stays Kafka's count for its own balance)."""
     tags: dict[Name, Name] = Field(default_factory=dict)
     """`client.tag.*` values, for example `{zone: eu-central-1a, cluster: k8s-1}` (KIP-708)."""
     previous_active: tuple[TaskId, ...] = ()
@@ -383,10 +386,13 @@ class StreamsProblem(FrozenModel):
     """The application's tasks (none: every client gets an empty assignment); at most MAX_TASKS,
     and at most MAX_TASK_CLIENT_PAIRS tasks x clients."""
     config: StreamsConfig = StreamsConfig()
+    """Assignor configuration with Kafka's keys."""
     topic_bytes_per_second: dict[TopicName, BytesPerSecond] = Field(default_factory=dict)
     """Bytes per second into each partition of a topic, for partitions that do not give their own
     (optional; a topic no task reads is an error)."""
-    """Assignor configuration with Kafka's keys."""
+    price_per_gb: Price | None = None
+    """What a gigabyte (10^9 bytes) of cross-zone traffic costs (optional; the reports' monthly
+    cost; `--price-per-gb` gives it to problems without one)."""
 
     @model_validator(mode="after")
     def _cross_field(self) -> StreamsProblem:
@@ -426,6 +432,28 @@ class StreamsProblem(FrozenModel):
         if partition.bytes_per_second is not None:
             return partition.bytes_per_second
         return self.topic_bytes_per_second.get(partition.topic)
+
+    @cached_property
+    def has_rates(self) -> bool:
+        """Whether any partition's bytes per second is known."""
+        return any(rate is not None for rate in self._known_rates.values())
+
+    @cached_property
+    def default_rate(self) -> float:
+        """What a partition without a known rate counts for: the mean of the known rates over the
+        distinct partitions the tasks read (1 when none is known; docs/decisions.md)."""
+        return mean_rate(self._known_rates.values())
+
+    @cached_property
+    def _known_rates(self) -> dict[str, float | None]:
+        return {
+            p.id: self.partition_rate(p) for task in self.tasks for p in (*task.source_partitions, *task.changelog_partitions)
+        }
+
+    def rate_of(self, partition: TopicPartition) -> int:
+        """Whole bytes per second counted for `partition`: its known rate, else `default_rate`, rounded."""
+        rate = self.partition_rate(partition)
+        return whole_rate(self.default_rate if rate is None else rate)
 
     @property
     def weighted(self) -> bool:

@@ -33,7 +33,7 @@ from optimizer.model.streams import StreamsProblem
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
-from optimizer.solve import DEFAULT_GOALS, solve
+from optimizer.solve import default_goals, solve
 from plugins.manager import plugins
 
 
@@ -195,10 +195,10 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         # Kafka's assignment is scored on the same goals as the exact one, to compare them.
         if solver in PROTOCOL_SOLVERS:  # Kafka's assignor with group.protocol set to that protocol
             solution = solve(
-                with_protocol(problem, PROTOCOL_SOLVERS[solver]), solver="kafka", goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit
+                with_protocol(problem, PROTOCOL_SOLVERS[solver]), solver="kafka", goals=goals or default_goals(problem), time_limit=time_limit
             )
         else:
-            solution = solve(problem, solver=solver, goals=goals or DEFAULT_GOALS[problem.kind], time_limit=time_limit)
+            solution = solve(problem, solver=solver, goals=goals or default_goals(problem), time_limit=time_limit)
     except NoSolutionError as error:
         row = _empty_row(name, problem.kind, solver, GoalStatus.TIME_LIMIT, str(error), signature)
         return _sized(row, problem) | {"seconds": time.perf_counter() - started}

@@ -80,7 +80,7 @@ def test_bad_weights_are_named_where_they_are():
     }
     text = issues_of(data)
     for expected in (
-        "clients[0] (id 'a').capacity: Input should be greater than 0",
+        "clients[0] (id 'a').capacity: Input should be greater than or equal to 0.001",
         "clients[1] (id 'b').capacity: expected a number, got True",
         "tasks[0] (id '0_0').weight: Input should be greater than or equal to 0",
         "source_partitions[0].bytes_per_second: expected a number, got 'fast'",
