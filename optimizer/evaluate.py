@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 
 import numpy as np
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id, partition_id, shown
+from optimizer.model.ids import MILLI, milli, parse_partition_id, partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import normalize
@@ -316,6 +316,33 @@ def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, Client
     return _actives_not_caught_up(problem, actives), _skew(counts, threads)
 
 
+class _CrossRackBytes:
+    """Bytes per second read across racks, in total per role and by (reader rack, rack read
+    from): each partition's whole rate (`rate_of`) shared equally among its replica racks."""
+
+    def __init__(self) -> None:
+        self.total: Counter[str] = Counter()
+        self.by_racks: defaultdict[str, defaultdict[str, float]] = defaultdict(lambda: defaultdict(float))
+
+    def read(self, role: str, rack: str | None, rate: int, replica_racks: Sequence[str] | None) -> None:
+        if rack is None or not replica_racks or not reads_across_racks(rack, replica_racks):
+            return
+        self.total[role] += rate
+        for source in replica_racks:
+            self.by_racks[rack][source] += rate / len(replica_racks)
+
+    def matrix(self) -> dict[str, dict[str, float]]:
+        return {reader: dict(sorted(row.items())) for reader, row in sorted(self.by_racks.items())}
+
+
+def _per_capacity(loads: np.ndarray, capacities: np.ndarray) -> tuple[float, float]:
+    """(max, max - min) of load / capacity over clients (0, 0 without clients)."""
+    if not len(loads):
+        return 0.0, 0.0
+    ratio = loads / capacities
+    return float(ratio.max()), float(ratio.max() - ratio.min())
+
+
 def _skew(counts: np.ndarray, threads: np.ndarray) -> float:
     load = counts / threads
     return round(float(load.max() - load.min()), 6) if len(load) else 0.0
@@ -373,6 +400,20 @@ def _streams_metrics(
         for task_id, holders in warmups.items()
         for client_id in holders
     )
+    traffic = _CrossRackBytes()
+    load = np.zeros(len(client_ids))
+    reads = (("active", actives, "source_partitions"), ("standby", standbys, "changelog_partitions"), ("warmup", warmups, "changelog_partitions"))
+    for role, held, field in reads:
+        for task_id, holders in held.items():
+            for client_id in holders:
+                if role == "active":
+                    load[position[client_id]] += milli(tasks[task_id].weight)
+                rack = problem.client_by_id[client_id].rack
+                for partition in getattr(tasks[task_id], field):
+                    traffic.read(role, rack, problem.rate_of(partition), partition.replica_racks)
+    capacity = np.array([c.threads * milli(c.capacity) for c in problem.clients], dtype=float)
+    max_load, load_skew = _per_capacity(load, capacity)
+    rates = problem.has_rates
 
     subtopology_skews, cap_excess = _subtopology_spread(on_client, active_count, len(client_ids))
 
@@ -417,6 +458,12 @@ def _streams_metrics(
         tag_conflicts=tag_conflicts,
         actives_not_caught_up=not_caught_up,
         rack_info_complete=rack_info_complete,
+        cross_rack_active_bytes=traffic.total["active"] if rates else None,
+        cross_rack_standby_bytes=traffic.total["standby"] if rates else None,
+        cross_rack_warmup_bytes=traffic.total["warmup"] if rates else None,
+        cross_rack_bytes_by_racks=traffic.matrix() if rates else {},
+        max_load_per_capacity=max_load,
+        load_per_capacity_skew=load_skew,
     )
 
 
@@ -601,10 +648,20 @@ def _evaluate_consumer(
     balance_score = int(np.dot(size_values, 2 * np.arange(n) - n + 1))
 
     cross_rack = 0
+    traffic = _CrossRackBytes()
+    member_bytes = dict.fromkeys(members, 0)
     for partition, holders in owners.items():
         replicas = problem.replica_racks_of(partition)
+        rate = problem.rate_of(partition)
         for member_id in holders:
             cross_rack += reads_across_racks(members[member_id].rack, replicas)
+            traffic.read("active", members[member_id].rack, rate, replicas)
+            member_bytes[member_id] += rate
+    ordered = sorted(members)
+    capacity = np.array([milli(members[m].capacity) / MILLI for m in ordered])
+    max_load, load_skew = _per_capacity(np.array([sizes[m] for m in ordered], dtype=float), capacity)
+    max_bytes, bytes_skew = _per_capacity(np.array([member_bytes[m] for m in ordered], dtype=float), capacity)
+    rates = problem.has_rates
 
     rack_info_complete = all(m.rack is not None for m in problem.members) and all(
         (racks := topics[t].replica_racks) is not None and all(racks) for t in subscribed
@@ -622,6 +679,12 @@ def _evaluate_consumer(
         owned_moved=len(previous_owner) - kept,
         cross_rack_partitions=cross_rack,
         rack_info_complete=rack_info_complete,
+        cross_rack_bytes=traffic.total["active"] if rates else None,
+        cross_rack_bytes_by_racks=traffic.matrix() if rates else {},
+        max_load_per_capacity=max_load,
+        load_per_capacity_skew=load_skew,
+        max_bytes_per_capacity=max_bytes if rates else None,
+        bytes_per_capacity_skew=bytes_skew if rates else None,
     )
     return violations, metrics
 

@@ -59,7 +59,7 @@ from optimizer.model.suggest import did_you_mean
 from optimizer.results import SequenceResult
 from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
 from optimizer.text import plural
-from optimizer.transition import consumer_plan, exact_now, exact_now_needed, plan_transition, withhold_transfers, worse_than
+from optimizer.transition import accepted_skew, consumer_plan, exact_now, exact_now_needed, plan_transition, withhold_transfers, worse_than
 from optimizer.version import __version__
 from plugins.manager import plugins
 
@@ -388,7 +388,11 @@ def _exact(
         # Balance counts now only when it is one of the goals: a user may have traded it away.
         balanced = any(g.name == "balance" for g in goals)
         balance_value = next((r.value for r in results if r.name == "balance"), None)
-        if exact_now_needed(problem, target) or (balanced and balance_value != 0):
+        # A tolerance on balance is skew the user accepted: the target keeps it, and the
+        # assignment applied now is not judged less safe than Kafka's for it.
+        loosened = "balance" in tolerances
+        allowed = tolerances["balance"].limit(0) if loosened else 0
+        if exact_now_needed(problem, target) or (balanced and balance_value is not None and balance_value > allowed):
             if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
                 what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
                 _within(deadline, kafka_answer, what)
@@ -396,7 +400,7 @@ def _exact(
             assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
             notes += found
             kafka_now = hint()
-            why = worse_than(problem, assignment, kafka_now, balanced)
+            why = worse_than(problem, assignment, kafka_now, balanced, accepted_skew(problem, target) if loosened else 1.0)
             if why is not None:
                 notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
                 assignment = kafka_now

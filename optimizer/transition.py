@@ -171,16 +171,25 @@ def _whole(value: float | None) -> str:
     return "?" if value is None else f"{value:.0f}"
 
 
-def worse_than(problem: StreamsProblem, ours: Assignment, kafka: Assignment, balanced: bool = True) -> str | None:
+def accepted_skew(problem: StreamsProblem, target: Assignment) -> float:
+    """The active load skew per thread a user accepts with a tolerance on `balance`: the
+    target's, at least KIP-441's one task per thread."""
+    from optimizer.evaluate import streams_now_figures
+
+    return max(1.0, streams_now_figures(problem, target)[1])
+
+
+def worse_than(problem: StreamsProblem, ours: Assignment, kafka: Assignment, balanced: bool = True, accepted: float = 1.0) -> str | None:
     """Why `ours` is less safe to apply now than Kafka's `kafka` (None when it is not): more
     stateful actives on clients that are not caught up, or (when `balanced`: balance is a goal) a
-    larger active load skew per thread where it exceeds KIP-441's balance (one task per thread)."""
+    larger active load skew per thread where it exceeds KIP-441's balance (one task per thread;
+    `accepted`: more, with a tolerance on balance)."""
     from optimizer.evaluate import streams_now_figures
 
     mine, theirs = streams_now_figures(problem, ours), streams_now_figures(problem, kafka)
     if mine[0] > theirs[0]:
         return f"{mine[0]} actives not caught up against Kafka's {theirs[0]}"
-    if balanced and mine[1] > max(theirs[1], 1.0) + 1e-9:  # within one task per thread: both KIP-441 balanced
+    if balanced and mine[1] > max(theirs[1], accepted) + 1e-9:  # within one task per thread: both KIP-441 balanced
         return f"an active load skew of {mine[1]:.2f} per thread against Kafka's {theirs[1]:.2f}"
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Tag
+from pydantic import Discriminator, Field, Tag
 
 from optimizer.model.base import FrozenModel
 
@@ -61,6 +61,20 @@ class StreamsMetrics(FrozenModel):
     rack_info_complete: bool
     """Whether every client and every partition has rack information (else cross-rack figures
     count only the known pairs)."""
+    cross_rack_active_bytes: int | None = None
+    """Bytes per second of the cross-rack source partitions of actives (whole bytes per partition:
+    its rate, its topic's, else the mean known rate); None when the problem gives no rate."""
+    cross_rack_standby_bytes: int | None = None
+    """Bytes per second of the cross-rack changelog partitions of standbys; None without rates."""
+    cross_rack_warmup_bytes: int | None = None
+    """Bytes per second of the cross-rack changelog partitions of warm-ups; None without rates."""
+    cross_rack_bytes_by_racks: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Cross-rack bytes per second by reader rack, then by the rack read from (a partition's rate
+    shared equally among its replica racks); actives, standbys and warm-ups; empty without rates."""
+    max_load_per_capacity: float = 0.0
+    """Highest, over clients, sum of its actives' task weights / (threads x capacity)."""
+    load_per_capacity_skew: float = 0.0
+    """max - min over clients of that load per capacity."""
 
 
 class ConsumerMetrics(FrozenModel):
@@ -90,6 +104,20 @@ class ConsumerMetrics(FrozenModel):
     """Assignments where the partition has no replica in the member's rack (KIP-881)."""
     rack_info_complete: bool
     """Whether every member and every partition has rack information."""
+    cross_rack_bytes: int | None = None
+    """Bytes per second of those cross-rack assignments (whole bytes per partition: its rate, its
+    topic's, else the mean known rate); None when the group gives no rate."""
+    cross_rack_bytes_by_racks: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Cross-rack bytes per second by reader rack, then by the rack read from (a partition's rate
+    shared equally among its replica racks); empty without rates."""
+    max_load_per_capacity: float = 0.0
+    """Highest, over members, partitions / capacity."""
+    load_per_capacity_skew: float = 0.0
+    """max - min over members of partitions / capacity."""
+    max_bytes_per_capacity: float | None = None
+    """Highest, over members, bytes per second / capacity; None without rates."""
+    bytes_per_capacity_skew: float | None = None
+    """max - min over members of bytes per second / capacity; None without rates."""
 
 
 def _metrics_kind(metrics: Any) -> Literal["streams", "consumer"] | None:
