@@ -40,6 +40,7 @@ from optimizer.model.problem import (
     solution_to_data,
 )
 from optimizer.model.solution import Solution
+from optimizer.money import money_text, rate_text
 from optimizer.solve import SOLVERS, goal_class, solve
 from optimizer.text import plural, whole
 from optimizer.version import __version__
@@ -583,6 +584,12 @@ def examples(directory: Path) -> None:
     sys.exit(ExitCode.INVALID_INPUT if failures else ExitCode.OK)
 
 
+PRICE_HELP = (
+    "Price of a GB (10^9 bytes) of cross-zone traffic, for problems without their own price_per_gb: "
+    "the report's savings per month (730 h)."
+)
+
+
 @cli.command("pipeline")
 @click.option(
     "--input", "input_path", required=True, type=click.Path(exists=True, path_type=Path),
@@ -608,6 +615,7 @@ def examples(directory: Path) -> None:
     help="Problems per Spark task (default: batches shrinking from 1/(2 x cores) of the fleet to 1/(32 x cores)).",
 )
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
+@click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
 def pipeline_command(
     input_path: Path,
     output: Path,
@@ -618,6 +626,7 @@ def pipeline_command(
     time_limit: float | None,
     batch_size: int | None,
     report_path: Path | None,
+    price_per_gb: float | None,
 ) -> None:
     """Solve a whole fleet: every problem with every solver, on Spark (or --local).
 
@@ -640,18 +649,21 @@ def pipeline_command(
             runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,
         )  # fmt: skip
         shown.finish(result.problems)
-    _print_fleet(result)
+    _print_fleet(result, price_per_gb)
     if report_path is not None:
-        _write_report(output, report_path)
+        _write_report(output, report_path, price_per_gb)
 
 
 @cli.command("report")
 @click.option("--input", "input_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="A pipeline output directory.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write.")
-def report_command(input_dir: Path, output: Path) -> None:
-    """An HTML report of a pipeline run: fleet totals, the largest savings, problems not solved
-    and plots, in one file viewable offline."""
-    _write_report(input_dir, output)
+@click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
+def report_command(input_dir: Path, output: Path, price_per_gb: float | None) -> None:
+    """An HTML report of a pipeline run, in one file viewable offline: where to start (cross-zone
+    traffic and money saved, the zone-to-zone matrix, the Pareto curve, the applications ranked by
+    saving with what changes, the configuration change alone and the cost to get there), fleet
+    totals, the largest savings, problems not solved and plots."""
+    _write_report(input_dir, output, price_per_gb)
 
 
 @cli.command("fleet")
@@ -668,11 +680,11 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
     out.print(f"wrote {count} problem documents to {escape(str(output))}")
 
 
-def _write_report(input_dir: Path, output: Path) -> None:
+def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:
     from optimizer.report import write_report
 
     try:
-        written = write_report(input_dir, output)
+        written = write_report(input_dir, output, price_per_gb)
     except OSError as error:
         raise _cannot_write(output, error) from None
     out.print(f"report: {escape(str(written.resolve()))}")
@@ -682,10 +694,10 @@ FAILED_LISTED = 20
 """Problems without an assignment named in the terminal summary (the report lists them all)."""
 
 
-def _print_fleet(result) -> None:
+def _print_fleet(result, price_per_gb: float | None = None) -> None:
     from optimizer.report import failed_rows, fleet_totals
 
-    totals = fleet_totals(result.summary)
+    totals = fleet_totals(result.summary, price_per_gb)
     title = f"Fleet: {plural(result.problems, 'problem')}, {plural(result.rows, 'row')}, {result.seconds:.1f} s end to end"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     widest = max((len(name) for name in totals["per_solver"]), default=0)
@@ -724,6 +736,20 @@ def _print_fleet(result) -> None:
             f"better now on {c['better']}, equal on {c['equal']}, worse on {c['worse']} "
             "(goals rank before cross-rack traffic: see the report)"
         )
+    money = totals["money"]
+    if c and money:
+        priced = (
+            f"; {money_text(money['money_saved'])} on the {plural(money['priced'], 'problem')} with a price"
+            if money["money_saved"] is not None
+            else "; no price (--price-per-gb) for money"
+        )
+        out.print(
+            f"cross-zone traffic at the targets on {plural(money['with_bytes'], 'problem')} with throughputs: "
+            f"{rate_text(money['baseline_bytes'])} -> {rate_text(money['reference_bytes'])}, saved {rate_text(money['bytes_saved'])}{priced}"
+        )
+        curve = totals["pareto"]
+        if curve and curve["top"]:
+            out.print(f"the top {curve['top']} of {curve['problems']} compared problems give {curve['share']:.0f} % of the saving (the report ranks them)")
     failed = failed_rows(result.summary)
     if failed:
         problems = sorted({str(row.get("problem")) for row in failed})

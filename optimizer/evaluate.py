@@ -14,6 +14,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -278,26 +279,30 @@ def cross_rack_reads(partitions: tuple[TopicPartition, ...], rack: str | None) -
     return sum(reads_across_racks(rack, p.replica_racks) for p in partitions)
 
 
-def headline(metrics: Metrics | None) -> dict[str, float]:
+def headline(metrics: Metrics | None) -> dict[str, Any]:
     """The headline figures of an evaluation's metrics, as every comparison counts them (the
     pipeline's summary columns, `compare`, the report): `cross_rack_partitions` (Streams:
     actives, standbys and warm-ups), `load_skew` (Streams: active tasks per thread, max - min;
     consumers: partitions per member), `moves` (Streams: active + standby moves; consumers:
-    owned partitions moved or withheld). Empty for None."""
+    owned partitions moved or withheld), `cross_rack_bytes` (the same reads as
+    `cross_rack_partitions` in bytes per second; None without rates). Empty for None."""
     if metrics is None:
         return {}
     if isinstance(metrics, StreamsMetrics):
+        role_bytes = (metrics.cross_rack_active_bytes, metrics.cross_rack_standby_bytes, metrics.cross_rack_warmup_bytes)
         return {
             "cross_rack_partitions": metrics.cross_rack_active_partitions
             + metrics.cross_rack_standby_partitions
             + metrics.cross_rack_warmup_partitions,
             "load_skew": float(metrics.active_load_skew),
             "moves": metrics.active_moves + metrics.standby_moves,
+            "cross_rack_bytes": None if metrics.cross_rack_active_bytes is None else sum(b or 0 for b in role_bytes),
         }
     return {
         "cross_rack_partitions": metrics.cross_rack_partitions,
         "load_skew": float(metrics.size_skew),
         "moves": metrics.owned_moved,
+        "cross_rack_bytes": metrics.cross_rack_bytes,
     }
 
 

@@ -153,9 +153,9 @@ def random_streams_problem(
 
 def skewed_rate(rng: random.Random) -> int:
     """Bytes per second into each partition of a topic, as real estates have them: log-uniform
-    between 1 kB/s and 1 MB/s, and one topic in ten hot (50 to 200 MB/s)."""
+    between 1 kB/s and 1 MB/s, and one topic in ten hot (5 to 50 MB/s per partition)."""
     if rng.random() < 0.1:
-        return round(rng.uniform(50e3, 200e3)) * 1000
+        return round(rng.uniform(5e3, 50e3)) * 1000
     return round(1e3 * 1e3 ** rng.random())
 
 
@@ -174,7 +174,7 @@ def _streams_rates(rng: random.Random, task_docs: list[dict[str, Any]]) -> dict[
             topics.setdefault(partition["topic"], round(read * rng.choice([0.05, 0.2, 0.5])))
     for task in task_docs:
         for partition in task["source_partitions"]:
-            if topics[partition["topic"]] >= 50e6 and rng.random() < 0.2:
+            if topics[partition["topic"]] >= 5e6 and rng.random() < 0.2:
                 partition["bytes_per_second"] = topics[partition["topic"]] * rng.choice([3, 5])
     return topics
 
@@ -244,7 +244,7 @@ def random_consumer_problem(
         extra = random.Random(f"{seed}-rates")
         for doc in topic_docs:
             rate = skewed_rate(extra)
-            if rate >= 50e6 and extra.random() < 0.3:  # a hot key: one partition takes most of it
+            if rate >= 5e6 and extra.random() < 0.3:  # a hot key: one partition takes most of it
                 doc["partition_bytes_per_second"] = [rate * (5 if p == 0 else 1) for p in range(doc["partitions"])]
             else:
                 doc["bytes_per_second"] = rate

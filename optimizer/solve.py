@@ -85,14 +85,16 @@ DEFAULT_GOALS = {
 def default_goals(problem: Problem) -> tuple[str, ...]:
     """The default sequence for `problem`: its kind's, with `cross_rack_bytes` in place of
     `cross_rack_traffic` when it gives any bytes per second, and `weighted_balance` after
-    `balance` when it gives task weights or capacities (consumers: or bytes per second)."""
+    `balance` when it gives task weights or capacities (a load model of its own: bytes per second
+    alone do not add it, as the highest load is a makespan problem that large groups do not
+    prove optimal in seconds; docs/goals.md)."""
     goals = list(DEFAULT_GOALS[problem.kind])
     if problem.has_rates:
         goals[goals.index("cross_rack_traffic")] = "cross_rack_bytes"
     if isinstance(problem, StreamsProblem):
         loaded = any(t.weight != 1.0 for t in problem.tasks) or any(c.capacity != 1.0 for c in problem.clients)
     else:
-        loaded = problem.has_rates or any(m.capacity != 1.0 for m in problem.members)
+        loaded = any(m.capacity != 1.0 for m in problem.members)
     if loaded:
         goals.insert(goals.index("balance") + 1, "weighted_balance")
     return tuple(goals)

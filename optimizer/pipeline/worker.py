@@ -26,15 +26,17 @@ from optimizer.evaluate import cross_rack_reads, headline
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.group_protocol import PROTOCOL_SOLVERS, with_protocol
 from optimizer.model.metrics import StreamsMetrics
-from optimizer.model.problem import parse_document, problem_from_data
+from optimizer.model.problem import parse_document, problem_from_data, problem_to_data
 from optimizer.model.racks import reads_across_racks
 from optimizer.model.solution import GoalStatus, Solution
-from optimizer.model.streams import StreamsProblem
+from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
 from optimizer.solve import default_goals, solve
 from plugins.manager import plugins
+
+STRATEGY_KEY = "rack.aware.assignment.strategy"
 
 
 def plugin_signature() -> str:
@@ -248,8 +250,39 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         restore_offsets=plan.restore_offsets if plan and streams else None,
         seconds_to_target=plan.seconds_to_target if plan else 0.0,
         plan=json.dumps(plan.model_dump(mode="json"), sort_keys=True) if plan else None,
+        cross_rack_bytes=now["cross_rack_bytes"],
+        target_cross_rack_bytes=target["cross_rack_bytes"],
+        zone_bytes=json.dumps((solution.target_metrics or metrics).cross_rack_bytes_by_racks, sort_keys=True),
+        price_per_gb=problem.price_per_gb,
     )
+    if solver == "kafka":
+        row.update(_config_change(problem, goals, time_limit))
     return _sized(row, problem)
+
+
+def _config_change(problem: StreamsProblem | ConsumerProblem, goals, time_limit) -> dict[str, Any]:
+    """What Kafka's assignor reaches with `rack.aware.assignment.strategy: min_traffic` (KIP-925)
+    where a Streams application whose clients all have racks uses another strategy: the part of
+    the saving a configuration change alone gets. Nothing for consumer groups (Kafka's assignors
+    are rack-aware whenever members set `client.rack`) or when that run fails."""
+    if not isinstance(problem, StreamsProblem) or problem.config.rack_aware_assignment_strategy == RackAwareStrategy.MIN_TRAFFIC:
+        return {}
+    if any(client.rack is None for client in problem.clients):
+        return {}
+    change = f"{STRATEGY_KEY}=min_traffic"
+    data = problem_to_data(problem)
+    data.setdefault("config", {})[STRATEGY_KEY] = RackAwareStrategy.MIN_TRAFFIC.value
+    try:
+        changed = problem_from_data(data, problem.name or "<problem>")
+        solution = solve(changed, solver="kafka", goals=goals or default_goals(problem), time_limit=time_limit)
+    except KafkaAssignmentError:
+        return {}
+    target = headline(solution.target_metrics or solution.metrics)
+    return {
+        "config_change": change,
+        "config_target_cross_rack_partitions": target["cross_rack_partitions"],
+        "config_target_cross_rack_bytes": target["cross_rack_bytes"],
+    }
 
 
 def _sized(row: dict[str, Any], problem: StreamsProblem | ConsumerProblem) -> dict[str, Any]:

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def write_report(input_dir: str | Path, output: str | Path) -> Path:
+def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None) -> Path:
     """Write the HTML report of pipeline output directory `input_dir` to `output` (a file, or an
     existing directory to hold `report.html`); return the path written.
 
@@ -45,4 +45,4 @@ def write_report(input_dir: str | Path, output: str | Path) -> Path:
             f"the report needs pyarrow and matplotlib ({error.name or error} is missing): "
             "pip install 'kafka-assignment-optimizer[spark]'"
         ) from error
-    return write(input_dir, output)
+    return write(input_dir, output, price_per_gb)

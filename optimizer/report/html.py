@@ -23,17 +23,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError
+from optimizer.model.ids import natural_key
 from optimizer.model.issues import Issue, Severity
+from optimizer.money import money_text, rate_text
 from optimizer.pipeline.status import UnsolvedStatus
-from optimizer.report.plots import rack_traffic_plot, savings_plot, solve_time_plot
+from optimizer.report.plots import pareto_plot, rack_traffic_plot, solve_time_plot
 from optimizer.report.totals import (
-    BASELINE_SOLVER,
     REFERENCE_SOLVERS,
+    SAVING_KEY,
     failed_rows,
     fleet_totals,
     is_solved,
     rack_traffic_totals,
-    reference_solver,
+    ranked_savings,
     top_savings,
 )
 from optimizer.text import plural
@@ -64,15 +66,19 @@ _TEXT_CELL = ""
 _NUM_CELL = ' class="num"'
 
 
-def write_report(input_dir: str | Path, output: str | Path) -> Path:
+def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None) -> Path:
     """Write the HTML report of the pipeline output directory `input_dir` to `output` (a file
     path, or an existing directory to write `report.html` into); return the path written.
+    `price_per_gb`: the price of cross-zone traffic for problems that give none of their own.
 
     Raises InvalidInputError when `input_dir` is not a pipeline output directory (missing, empty,
     no readable summary table, columns missing, no rows)."""
     input_dir = Path(input_dir)
     table = read_summary(input_dir)
-    document = render_report(table.to_pylist(), read_plugins(input_dir), str(input_dir), datetime.now(UTC))
+    rows = table.to_pylist()
+    totals = fleet_totals(rows, price_per_gb)
+    changes = read_changes(input_dir, totals, CHANGES_LISTED)
+    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, changes)
     output = Path(output)
     if output.is_dir():
         output = output / REPORT_FILE
@@ -120,6 +126,35 @@ def read_summary(input_dir: Path) -> pa.Table:
     return table
 
 
+def read_changes(input_dir: Path, totals: Mapping[str, Any], limit: int) -> dict[str, list[tuple[str, str, str]]]:
+    """For the `limit` problems the decision table lists: the actives the reference places
+    elsewhere than the baseline, as (task, baseline's client, reference's client), from the
+    assignments table (empty when it is missing or unreadable: the table then says so)."""
+    comparison = totals["comparison"]
+    if comparison is None:
+        return {}
+    _, ranked = ranked_savings(totals["compared"])
+    wanted = [entry["problem"] for entry in ranked[:limit]]
+    base, ref = comparison["baseline"], comparison["reference"]
+    try:
+        table = pq.read_table(
+            input_dir / "assignments",
+            columns=["problem", "solver", "client", "task", "role"],
+            filters=[("problem", "in", wanted), ("solver", "in", [base, ref]), ("role", "=", "active")],
+        )
+    except (pa.ArrowException, OSError, ValueError):
+        return {}
+    placed: dict[tuple[str, str], dict[str, str]] = {}
+    for row in table.to_pylist():
+        placed.setdefault((row["problem"], row["solver"]), {})[row["task"]] = row["client"]
+    changes: dict[str, list[tuple[str, str, str]]] = {}
+    for problem in wanted:
+        ours, theirs = placed.get((problem, base), {}), placed.get((problem, ref), {})
+        moved = [(task, ours.get(task, "-"), client) for task, client in theirs.items() if ours.get(task) != client]
+        changes[problem] = sorted(moved, key=lambda change: natural_key(change[0]))
+    return changes
+
+
 def read_plugins(input_dir: Path) -> list[dict[str, Any]] | None:
     """The plugins table's rows, or None when the run has none (an older or partial output:
     the report is still useful without it)."""
@@ -137,12 +172,16 @@ def render_report(
     plugins: Sequence[Mapping[str, Any]] | None,
     input_dir: str,
     generated: datetime,
+    price_per_gb: float | None = None,
+    changes: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
 ) -> str:
-    """The whole HTML document for summary `rows` (dicts, one per (problem, solver))."""
-    totals = fleet_totals(rows)
+    """The whole HTML document for summary `rows` (dicts, one per (problem, solver));
+    `changes`: `read_changes` (None: the assignments were not read)."""
+    totals = fleet_totals(rows, price_per_gb)
     parts = [
         _head(),
         _header(totals, rows, plugins, input_dir, generated),
+        _decision_section(totals, price_per_gb, changes),
         _totals_section(totals),
         _protocols_section(totals),
         _savings_section(totals),
@@ -222,10 +261,180 @@ def _header(
             + ".</p>\n"
         )
     out.append(
-        "<nav><a href=\"#totals\">Fleet totals</a><a href=\"#savings\">Largest savings</a>"
+        "<nav><a href=\"#decision\">Where to start</a><a href=\"#totals\">Fleet totals</a><a href=\"#savings\">Largest savings</a>"
         "<a href=\"#failures\">Problems not solved</a><a href=\"#plots\">Plots</a></nav>\n</header>\n"
     )
     return "".join(out)
+
+
+CHANGES_LISTED = 20
+"""Applications the decision table lists (ranked by saving)."""
+MOVES_SHOWN = 4
+"""Task moves spelled out per application; the rest are counted."""
+
+
+def _decision_section(totals: Mapping[str, Any], price_per_gb: float | None, changes: Mapping[str, Sequence[tuple[str, str, str]]] | None) -> str:
+    out = ["<section id=\"decision\">\n<h2>Where to start</h2>\n"]
+    comparison = totals["comparison"]
+    curve = totals["pareto"]
+    if comparison is None:
+        out.append(f"<p class=\"skipped\">{_e(totals['comparison_skipped'])}</p>\n")
+        png = pareto_plot(None, None, totals["comparison_skipped"])
+        alt = "Pareto curve of the savings: empty, there is no comparison in this run"
+        out.append(f"<figure id=\"plot-pareto\"><img src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\" alt=\"{_e(alt)}\"></figure>\n")
+        return "".join(out) + "</section>\n"
+    base, ref = comparison["baseline"], comparison["reference"]
+    money = totals["money"]
+    out.append(_money_headline(money, base, ref, comparison, price_per_gb))
+    if money is not None:
+        out.append(_zone_table(money["zones"], base, ref))
+    png = pareto_plot(curve, ref, totals["comparison_skipped"])
+    caption = f"Cumulative share of the saving, applications ranked by their saving (in {(curve or {}).get('unit', 'partitions')})."
+    unit_words = {"money": "of the money saved", "bytes": "of the cross-zone bytes saved", "partitions": "of the cross-rack partitions saved"}
+    if curve and curve["top"]:
+        saving = len(curve["cumulative"])
+        out.append(
+            f"<p data-field=\"pareto\">The top <strong>{_int(curve['top'])}</strong> of {_int(curve['problems'])} compared applications and "
+            f"groups give {curve['share']:.0f} % {unit_words[curve['unit']]} ({_int(saving)} save anything).</p>\n"
+        )
+    out.append(
+        f"<figure id=\"plot-pareto\"><img src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\" "
+        f"alt=\"{_e('Pareto curve: cumulative percent of the fleet saving against the number of applications, largest saving first')}\">"
+        f"<figcaption>{_e(caption)}</figcaption></figure>\n"
+    )
+    out.append(_ranked_table(totals["compared"], base, ref, changes))
+    return "".join(out) + "</section>\n"
+
+
+def _money_headline(money: Mapping[str, Any] | None, base: str, ref: str, comparison: Mapping[str, Any], price_per_gb: float | None) -> str:
+    if money is None:
+        return (
+            "<p class=\"note\" data-field=\"units\">No application or group in this run gives bytes per second, so traffic is counted in "
+            f"partitions read across racks, not bytes or money: at the targets {_e(ref)} reads "
+            f"{_int(comparison['target_saved'])} fewer than {_e(base)}. Give <code>bytes_per_second</code> (docs/file-formats.md, "
+            "\"Weights\") to rank by traffic, and a price to rank by money.</p>\n"
+        )
+    parts = [
+        f"<p data-field=\"bytes_headline\">On the {_int(money['with_bytes'])} compared applications and groups with throughputs, "
+        f"{_e(ref)} reads <strong>{_e(rate_text(money['bytes_saved']))}</strong> less across zones than {_e(base)} at the targets "
+        f"({_e(rate_text(money['baseline_bytes']))} → {_e(rate_text(money['reference_bytes']))}).</p>\n"
+    ]
+    if money["money_saved"] is not None:
+        share = 100.0 * money["money_saved"] / money["baseline_money"] if money["baseline_money"] else None
+        parts.append(
+            f"<p data-field=\"money_headline\">That is <strong>{_e(money_text(money['money_saved']))}</strong> of cross-zone traffic "
+            f"({_format(share, 'percent')} of {_e(base)}'s {_e(money_text(money['baseline_money']))}) on the {_int(money['priced'])} with a "
+            "price (their own <code>price_per_gb</code>"
+            + (f", else {price_per_gb:g} per GB from <code>--price-per-gb</code>" if price_per_gb is not None else "")
+            + "; a month of 730 h, 1 GB = 10<sup>9</sup> bytes).</p>\n"
+        )
+    else:
+        parts.append(
+            "<p class=\"note\" data-field=\"money_headline\">No price: give <code>--price-per-gb</code> (or <code>price_per_gb</code> in "
+            "the problem files) to see the saving in money.</p>\n"
+        )
+    if money["configured"]:
+        config_money = money["config_money_saved"]
+        parts.append(
+            f"<p data-field=\"config_headline\">A configuration change alone (<code>rack.aware.assignment.strategy=min_traffic</code> on "
+            f"{_int(money['configured'])} Streams applications that use another strategy) gets {_e(rate_text(money['config_bytes_saved']))} "
+            + (f"({_e(money_text(config_money))}) " if config_money is not None else "")
+            + f"of it with Kafka's own assignor; the rest needs {_e(ref)}'s assignment.</p>\n"
+        )
+    return "".join(parts)
+
+
+def _zone_table(zones: Mapping[str, Mapping[str, Mapping[str, float]]], base: str, ref: str) -> str:
+    readers = sorted({reader for matrix in zones.values() for reader in matrix})
+    sources = sorted({source for matrix in zones.values() for row in matrix.values() for source in row})
+    if not readers:
+        return "<p class=\"note\">No bytes cross zones at the targets.</p>\n"
+    out = [
+        f"<h3>Cross-zone traffic by zone pair, at the targets ({_e(base)} → {_e(ref)})</h3>\n"
+        "<table class=\"zones\">\n<tr><th>read by ↓ from →</th>" + "".join(f"<th>{_e(s)}</th>" for s in sources) + "</tr>\n"
+    ]
+    for reader in readers:
+        out.append(f"<tr><th>{_e(reader)}</th>")
+        for source in sources:
+            mine = zones.get(base, {}).get(reader, {}).get(source, 0.0)
+            yours = zones.get(ref, {}).get(reader, {}).get(source, 0.0)
+            cell = "" if not mine and not yours else f"{_e(rate_text(mine))} → {_e(rate_text(yours))}"
+            out.append(f"<td class=\"num\" data-reader=\"{_e(reader)}\" data-source=\"{_e(source)}\">{cell}</td>")
+        out.append("</tr>\n")
+    out.append(
+        "</table>\n<p class=\"note\">Bytes per second read by clients and members in one zone from replicas in another; a partition "
+        "with replicas in several other zones counts a share in each (which replica serves a read is not in the problem).</p>\n"
+    )
+    return "".join(out)
+
+
+def _ranked_table(
+    entries: Sequence[Mapping[str, Any]], base: str, ref: str, changes: Mapping[str, Sequence[tuple[str, str, str]]] | None
+) -> str:
+    unit, ranked = ranked_savings(entries)
+    if not ranked:
+        return f"<p>{_e(ref)} saves nothing over {_e(base)} on any compared application.</p>\n"
+    shown = ranked[:CHANGES_LISTED]
+    label = {"money": "saved per month", "bytes": "cross-zone saved", "partitions": "cross-rack partitions saved"}[unit]
+    out = [
+        f"<h3>The {len(shown)} applications and groups that save the most ({_e(label)}; of {len(ranked)} that save anything)</h3>\n"
+        f"<table class=\"decision\" data-unit=\"{unit}\">\n<tr><th>#</th><th>problem</th><th>kind</th><th>{_e(label)}</th>"
+        f"<th>cross-zone, {_e(base)} → {_e(ref)}</th><th>configuration change alone</th><th>what changes ({_e(ref)} against {_e(base)})</th>"
+        "<th>cost to get there</th></tr>\n"
+    ]
+    for rank, entry in enumerate(shown, 1):
+        saving = entry[SAVING_KEY[unit]]
+        value = money_text(saving) if unit == "money" else rate_text(saving) if unit == "bytes" else _int(saving)
+        traffic = (
+            f"{rate_text(entry['baseline_bytes'])} → {rate_text(entry['reference_bytes'])}"
+            if entry["baseline_bytes"] is not None
+            else f"{_int(entry['baseline_target_cross_rack'])} → {_int(entry['reference_target_cross_rack'])} partitions"
+        )
+        out.append(
+            f"<tr data-problem=\"{_e(entry['problem'])}\"><td class=\"num\">{rank}</td><td>{_e(entry['problem'])}</td><td>{_e(entry['kind'] or '')}</td>"
+            f"<td class=\"num\" data-field=\"saving\">{_e(value)}</td><td class=\"num\">{_e(traffic)}</td>"
+            f"<td>{_config_cell(entry, unit)}</td><td>{_changes_cell(entry, changes)}</td><td>{_cost_cell(entry)}</td></tr>\n"
+        )
+    out.append(
+        "</table>\n<p class=\"note\">Savings between the targets (the steady state each plan reaches). What changes: actives "
+        f"placed on another client by {_e(ref)} than by {_e(base)}, as applied now. Cost to get there: {_e(ref)}'s moves now, "
+        "its probing rebalances until the target holds and the changelog offsets its plan restores (Streams).</p>\n"
+    )
+    return "".join(out)
+
+
+def _config_cell(entry: Mapping[str, Any], unit: str) -> str:
+    change = entry.get("config_change")
+    if change is None:
+        return "–"
+    if not (entry.get("config_bytes_saving") or entry.get("config_partition_saving")):
+        return f"<code>{_e(change)}</code>: saves nothing here"
+    if unit == "money" and entry.get("config_money_saving") is not None:
+        got = money_text(entry["config_money_saving"])
+    elif entry.get("config_bytes_saving") is not None:
+        got = rate_text(entry["config_bytes_saving"])
+    else:
+        got = f"{_int(entry['config_partition_saving'] or 0)} partitions"
+    return f"<code>{_e(change)}</code>: {_e(got)}"
+
+
+def _changes_cell(entry: Mapping[str, Any], changes: Mapping[str, Sequence[tuple[str, str, str]]] | None) -> str:
+    if changes is None or entry["problem"] not in changes:
+        return "(assignments not read)"
+    moved = changes[entry["problem"]]
+    if not moved:
+        return "the same actives; standbys differ"
+    noun = "active" if entry.get("kind") == "streams" else "partition"
+    listed = ", ".join(f"{task}: {source} → {target}" for task, source, target in moved[:MOVES_SHOWN])
+    more = f", and {len(moved) - MOVES_SHOWN} more" if len(moved) > MOVES_SHOWN else ""
+    return f"{_e(plural(len(moved), noun))} elsewhere: {_e(listed)}{_e(more)}"
+
+
+def _cost_cell(entry: Mapping[str, Any]) -> str:
+    parts = [plural(entry["reference_moves"], "move"), plural(entry["reference_rounds"], "probing rebalance")]
+    if entry.get("kind") == "streams":
+        parts.append(f"{_int(entry['reference_restore_offsets'])} offsets restored")
+    return _e(", ".join(parts))
 
 
 _TOTAL_COLUMNS = (
@@ -235,11 +444,13 @@ _TOTAL_COLUMNS = (
     ("errors", "errors", "int"),
     ("cross_rack_partitions", "cross-rack partitions", "int"),
     ("moves", "moves", "int"),
-    ("load_skew_mean", "mean load skew", "float"),
-    ("load_skew_max", "max load skew", "float"),
+    ("streams_skew_mean", "mean skew, Streams (tasks per thread)", "float"),
+    ("consumer_skew_mean", "mean skew, groups (partitions per member)", "float"),
     ("warmups", "warm-ups", "int"),
     ("target_cross_rack_partitions", "cross-rack partitions at the target", "int"),
-    ("target_load_skew_mean", "mean load skew at the target", "float"),
+    ("target_cross_rack_bytes", "cross-zone traffic at the target (with throughputs)", "rate"),
+    ("streams_target_skew_mean", "mean skew at the target, Streams", "float"),
+    ("consumer_target_skew_mean", "mean skew at the target, groups", "float"),
     ("followup_rebalances", "probing rebalances to the targets", "int"),
     ("restore_offsets", "changelog offsets restored over the plans", "int"),
     ("seconds_total", "total seconds", "seconds"),
@@ -264,8 +475,9 @@ def _totals_section(totals: Mapping[str, Any]) -> str:
         "reach (Streams: warm-ups caught up, one probing rebalance per round; cooperative consumer groups: "
         "withheld partitions assigned), with the plans' rounds and restore volume. All are over solved rows; "
         "seconds over every row with a time (failed solves cost time too). "
-        "Load skew is active tasks per thread (max − min) for Streams and partitions per member "
-        "(max − min) for consumer groups, so a mean over a mixed fleet mixes both units.</p>\n"
+        "Skew is active tasks per thread (max − min) for Streams and partitions per member "
+        "(max − min) for consumer groups: one column each. Cross-zone traffic sums the rows whose problems give "
+        "throughputs.</p>\n"
     )
     out.append("<h3 id=\"comparison\">Kafka's heuristic against the exact optimum</h3>\n")
     comparison = totals["comparison"]
@@ -423,9 +635,6 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> str:
-    comparison = totals["comparison"]
-    reference = comparison["reference"] if comparison else reference_solver(totals["solvers"])
-    savings_png = savings_plot(totals["compared"], BASELINE_SOLVER, reference, totals["comparison_skipped"])
     points: dict[str, list[tuple[float, float]]] = {}
     for solver in totals["solvers"]:
         points[solver] = [
@@ -440,15 +649,6 @@ def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any])
     time_png = solve_time_plot(points)
     traffic_png = rack_traffic_plot(rack_traffic_totals(rows))
     figures = [
-        (
-            "plot-savings",
-            savings_png,
-            (
-                f"Bar chart: per problem solved by both, cross-rack partitions of {BASELINE_SOLVER} minus those "
-                f"of {reference or 'an exact solver'}, largest saving first"
-            ),
-            "Savings per application or group: bars above zero are partitions no longer read across racks.",
-        ),
         (
             "plot-time",
             time_png,
@@ -495,6 +695,8 @@ def _format(value: Any, kind: str) -> str:
         return f"{float(value):,.3f}"
     if kind == "percent":
         return f"{float(value):.1f}%"
+    if kind == "rate":
+        return rate_text(value)
     return f"{float(value):,.3f}"
 
 

@@ -17,34 +17,30 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-_LABELLED_BARS = 40
-"""Up to this many problems, the savings chart names each bar; beyond, names would overlap."""
 
 
-def savings_plot(entries: Sequence[Mapping[str, Any]], baseline: str, reference: str | None, note: str | None) -> bytes:
-    """Bar chart of `baseline − reference` cross-rack partitions per problem, largest first.
-
-    `entries`: `totals.compared_problems` entries. `note`: why there is no comparison, shown
-    instead of bars when there is nothing to plot."""
+def pareto_plot(curve: Mapping[str, Any] | None, reference: str | None, note: str | None) -> bytes:
+    """The Pareto curve of the savings: the percent of the fleet's saving (in the curve's unit)
+    that the top N applications give, against N. `curve`: `totals.pareto`."""
     figure, axes = _figure()
-    if not entries or reference is None:
-        _empty(axes, note or "No problem has an assignment from both solvers.")
+    if curve is None or not curve["cumulative"]:
+        _empty(axes, note or "No application saves anything: no curve to draw.")
         return _png(figure)
-    ordered = sorted(entries, key=lambda entry: (-entry["saving"], entry["problem"]))
-    savings = [entry["saving"] for entry in ordered]
-    # Colour by sign so that problems where the exact solver is worse stand out.
-    colours = ["tab:green" if s > 0 else "tab:red" if s < 0 else "tab:gray" for s in savings]
-    positions = range(len(ordered))
-    axes.bar(positions, savings, color=colours, width=0.8)
-    axes.axhline(0, color="black", linewidth=0.8)
-    if len(ordered) <= _LABELLED_BARS:
-        names = [str(entry["problem"]) for entry in ordered]
-        axes.set_xticks(list(positions), names, rotation=60, ha="right", fontsize=7)
-    else:
-        axes.set_xticks([])
-    axes.set_xlabel(f"problems ({len(ordered)}), sorted by saving")
-    axes.set_ylabel(f"cross-rack partitions, {baseline} − {reference}")
-    axes.set_title(f"Cross-rack partitions saved by {reference} over {baseline}, per application or group")
+    shares = [0.0, *curve["cumulative"]]
+    axes.plot(range(len(shares)), shares, color="tab:green", marker="o" if len(shares) <= 60 else None, markersize=3)
+    curve_share = float(curve["share"])
+    axes.axhline(curve_share, color="gray", linewidth=0.8, linestyle="--")
+    if curve["top"]:
+        axes.axvline(curve["top"], color="gray", linewidth=0.8, linestyle="--")
+        axes.annotate(
+            f"top {curve['top']} give {curve_share:.0f} %", (curve["top"], curve_share), textcoords="offset points", xytext=(8, -14), fontsize=8
+        )
+    axes.set_ylim(0, 105)
+    axes.set_xlim(0, len(shares) - 1)
+    unit = {"money": "money per month", "bytes": "cross-zone bytes per second", "partitions": "cross-rack partitions"}[curve["unit"]]
+    axes.set_xlabel(f"applications and groups, largest saving first ({len(shares) - 1} save anything, of {curve['problems']})")
+    axes.set_ylabel(f"% of the fleet's saving ({unit})")
+    axes.set_title(f"Where the saving of {reference or 'the exact optimum'} is: cumulative share by application")
     return _png(figure)
 
 

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from optimizer.backends import REGISTRY
 from optimizer.model.group_protocol import PROTOCOL_SOLVERS
+from optimizer.money import monthly_cost
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
 BASELINE_SOLVER = "kafka"
@@ -86,7 +87,7 @@ def comparison_skipped_reason(solvers: Sequence[str]) -> str | None:
 
 
 def compared_problems(
-    summary: Any, baseline: str = BASELINE_SOLVER, reference: str | None = None
+    summary: Any, baseline: str = BASELINE_SOLVER, reference: str | None = None, price_per_gb: float | None = None
 ) -> list[dict[str, Any]]:
     """One entry per problem solved by both `baseline` and `reference` (default: the best
     exact-type solver present), in problem-name order.
@@ -96,7 +97,12 @@ def compared_problems(
     racks), `target_saving` (the same between the targets the plans reach) and, per side,
     cross_rack / moves / load_skew (applied now), target_cross_rack, rounds (follow-up
     rebalances) and restore_offsets (over the plan) under the keys `baseline_*` and
-    `reference_*`."""
+    `reference_*`. In bytes and money, between the targets (the steady state): baseline_bytes,
+    reference_bytes and bytes_saving (None without rates), price (the problem's own price per GB,
+    else `price_per_gb`), money_saving (per month; None without rates or price); and what a
+    configuration change alone gets (the baseline's `config_change`): config_change,
+    config_bytes_saving, config_partition_saving, config_money_saving (None without one; 0 where
+    the change would read more, as nobody would make it)."""
     rows = summary_rows(summary)
     if reference is None:
         reference = reference_solver(row["solver"] for row in rows)
@@ -131,9 +137,101 @@ def compared_problems(
                 "reference_rounds": _int(theirs.get("followup_rebalances")),
                 "baseline_restore_offsets": _int(ours.get("restore_offsets")),
                 "reference_restore_offsets": _int(theirs.get("restore_offsets")),
+                **_money(ours, theirs, price_per_gb),
             }
         )
     return entries
+
+
+def _money(ours: Mapping[str, Any], theirs: Mapping[str, Any], default_price: float | None) -> dict[str, Any]:
+    """The bytes and money figures of a compared entry (see `compared_problems`)."""
+    mine, yours = _target_bytes(ours), _target_bytes(theirs)
+    price = ours.get("price_per_gb")
+    price = default_price if price is None else float(price)
+    saving = None if mine is None or yours is None else mine - yours
+    change = ours.get("config_change")
+    config_bytes = ours.get("config_target_cross_rack_bytes")
+    # A change that would read more across racks is not worth making: it saves nothing.
+    config_saving = None if change is None or mine is None or config_bytes is None else max(0, mine - int(config_bytes))
+    config_partitions = ours.get("config_target_cross_rack_partitions")
+    return {
+        "baseline_bytes": mine,
+        "reference_bytes": yours,
+        "bytes_saving": saving,
+        "price": price,
+        "money_saving": monthly_cost(saving, price),
+        "baseline_money": monthly_cost(mine, price),
+        "config_change": change,
+        "config_bytes_saving": config_saving,
+        "config_partition_saving": None
+        if change is None or config_partitions is None
+        else max(0, _target(ours, "cross_rack_partitions") - int(config_partitions)),
+        "config_money_saving": monthly_cost(config_saving, price),
+    }
+
+
+def _target_bytes(row: Mapping[str, Any]) -> int | None:
+    value = row.get("target_cross_rack_bytes")
+    if value is None:
+        value = row.get("cross_rack_bytes")
+    return None if value is None else int(value)
+
+
+PARETO_SHARE = 80.0
+"""The share of the saving the report's Pareto sentence names the applications for."""
+
+
+def ranked_savings(entries: Sequence[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]]]:
+    """The entries that save something, largest saving first (ties by name), and the unit they
+    are ranked in: `money` when any entry has a money saving (only those entries), else `bytes`
+    (entries with rates), else `partitions` (cross-rack partitions at the targets). One unit per
+    ranking: never money for some and partitions for others."""
+    for unit, key in (("money", "money_saving"), ("bytes", "bytes_saving"), ("partitions", "target_saving")):
+        ranked = [entry for entry in entries if entry.get(key) is not None and entry[key] > 0]
+        if ranked or unit == "partitions":
+            ranked.sort(key=lambda entry: (-entry[key], entry["problem"]))
+            return unit, ranked
+    raise AssertionError("unreachable")
+
+
+SAVING_KEY = {"money": "money_saving", "bytes": "bytes_saving", "partitions": "target_saving"}
+"""The entry key of each ranking unit."""
+
+
+def pareto(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The Pareto curve of the savings: `unit` (as `ranked_savings`), `cumulative` (the percent of
+    the total saving the top 1, 2, ... applications give), `total`, and `top` (how many give
+    PARETO_SHARE percent of it; 0 without savings)."""
+    unit, ranked = ranked_savings(entries)
+    values = [float(entry[SAVING_KEY[unit]]) for entry in ranked]
+    total = sum(values)
+    cumulative: list[float] = []
+    running = 0.0
+    for value in values:
+        running += value
+        cumulative.append(100.0 * running / total)
+    top = next((n for n, share in enumerate(cumulative, 1) if share >= PARETO_SHARE - 1e-9), 0)
+    return {"unit": unit, "cumulative": cumulative, "total": total, "top": top, "share": PARETO_SHARE, "problems": len(entries)}
+
+
+def zone_matrix(summary: Any, solvers: Sequence[str], problems: Iterable[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per solver, cross-zone bytes per second by reader rack, then rack read from, at the
+    targets, summed over `problems` (their `zone_bytes`; racks matched by name, as the fleet's
+    applications share the zones)."""
+    wanted = set(problems)
+    result: dict[str, dict[str, dict[str, float]]] = {solver: {} for solver in solvers}
+    for row in summary_rows(summary):
+        if row.get("solver") not in result or row.get("problem") not in wanted or not is_solved(row):
+            continue
+        matrix = result[row["solver"]]
+        for reader, sources in _json_object(row.get("zone_bytes")).items():
+            if not isinstance(sources, dict):
+                continue
+            for source, value in sources.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    cells = matrix.setdefault(str(reader), {})
+                    cells[str(source)] = cells.get(str(source), 0.0) + float(value)
+    return result
 
 
 def largest_savings(summary: Any, limit: int = 20) -> list[dict[str, Any]]:
@@ -155,6 +253,11 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     solved = [row for row in rows if is_solved(row)]
     skews = [float(row["load_skew"]) for row in solved if row.get("load_skew") is not None]
     target_skews = [float(_target(row, "load_skew")) for row in solved if row.get("load_skew") is not None]
+    # Skew is tasks per thread for Streams and partitions per member for groups: never one mean.
+    per_kind = {
+        kind: [row for row in solved if row.get("kind") == kind and row.get("load_skew") is not None] for kind in ("streams", "consumer")
+    }
+    with_bytes = [row for row in solved if _target_bytes(row) is not None]
     # Every row that has a time counts, failed solves included: they cost time too. Invalid
     # documents never reach a solver and have no time.
     seconds = [float(row["seconds"]) for row in rows if row.get("seconds") is not None]
@@ -173,12 +276,19 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "target_load_skew_mean": statistics.fmean(target_skews) if target_skews else None,
         "followup_rebalances": sum(_int(row.get("followup_rebalances")) for row in solved),
         "restore_offsets": sum(_int(row.get("restore_offsets")) for row in solved),
+        "streams_skew_mean": statistics.fmean(float(r["load_skew"]) for r in per_kind["streams"]) if per_kind["streams"] else None,
+        "consumer_skew_mean": statistics.fmean(float(r["load_skew"]) for r in per_kind["consumer"]) if per_kind["consumer"] else None,
+        "streams_target_skew_mean": statistics.fmean(_target(r, "load_skew") for r in per_kind["streams"]) if per_kind["streams"] else None,
+        "consumer_target_skew_mean": statistics.fmean(_target(r, "load_skew") for r in per_kind["consumer"]) if per_kind["consumer"] else None,
+        "with_bytes": len(with_bytes),
+        "cross_rack_bytes": sum(_int(row.get("cross_rack_bytes")) for row in with_bytes),
+        "target_cross_rack_bytes": sum(_target_bytes(row) or 0 for row in with_bytes),
         "seconds_total": sum(seconds),
         "seconds_median": statistics.median(seconds) if seconds else None,
     }
 
 
-def fleet_totals(summary: Any) -> dict[str, Any]:
+def fleet_totals(summary: Any, price_per_gb: float | None = None) -> dict[str, Any]:
     """The fleet's headline figures: per solver, and `kafka` against the best exact solver.
 
     `summary`: the summary table (`pyarrow.Table`) or its rows as dicts. Returns:
@@ -197,7 +307,13 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
       more cross-rack partitions); all as applied now, and the targets' baseline_target_cross_rack,
       reference_target_cross_rack, target_saved, target_saved_percent, with each side's rounds
       and restore offsets over the plans;
-    * `compared`: the `compared_problems` entries behind `comparison` (empty without one).
+    * `compared`: the `compared_problems` entries behind `comparison` (empty without one), with
+      `price_per_gb` for problems that give no price of their own;
+    * `money`: over the compared problems with rates, at the targets: `with_bytes`, `priced`
+      (those with a price), baseline_bytes, reference_bytes, bytes_saved, baseline_money,
+      money_saved (per month, priced problems only; None when none is priced), config_money_saved
+      and config_bytes_saved (a configuration change alone); `pareto` (see `pareto`) and `zones`
+      (`zone_matrix` of the baseline and the reference over the problems with rates).
     """
     rows = summary_rows(summary)
     solvers = ordered_solvers(row.get("solver") for row in rows)
@@ -207,7 +323,7 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
     skipped = comparison_skipped_reason(solvers)
     if skipped is None:
         reference = reference_solver(solvers)
-        entries = compared_problems(rows, BASELINE_SOLVER, reference)
+        entries = compared_problems(rows, BASELINE_SOLVER, reference, price_per_gb)
         if not entries:
             skipped = f"No problem has an assignment from both {BASELINE_SOLVER} and {reference}."
         else:
@@ -240,6 +356,7 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
                 "equal": sum(1 for entry in entries if entry["saving"] == 0),
                 "worse": sum(1 for entry in entries if entry["saving"] < 0),
             }
+    money = _money_totals(rows, entries if comparison else [], comparison)
     return {
         "problems": len({row.get("problem") for row in rows}),
         "rows": len(rows),
@@ -249,6 +366,32 @@ def fleet_totals(summary: Any) -> dict[str, Any]:
         "comparison_skipped": skipped,
         "compared": entries if comparison else [],
         "protocols": protocol_totals(rows),
+        "money": money,
+        "pareto": pareto(entries) if comparison else None,
+    }
+
+
+def _money_totals(rows: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[str, Any]], comparison: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The `money` figures of `fleet_totals` (None without a comparison or without rates)."""
+    with_bytes = [entry for entry in entries if entry["bytes_saving"] is not None]
+    if comparison is None or not with_bytes:
+        return None
+    priced = [entry for entry in with_bytes if entry["money_saving"] is not None]
+    configured = [entry for entry in with_bytes if entry["config_bytes_saving"] is not None]
+    return {
+        "with_bytes": len(with_bytes),
+        "priced": len(priced),
+        "baseline_bytes": sum(entry["baseline_bytes"] for entry in with_bytes),
+        "reference_bytes": sum(entry["reference_bytes"] for entry in with_bytes),
+        "bytes_saved": sum(entry["bytes_saving"] for entry in with_bytes),
+        "baseline_money": sum(entry["baseline_money"] for entry in priced) if priced else None,
+        "money_saved": sum(entry["money_saving"] for entry in priced) if priced else None,
+        "configured": len(configured),
+        "config_bytes_saved": sum(entry["config_bytes_saving"] for entry in configured),
+        "config_money_saved": sum(entry["config_money_saving"] for entry in configured if entry["config_money_saving"] is not None)
+        if priced
+        else None,
+        "zones": zone_matrix(rows, [comparison["baseline"], comparison["reference"]], [entry["problem"] for entry in with_bytes]),
     }
 
 

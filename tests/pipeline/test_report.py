@@ -151,7 +151,8 @@ def test_totals_equal_sums_over_the_rows(report, rows):
     for solver in ("kafka", "exact", "bogus"):
         mine = [row for row in rows if row["solver"] == solver]
         solved = [row for row in mine if _solved(row)]
-        skews = [row["load_skew"] for row in solved]
+        streams_skews = [row["load_skew"] for row in solved if row["kind"] == "streams"]
+        consumer_skews = [row["load_skew"] for row in solved if row["kind"] == "consumer"]
         seconds = [row["seconds"] for row in mine if row["seconds"] is not None]
         expected = {
             "problems": len(mine),
@@ -161,8 +162,9 @@ def test_totals_equal_sums_over_the_rows(report, rows):
             "cross_rack_partitions": sum(row["cross_rack_partitions"] for row in solved),
             "moves": sum(row["moves"] for row in solved),
             "warmups": sum(row["warmups"] or 0 for row in solved),
-            "load_skew_mean": sum(skews) / len(skews) if skews else None,
-            "load_skew_max": max(skews) if skews else None,
+            # one mean per unit: tasks per thread, partitions per member
+            "streams_skew_mean": sum(streams_skews) / len(streams_skews) if streams_skews else None,
+            "consumer_skew_mean": sum(consumer_skews) / len(consumer_skews) if consumer_skews else None,
             "seconds_total": sum(seconds),
             "seconds_median": statistics.median(seconds) if seconds else None,
         }
@@ -386,3 +388,57 @@ def test_protocol_table_has_a_column_per_protocol_on_problems_all_solved():
     }
     assert totals["consumer"]["columns"]["kafka"]["load_skew_mean"] == 1.0
     assert protocol_totals([r for r in rows if r["solver"] != "kafka:new"]) == {}
+
+
+@pytest.fixture(scope="module")
+def money_report(tmp_path_factory):
+    """A fleet with throughputs: Streams applications (one using no rack-aware strategy) and
+    groups, the report priced at 0.02 per GB where a problem gives no price of its own."""
+    rows: list[dict] = []
+    problems = [random_streams_problem(seed, tasks=12, clients=4, rates=True, strategy="none" if seed == 1 else "min_traffic") for seed in range(1, 4)]
+    problems += [random_consumer_problem(seed, members=4, topics=3, rates=True) for seed in range(1, 3)]
+    for problem in problems:
+        rows += solve_document(problem.name, json.dumps(problem_to_data(problem)), ["kafka", "exact"])
+    base = tmp_path_factory.mktemp("money")
+    run = _write_run(base / "out", [{k: v for k, v in row.items() if k != "assignment"} for row in rows])
+    assignments = [
+        {"problem": row["problem"], "solver": row["solver"], **copy} for row in rows for copy in row["assignment"]
+    ]
+    (run / "assignments").mkdir()
+    pq.write_table(pa.Table.from_pylist(assignments), run / "assignments" / "part-00000.parquet")
+    written = write_report(run, base / "report.html", price_per_gb=0.02)
+    return [{k: v for k, v in row.items() if k != "assignment"} for row in rows], written.read_text(encoding="utf-8")
+
+
+def test_the_report_ranks_applications_by_money_saved(money_report):
+    rows, text = money_report
+    decision = _section(text, "decision")
+    totals = fleet_totals(rows, 0.02)
+    entries = [entry for entry in totals["compared"] if entry["money_saving"] and entry["money_saving"] > 0]
+    assert entries, "the fixture must save something"
+    # Money per entry: the saved bytes per second over a month of 730 h, at 0.02 per 10^9 bytes.
+    for entry in entries:
+        assert entry["money_saving"] == pytest.approx(entry["bytes_saving"] * 730 * 3600 / 1e9 * 0.02)
+    ranked = re.findall(r'<tr data-problem="([^"]+)"><td class="num">(\d+)</td>', decision)
+    expected = sorted(entries, key=lambda entry: (-entry["money_saving"], entry["problem"]))
+    assert [html.unescape(name) for name, _ in ranked] == [entry["problem"] for entry in expected]
+    assert 'data-unit="money"' in decision and "/ month" in decision
+    assert totals["money"]["money_saved"] == pytest.approx(sum(entry["money_saving"] for entry in entries))
+
+
+def test_the_zone_matrix_adds_up_to_the_cross_zone_bytes(money_report):
+    rows, text = money_report
+    totals = fleet_totals(rows, 0.02)
+    zones = totals["money"]["zones"]
+    for solver, key in (("kafka", "baseline_bytes"), ("exact", "reference_bytes")):
+        cells = sum(value for row in zones[solver].values() for value in row.values())
+        assert cells == pytest.approx(totals["money"][key])
+    decision = _section(text, "decision")
+    assert 'class="zones"' in decision and 'data-reader="rack-a"' in decision
+    assert 'id="plot-pareto"' in decision
+
+
+def test_without_throughputs_the_report_says_it_counts_partitions(report):
+    decision = _section(report[2], "decision")
+    assert 'data-field="units"' in decision and "partitions read across racks, not bytes or money" in decision
+    assert 'class="zones"' not in decision

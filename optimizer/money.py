@@ -1,0 +1,42 @@
+"""Cross-zone traffic in money: bytes per second to gigabytes and cost per month.
+
+Cloud providers bill cross-zone traffic per gigabyte. A month here is 730 hours (the providers'
+own convention for monthly prices) and a gigabyte 10^9 bytes; a provider that bills per GiB
+(2^30 bytes) charges about 7 % more for the same bytes: give its price x 1.074.
+"""
+
+from __future__ import annotations
+
+SECONDS_PER_MONTH = 730 * 3600
+"""A month of 730 hours."""
+BYTES_PER_GB = 10**9
+
+
+def gb_per_month(bytes_per_second: float) -> float:
+    """Gigabytes a steady `bytes_per_second` adds up to in a month."""
+    return bytes_per_second * SECONDS_PER_MONTH / BYTES_PER_GB
+
+
+def monthly_cost(bytes_per_second: float | None, price_per_gb: float | None) -> float | None:
+    """What a steady `bytes_per_second` of cross-zone traffic costs per month at `price_per_gb`
+    (None when either is unknown)."""
+    if bytes_per_second is None or price_per_gb is None:
+        return None
+    return gb_per_month(bytes_per_second) * price_per_gb
+
+
+def rate_text(bytes_per_second: float | None) -> str:
+    """Bytes per second in the largest decimal unit that keeps a whole part (`12.3 MB/s`)."""
+    if bytes_per_second is None:
+        return "-"
+    value = float(bytes_per_second)
+    for unit in ("B/s", "kB/s", "MB/s", "GB/s"):
+        if abs(value) < 1000 or unit == "GB/s":
+            return f"{value:,.0f} {unit}" if unit == "B/s" else f"{value:,.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def money_text(amount: float | None) -> str:
+    """A monthly amount, currency-neutral (`1,234.56 / month`)."""
+    return "-" if amount is None else f"{amount:,.2f} / month"
