@@ -647,7 +647,16 @@ def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any])
             and row.get("seconds") is not None
         ]
     time_png = solve_time_plot(points)
-    traffic_png = rack_traffic_plot(rack_traffic_totals(rows))
+    money = totals["money"]
+    if money is not None:  # throughputs known: bytes per reading rack at the targets, not partition counts
+        by_reader = {solver: {reader: sum(row.values()) for reader, row in matrix.items()} for solver, matrix in money["zones"].items()}
+        traffic_png = rack_traffic_plot(by_reader, in_bytes=True)
+        traffic_alt = "Grouped bar chart: per rack, cross-zone megabytes per second its clients read at the targets, one bar per solver"
+        traffic_caption = "Cross-zone traffic per reading rack at the targets, over the problems with throughputs (racks matched by name)."
+    else:
+        traffic_png = rack_traffic_plot(rack_traffic_totals(rows))
+        traffic_alt = "Grouped bar chart: per rack, cross-rack partitions read by its clients over the fleet, one bar per solver"
+        traffic_caption = "Cross-rack reads per rack, summed over the fleet's solved rows (racks matched by name; no throughputs: partitions)."
     figures = [
         (
             "plot-time",
@@ -658,8 +667,8 @@ def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any])
         (
             "plot-racks",
             traffic_png,
-            "Grouped bar chart: per rack, cross-rack partitions read by its clients over the fleet, one bar per solver",
-            "Cross-rack reads per rack, summed over the fleet's solved rows (racks matched by name).",
+            traffic_alt,
+            traffic_caption,
         ),
     ]
     out = ["<section id=\"plots\">\n<h2>Plots</h2>\n"]

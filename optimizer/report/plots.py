@@ -77,9 +77,10 @@ def solve_time_plot(points: Mapping[str, Sequence[tuple[float, float]]]) -> byte
     return _png(figure)
 
 
-def rack_traffic_plot(traffic: Mapping[str, Mapping[str, int]]) -> bytes:
+def rack_traffic_plot(traffic: Mapping[str, Mapping[str, float]], in_bytes: bool = False) -> bytes:
     """Grouped bars: per rack, cross-rack partitions read by its clients over the fleet, one bar
-    per solver. `traffic`: `totals.rack_traffic_totals`."""
+    per solver. `traffic`: `totals.rack_traffic_totals`; with `in_bytes`, megabytes per second
+    at the targets instead (`totals.zone_matrix` summed by reader)."""
     figure, axes = _figure()
     racks = sorted({rack for per_rack in traffic.values() for rack in per_rack})
     if not racks:
@@ -91,7 +92,7 @@ def rack_traffic_plot(traffic: Mapping[str, Mapping[str, int]]) -> bytes:
         offsets = [position - 0.4 + width * (index + 0.5) for position in range(len(racks))]
         axes.bar(
             offsets,
-            [traffic[solver].get(rack, 0) for rack in racks],
+            [traffic[solver].get(rack, 0) / (1e6 if in_bytes else 1) for rack in racks],
             width=width,
             label=solver,
             color=f"C{index % 10}",
@@ -99,8 +100,8 @@ def rack_traffic_plot(traffic: Mapping[str, Mapping[str, int]]) -> bytes:
     crowded = len(racks) > 8  # long rack lists need slanted names to stay readable
     axes.set_xticks(list(range(len(racks))), racks, rotation=45 if crowded else 0, ha="right" if crowded else "center")
     axes.set_xlabel("rack of the reading client")
-    axes.set_ylabel("cross-rack partitions (fleet total)")
-    axes.set_title("Cross-rack reads per rack")
+    axes.set_ylabel("cross-zone MB/s at the targets (fleet total)" if in_bytes else "cross-rack partitions (fleet total)")
+    axes.set_title("Cross-zone traffic per rack, problems with throughputs" if in_bytes else "Cross-rack reads per rack")
     axes.legend(title="solver")
     return _png(figure)
 
