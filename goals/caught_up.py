@@ -28,9 +28,7 @@ class CaughtUp(Goal):
         assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
-        cost = behind(problem, index)
-        assigned = np.flatnonzero(placement.active >= 0)
-        return int(cost[assigned, placement.active[assigned]].sum())
+        return placement.active_cost(behind(problem, index))
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         assert formulation.kind == "streams"  # a Streams goal: the engine checks `kinds`

@@ -42,9 +42,7 @@ class RestoreVolume(Goal):
         index = StreamsIndex.of(problem)
         placement = streams_placement(index, assignment)
         cost = restore_costs(problem, index)
-        rows = np.flatnonzero(placement.active >= 0)
-        total = int(cost[rows, placement.active[rows]].sum())
-        return total + int(cost[placement.standby_rows, placement.standby_clients].sum())
+        return placement.active_cost(cost) + placement.standby_cost(cost)
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         assert formulation.kind == "streams"  # a Streams goal: the engine checks `kinds`

@@ -27,6 +27,16 @@ class StreamsPlacement:
     standby_clients: np.ndarray
     """Client position of each standby copy."""
 
+    def active_cost(self, cost: np.ndarray) -> int:
+        """sum of cost[t, k] over tasks t active on client k (cost: tasks x clients): what the
+        formulation's `active_cost(cost)` is worth on this assignment."""
+        rows = np.flatnonzero(self.active >= 0)
+        return int(cost[rows, self.active[rows]].sum())
+
+    def standby_cost(self, cost: np.ndarray) -> int:
+        """sum of cost[t, k] over standbys of task t on client k (cost: tasks x clients)."""
+        return int(cost[self.standby_rows, self.standby_clients].sum())
+
     def standby_counts(self, n_clients: int, rows: np.ndarray | None = None) -> np.ndarray:
         clients = self.standby_clients if rows is None else self.standby_clients[np.isin(self.standby_rows, rows)]
         return np.bincount(clients, minlength=n_clients)

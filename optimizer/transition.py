@@ -74,10 +74,7 @@ class TargetDistance(Goal):
         index = StreamsIndex.of(problem)
         active, standby = self._costs(index)
         placement = streams_placement(index, assignment)
-        rows = np.flatnonzero(placement.active >= 0)
-        return int(active[rows, placement.active[rows]].sum()) + int(
-            standby[placement.standby_rows, placement.standby_clients].sum()
-        )
+        return placement.active_cost(active) + placement.standby_cost(standby)
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         assert formulation.kind == "streams"
@@ -116,9 +113,7 @@ class CaughtUpNow(Goal):
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)
         index = StreamsIndex.of(problem)
-        placement = streams_placement(index, assignment)
-        rows = np.flatnonzero(placement.active >= 0)
-        return int(self._cost(problem, index)[rows, placement.active[rows]].sum())
+        return streams_placement(index, assignment).active_cost(self._cost(problem, index))
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         assert formulation.kind == "streams"
