@@ -53,7 +53,16 @@ def client_classes(index: StreamsIndex, problem: StreamsProblem) -> np.ndarray:
     return np.array([distinct[s] for s in signature], dtype=np.int64)
 
 
-def sizes(problem: StreamsProblem) -> tuple[int, int]:
+def special_clients(index: StreamsIndex, distinguished: list[np.ndarray] | None = None) -> np.ndarray:
+    """tasks x clients, True where a copy of the task is a direct variable: the clients that held
+    it or report a lag for it, and those a goal prices apart from their class (`distinguished`)."""
+    special = index.state_holders
+    for mask in distinguished or []:
+        special = special | mask
+    return special
+
+
+def sizes(problem: StreamsProblem, distinguished: list[np.ndarray] | None = None) -> tuple[int, int]:
     """(variables of the compressed model, variables of the full model), roughly, for choosing."""
     index = StreamsIndex.of(problem)
     n_tasks, n_clients = len(index.tasks), len(index.clients)
@@ -61,7 +70,7 @@ def sizes(problem: StreamsProblem) -> tuple[int, int]:
     stateful = np.flatnonzero(index.stateful)
     standbys = problem.effective_standby_replicas if len(stateful) else 0
     groups = len(np.unique(index.subtopology * 2 + index.stateful))
-    special = index.state_holders
+    special = special_clients(index, distinguished)
     compressed = int(special.sum()) + n_tasks * n_classes + groups * n_clients
     full = n_tasks * n_clients
     if standbys:
@@ -84,7 +93,7 @@ class CompressedStreamsFormulation(Formulation):
     kind: Literal["streams"] = "streams"
     problem: StreamsProblem
 
-    def __init__(self, problem: StreamsProblem, room: bool = False):
+    def __init__(self, problem: StreamsProblem, room: bool = False, distinguished: list[np.ndarray] | None = None):
         self.problem = problem
         self.index = index = StreamsIndex.of(problem)
         self.model = model = LinearModel()
@@ -96,7 +105,7 @@ class CompressedStreamsFormulation(Formulation):
         n_classes = self.n_classes = int(self.class_of.max(initial=-1)) + 1
         self.class_clients = [np.flatnonzero(self.class_of == k) for k in range(n_classes)]
         class_size = np.bincount(self.class_of, minlength=n_classes)
-        self.special = index.state_holders
+        self.special = special_clients(index, distinguished)
         one_hot = np.zeros((c, n_classes), dtype=np.int64)
         one_hot[np.arange(c), self.class_of] = 1
         ordinary = class_size[None, :] - self.special.astype(np.int64) @ one_hot  # tasks x classes
@@ -300,9 +309,7 @@ class CompressedStreamsFormulation(Formulation):
 
     def active_cost(self, cost: np.ndarray) -> LinExpr:
         cost = np.asarray(cost, dtype=np.int64)
-        return LinExpr.of(self.da, cost[self.da_rows, self.da_cols]) + LinExpr.of(
-            self.ra, self._class_values(cost, self.special)
-        )
+        return LinExpr.of(self.da, cost[self.da_rows, self.da_cols]) + LinExpr.of(self.ra, self._class_values(cost, self.special))
 
     def standby_cost(self, cost: np.ndarray) -> LinExpr:
         if not len(self.ds) and not self.rs.size:
@@ -317,9 +324,7 @@ class CompressedStreamsFormulation(Formulation):
             placed = self.za
         else:
             stateful = self.index.stateful[self.da_rows]
-            direct = _grouped(
-                np.concatenate([self.da_cols[stateful], self.ds_cols]), np.concatenate([self.da[stateful], self.ds])
-            )
+            direct = _grouped(np.concatenate([self.da_cols[stateful], self.ds_cols]), np.concatenate([self.da[stateful], self.ds]))
             placed = np.concatenate([self.za[self.group_stateful], self.zs], axis=0)
         empty = np.empty(0, dtype=np.int64)
         return [np.concatenate([direct.get(k, empty), placed[:, k]]) for k in range(self.n_clients)]
@@ -332,10 +337,7 @@ class CompressedStreamsFormulation(Formulation):
         direct = _grouped(groups[self.da_rows] * self.n_clients + self.da_cols, self.da)
         mine = _grouped(first, np.arange(len(first)))
         empty = np.empty(0, dtype=np.int64)
-        return [
-            np.concatenate([direct.get(int(g) * self.n_clients + int(k), empty), self.za[mine.get(int(g), empty), int(k)]])
-            for g, k in pairs
-        ]
+        return [np.concatenate([direct.get(int(g) * self.n_clients + int(k), empty), self.za[mine.get(int(g), empty), int(k)]]) for g, k in pairs]
 
     def copies_in(self, clients: np.ndarray) -> list[np.ndarray]:
         inside = np.zeros(self.n_clients, dtype=bool)
@@ -422,9 +424,7 @@ class CompressedStreamsFormulation(Formulation):
             raise DecodeError("a task has no active")
         if not standby_rows:
             return self.index.assignment(active.tolist())
-        return self.index.assignment(
-            active.tolist(), np.concatenate(standby_rows).tolist(), np.concatenate(standby_clients).tolist()
-        )
+        return self.index.assignment(active.tolist(), np.concatenate(standby_rows).tolist(), np.concatenate(standby_clients).tolist())
 
     def _spread(self, tasks, copies, clients, slots, holds) -> tuple[np.ndarray, np.ndarray]:
         """Place `copies[j]` copies of task `tasks[j]` on distinct ordinary `clients` of the task

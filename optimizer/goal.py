@@ -22,13 +22,18 @@ A goal is built from an optional argument string (`movement_budget=10` gives "10
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from optimizer.errors import GoalError
 from optimizer.formulation import LinExpr
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment
 from optimizer.protocols import FlowTermsAPI, FormulationAPI
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from optimizer.costs import StreamsIndex
 
 Assignment = Mapping[str, ClientAssignment]
 """Client (or member) id -> what it holds."""
@@ -76,6 +81,13 @@ class Goal:
     def lower_bound(self) -> int:
         """A value no assignment goes below (0 for goals that count something)."""
         return 0
+
+    def distinguished(self, index: StreamsIndex) -> np.ndarray | None:
+        """Streams, compressible goals: tasks x clients, True where the goal prices a task on a
+        client apart from the other clients of its class, beyond the clients that held the task
+        or report a lag for it (`StreamsIndex.state_holders`, which the compressed model always
+        tells apart); None: no others."""
+        return None
 
 
 def stage_order(problem: Problem, goals: Sequence[Goal]) -> tuple[list[Goal], list[Goal]]:

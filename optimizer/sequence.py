@@ -30,6 +30,7 @@ import numpy as np
 
 import optimizer.compressed as compressed
 from optimizer.backends import REGISTRY, Backend, named
+from optimizer.costs import StreamsIndex
 from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, Formulation, LinExpr, formulate
 from optimizer.goal import Goal, stage_order
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # mypy checks that the formulations the engine hands goals ar
 
     def _consumer_model(formulation: ConsumerFormulation) -> ConsumerFormulationAPI:
         return formulation
+
 
 BACKENDS = ("exact", *(backend.name for backend in REGISTRY))
 """What `run_sequence` takes: `exact` (the engine's choice, `exact_backends`), or a registered
@@ -150,14 +152,12 @@ def run_sequence(
         raise SolverUnavailableError("no linear back-end is registered to solve this")
     linear = candidate
 
-    small, full = model_variables(problem)
+    small, full = model_variables(problem, goals)
     if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
         return _too_large(full, *declined)
     result, reason, start = None, None, None
     if small is not None and compress is not False:
-        result, reason, start = _run_compressed(
-            problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full
-        )
+        result, reason, start = _run_compressed(problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full)
     if result is None:
         if full > MAX_MODEL_VARIABLES:
             return _too_large(full, *declined, reason)
@@ -170,11 +170,17 @@ def run_sequence(
     return result
 
 
-def model_variables(problem) -> tuple[int | None, int]:
+def distinguished(problem, goals: list[Goal]) -> list[np.ndarray]:
+    """The (task, client) pairs each goal prices apart from the client's class (`Goal.distinguished`)."""
+    index = StreamsIndex.of(problem)
+    return [mask for goal in goals if (mask := goal.distinguished(index)) is not None]
+
+
+def model_variables(problem, goals: list[Goal] | None = None) -> tuple[int | None, int]:
     """Assignment variables (before goals add theirs) of the compressed Streams model (None for
     consumers, which have none) and of the full integer model."""
     if problem.kind == "streams":
-        return compressed.sizes(problem)
+        return compressed.sizes(problem, distinguished(problem, goals or []))
     subscribers: dict[str, int] = {}
     for member in problem.members:
         for topic in member.subscriptions:
@@ -211,10 +217,8 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     # rarely needed); if the counts cannot be spread, once more with them.
     for room in (False, True):
         try:
-            formulation = compressed.CompressedStreamsFormulation(problem, room=room)
-            result = _run_linear(
-                problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress
-            )
+            formulation = compressed.CompressedStreamsFormulation(problem, room=room, distinguished=distinguished(problem, goals))
+            result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress)
         except compressed.NotCompressible as error:
             return None, str(error), None
         except compressed.DecodeError as error:
@@ -231,9 +235,7 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     return None, reason, None
 
 
-def _run_linear(
-    problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None
-) -> SequenceResult:
+def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None) -> SequenceResult:
     expressions = {}
     for goal in goals:
         try:
@@ -258,7 +260,24 @@ def _run_linear(
     if progress is not None:
         progress.formulation, progress.solution, progress.stages = formulation, None, stages
 
-    if constrained:
+    relaxed: tuple[list[Stage], np.ndarray, str] | None = None
+    if getattr(session, "relax", None) is not None and not any(tolerances.get(g.name, Tolerance()) != Tolerance() for g in order):
+        limits = [_limit(goal, problem, tolerances) for goal in constrained]
+        relaxed = _relaxed_pass(session, list(zip(constrained, limits, strict=True)), order, expressions, remaining, current, engine)
+        if relaxed is None:  # not even the hard goals' point: the usual path, from a clean session
+            session = backend.start(formulation.model)
+            for goal in constrained:
+                session.add_row(expressions[id(goal)], -UNBOUNDED, _limit(goal, problem, tolerances))
+    if relaxed is not None:
+        stages, current, note = relaxed
+        order = order[len(stages) - len(constrained) :]
+        if progress is not None:
+            progress.solution = current
+            progress.stages[:] = stages
+        notes.append(note)
+        if not order:
+            return SequenceResult(formulation.decode(current), stages, notes)
+    elif constrained:
         # The hard constraints alone: is there an assignment at all?
         if current is not None:
             current = formulation.repair(current)
@@ -267,10 +286,7 @@ def _run_linear(
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
         if first.status == GoalStatus.INFEASIBLE:
             conflict = _conflicting(problem, constrained, expressions, backend, remaining, tolerances)
-            notes.append(
-                "hard goals in conflict: " + ", ".join(repr(g) for g in conflict)
-                + "; they are minimised as soft goals instead"
-            )
+            notes.append("hard goals in conflict: " + ", ".join(repr(g) for g in conflict) + "; they are minimised as soft goals instead")
             for goal in constrained:
                 stages.append(Stage(goal, GoalStatus.INFEASIBLE, backend=engine))
             session = backend.start(formulation.model)
@@ -315,6 +331,50 @@ def _run_linear(
         session.add_row(expression, -UNBOUNDED, tolerance.limit(result.objective))
     assignment = formulation.decode(current) if current is not None else None
     return SequenceResult(assignment, stages, notes, fallback)
+
+
+def _relaxed_pass(session, constrained, order, expressions, remaining, start, engine) -> tuple[list[Stage], np.ndarray, str] | None:
+    """The stages at once, as far as the relaxations are tight: each goal in turn is frozen at the
+    ceiling of its linear relaxation's optimum (given the goals before it frozen so), then one
+    integer point meeting every frozen row is searched for. At such a point each goal's value is
+    its bound, and that bound is a lower bound on the goal given the earlier goals at theirs (a
+    relaxation of the stage's own problem): every stage is proven optimal, by induction. Failing
+    that, the last goal's row is dropped and the last goal minimised as a stage of its own, with
+    the others frozen; its point proves the others the same way. Returns (the stages, the point, a note),
+    None when neither works (the caller then starts over stage by stage)."""
+    bounds: list[tuple[Goal, int, float]] = []
+    if not order and session.relax(LinExpr.zero(), remaining()) != 0:
+        return None
+    for goal in order:
+        started = time.perf_counter()
+        bound = session.relax(expressions[id(goal)], remaining())
+        if bound is None or bound == math.inf:
+            return None
+        session.add_row(expressions[id(goal)], -UNBOUNDED, bound)
+        bounds.append((goal, int(bound), time.perf_counter() - started))
+    started = time.perf_counter()
+    point = session.find(remaining(), start)
+    last: Stage | None = None
+    if point is None and bounds:
+        goal, _, seconds = bounds.pop()
+        session.pop_row()
+        result = session.minimize(expressions[id(goal)], remaining(), start)
+        if not result.has_solution or result.status == GoalStatus.INFEASIBLE:
+            return None
+        point = result.solution
+        last = Stage(goal, result.status, result.objective, result.bound, seconds + result.seconds, engine)
+        session.add_row(expressions[id(goal)], -UNBOUNDED, result.objective)
+    if point is None:
+        return None
+    found = time.perf_counter() - started
+    if any(expressions[id(goal)].value(point) != bound for goal, bound, _ in bounds):
+        return None  # below a proven lower bound: a relaxation off its tolerance, trust none
+    stages = [Stage(goal, GoalStatus.OPTIMAL, expressions[id(goal)].value(point), float(limit), 0.0, engine) for goal, limit in constrained]
+    for i, (goal, bound, seconds) in enumerate(bounds):
+        stages.append(Stage(goal, GoalStatus.OPTIMAL, bound, float(bound), seconds + (found if i == len(bounds) - 1 and last is None else 0.0), engine))
+    if last is None:
+        return stages, point, "every stage proven by its relaxation's bound, one integer point for all"
+    return stages + [last], point, "stages before the last proven by their relaxations' bounds; the last minimised on its own"
 
 
 def _limit(goal: Goal, problem: Problem, tolerances: dict[str, Tolerance] | None = None) -> int:

@@ -46,6 +46,16 @@ from optimizer.protocols import FormulationAPI
 from optimizer.sequence import run_sequence
 
 
+def target_clients(index: StreamsIndex, target: Assignment) -> np.ndarray:
+    """tasks x clients: True where `target` places a copy (active or standby) of the task."""
+    placement = streams_placement(index, target)
+    held = np.zeros((len(index.tasks), len(index.clients)), dtype=bool)
+    rows = np.flatnonzero(placement.active >= 0)
+    held[rows, placement.active[rows]] = True
+    held[placement.standby_rows, placement.standby_clients] = True
+    return held
+
+
 class TargetDistance(Goal):
     """Actives not on their target client, plus standbys on a client the target gives none of
     that task: how far an assignment is from `target` (internal: `exact_now`'s last goal)."""
@@ -68,6 +78,9 @@ class TargetDistance(Goal):
         standby = np.ones(shape, dtype=np.int64)
         standby[placement.standby_rows, placement.standby_clients] = 0
         return active, standby
+
+    def distinguished(self, index: StreamsIndex) -> np.ndarray:
+        return target_clients(index, self.target)
 
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)
@@ -110,6 +123,9 @@ class CaughtUpNow(Goal):
         cost[nobody, target[nobody]] = 0
         return cost
 
+    def distinguished(self, index: StreamsIndex) -> np.ndarray:
+        return target_clients(index, self.target)  # a task nobody has caught up goes to its target client
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)
         index = StreamsIndex.of(problem)
@@ -151,10 +167,7 @@ def exact_now(
     values = {stage.goal.name: stage.objective for stage in result.stages}
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
         kafka = {c: held.model_copy(update={"warmup": ()}) for c, held in start().items()}
-        return kafka, [
-            "no time was left to optimise the assignment applied now: Kafka's is applied (warm-ups "
-            "planned towards the exact target)"
-        ]
+        return kafka, ["no time was left to optimise the assignment applied now: Kafka's is applied (warm-ups planned towards the exact target)"]
     excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
     return dict(result.assignment), [
         "applied now: stateful actives stay on caught-up clients until their target client has warmed up "
@@ -324,15 +337,11 @@ def withhold_transfers(problem: ConsumerProblem, target: Assignment) -> tuple[di
                 keep.append(partition)
         assignment[member] = held.model_copy(update={"active": tuple(keep)})
     # A member that gives up a partition it holds rejoins after revoking it: another round.
-    gives_up = any(
-        partition not in set(assignment[m.id].active) for m in problem.members if m.id in assignment for partition in m.owned_partitions
-    )
+    gives_up = any(partition not in set(assignment[m.id].active) for m in problem.members if m.id in assignment for partition in m.owned_partitions)
     return assignment, gives_up, withheld
 
 
-def consumer_plan(
-    now: Mapping[str, ClientAssignment], target: Mapping[str, ClientAssignment] | None, moves_now: int, followup: bool
-) -> TransitionPlan:
+def consumer_plan(now: Mapping[str, ClientAssignment], target: Mapping[str, ClientAssignment] | None, moves_now: int, followup: bool) -> TransitionPlan:
     """Cooperative rebalancing's plan: the partitions withheld now go to their target member in the
     follow-up rebalance, which the revoking members trigger at once (no probing interval).
     `target` None: the assignment applied now is the target (`followup`: a rejoin is still due,

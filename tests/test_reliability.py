@@ -222,6 +222,8 @@ def test_the_stages_done_before_the_engine_is_stopped_are_kept(tmp_path, monkeyp
         return minimize(self, objective, time_limit, hint)
 
     monkeypatch.setattr(milp.MilpSession, "minimize", third_call_hangs)
+    # the relaxations "do not solve": the engine solves stage by stage, one `minimize` per stage
+    monkeypatch.setattr(milp.MilpSession, "relax", lambda self, objective, time_limit: None)
     from optimizer.generate import random_streams_problem
 
     problem = random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)

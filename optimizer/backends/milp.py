@@ -3,10 +3,22 @@
 The model goes to HiGHS in one piece from the CSR arrays (building it variable by variable is what
 makes pulp slow at this size). MIP gaps are set to zero, so `optimal` means proven optimal, and
 the status is HiGHS's own model status: a time-limited run is `time_limit`, never `optimal`.
+
+Relaxation first. The assignment models' linear relaxations are tight (their bound is the integer
+optimum on every benchmark), and HiGHS's simplex solves one in a fraction of a second where its
+branch and bound spends seconds in presolve, cuts and heuristics before it finds the integer point
+that meets the bound. So each stage first solves the relaxation on a persistent LP copy of the
+model (warm-started from the previous stage's basis); ceil(relaxation) is a proven lower bound on
+the stage's integer optimum. An integer point that reaches it is optimal, proven: the start when
+it does, the relaxation's own vertex when it is integral, else a small MIP on the relaxation's
+support (every 0/1 variable the relaxation leaves at 0 fixed there). Only when none of these
+reaches the bound does the full MIP run, from the best point found. Every point is checked
+against the model's rows and bounds in integer arithmetic before it is used.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import highspy
@@ -16,6 +28,10 @@ from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult
 
+SUPPORT_NODES = 500
+"""Branch-and-bound nodes the MIP on the relaxation's support may take (a node limit, not a time
+limit, so that the answer does not depend on the machine's speed)."""
+
 
 def _highs_bounds(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The neutral model's bounds as HiGHS's: +-UNBOUNDED and beyond are HiGHS's infinity."""
@@ -23,45 +39,178 @@ def _highs_bounds(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.
     return np.where(lower <= -UNBOUNDED, -inf, lower).astype(np.float64), np.where(upper >= UNBOUNDED, inf, upper).astype(np.float64)
 
 
+def _highs(threads: int, seed: int) -> highspy.Highs:
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("mip_rel_gap", 0.0)
+    highs.setOptionValue("mip_abs_gap", 0.999)  # integer objectives: a gap below 1 is proof
+    highs.setOptionValue("threads", threads)
+    highs.setOptionValue("random_seed", seed)
+    return highs
+
+
 class MilpSession:
     def __init__(self, model: LinearModel, presolve: bool = True, threads: int = 1, seed: int = 20261122):
-        self.highs = highspy.Highs()
-        highs = self.highs
-        highs.setOptionValue("output_flag", False)
-        highs.setOptionValue("mip_rel_gap", 0.0)
-        highs.setOptionValue("mip_abs_gap", 0.999)  # integer objectives: a gap below 1 is proof
-        highs.setOptionValue("threads", threads)
-        highs.setOptionValue("random_seed", seed)
-        if not presolve:
-            highs.setOptionValue("presolve", "off")
-        lower, upper = model.bounds()
-        lo, hi = _highs_bounds(lower, upper)
-        self.n = len(lower)
-        highs.addVars(self.n, lo, hi)
-        highs.changeColsIntegrality(
-            self.n, np.arange(self.n, dtype=np.int32), np.full(self.n, highspy.HighsVarType.kInteger)
-        )
-        matrix, row_lo, row_hi = model.matrix()
-        rlo, rhi = _highs_bounds(row_lo, row_hi)
-        highs.addRows(
-            matrix.shape[0], rlo, rhi, matrix.nnz,
-            matrix.indptr[:-1].astype(np.int32), matrix.indices.astype(np.int32), matrix.data.astype(np.float64),
-        )  # fmt: skip
+        self.lower, self.upper = model.bounds()
+        self.n = n = len(self.lower)
+        self.matrix, self.row_lo, self.row_hi = model.matrix()
+        self.added: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        lo, hi = _highs_bounds(self.lower, self.upper)
+        rlo, rhi = _highs_bounds(self.row_lo, self.row_hi)
+        self.binary = (self.lower == 0) & (self.upper == 1)
+        self._vertex: np.ndarray | None = None
+        columns = np.arange(n, dtype=np.int32)
+        self.highs = _highs(threads, seed)
+        self.lp = _highs(threads, seed)
+        for highs in (self.highs, self.lp):
+            if not presolve:
+                highs.setOptionValue("presolve", "off")
+            highs.addVars(n, lo, hi)
+            if highs is self.highs:
+                highs.changeColsIntegrality(n, columns, np.full(n, highspy.HighsVarType.kInteger))
+            matrix = self.matrix
+            highs.addRows(
+                matrix.shape[0], rlo, rhi, matrix.nnz,
+                matrix.indptr[:-1].astype(np.int32), matrix.indices.astype(np.int32), matrix.data.astype(np.float64),
+            )  # fmt: skip
 
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
         expr = expr.compact()
+        self.added.append((expr.index, expr.coef, lo - expr.constant, hi - expr.constant))
         (low,), (high,) = _highs_bounds(np.array([lo]), np.array([hi]))
-        self.highs.addRow(low - expr.constant, high - expr.constant, len(expr.index), expr.index.astype(np.int32), expr.coef.astype(np.float64))
+        for highs in (self.highs, self.lp):
+            highs.addRow(low - expr.constant, high - expr.constant, len(expr.index), expr.index.astype(np.int32), expr.coef.astype(np.float64))
+
+    def feasible(self, values: np.ndarray) -> bool:
+        """Whether the integer vector `values` meets every bound and row, in integer arithmetic."""
+        if len(values) != self.n or np.any(values < self.lower) or np.any(values > self.upper):
+            return False
+        sums = self.matrix @ values
+        if np.any(sums < self.row_lo) or np.any(sums > self.row_hi):
+            return False
+        return all(lo <= int(np.dot(coef, values[index])) <= hi for index, coef, lo, hi in self.added)
 
     def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
         started = time.perf_counter()
+        deadline = None if time_limit is None else started + float(time_limit)
         objective = objective.compact()
-        costs = np.zeros(self.n, dtype=np.float64)
+        costs = np.zeros(self.n, dtype=np.int64)
         costs[objective.index] = objective.coef
+        if hint is not None:
+            hint = np.asarray(hint, dtype=np.int64)
+            if not self.feasible(hint):
+                hint = None
+
+        def value(point: np.ndarray) -> int:
+            return int(np.dot(costs, point)) + objective.constant
+
+        bound, vertex = self._relaxation(costs, deadline)
+        if bound is not None:
+            bound += objective.constant
+            if bound == math.inf:
+                return StageResult(GoalStatus.INFEASIBLE, None, None, None, time.perf_counter() - started)
+            for point in (hint, vertex):
+                if point is not None and value(point) <= bound:
+                    return StageResult(GoalStatus.OPTIMAL, point, value(point), float(bound), time.perf_counter() - started)
+            point = self._support_mip(costs, hint, deadline)
+            if point is not None and (hint is None or value(point) < value(hint)):
+                hint = point
+            if hint is not None and value(hint) <= bound:
+                return StageResult(GoalStatus.OPTIMAL, hint, value(hint), float(bound), time.perf_counter() - started)
+        return self._mip(costs, objective.constant, deadline, hint, started)
+
+    # ------------------------------------------------------------------ the relaxed pass
+
+    def relax(self, objective: LinExpr, time_limit: float | None) -> float | None:
+        """A proven lower bound on `objective` over the integer points of the model: the ceiling
+        of its relaxation's optimum (math.inf: no point at all; None: not solved in time)."""
+        objective = objective.compact()
+        costs = np.zeros(self.n, dtype=np.int64)
+        costs[objective.index] = objective.coef
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        bound, self._vertex = self._relaxation(costs, deadline)
+        return None if bound is None else bound + objective.constant
+
+    def pop_row(self) -> None:
+        """Drop the row added last (`add_row`)."""
+        self.added.pop()
+        row = np.array([self.matrix.shape[0] + len(self.added)], dtype=np.int32)
+        for highs in (self.highs, self.lp):
+            highs.deleteRows(1, row)
+
+    def find(self, time_limit: float | None, hint: np.ndarray | None) -> np.ndarray | None:
+        """An integer point meeting every row (None if none was found): the last relaxation's
+        vertex or `hint` when they are one, else from the MIP on their supports."""
+        for point in (self._vertex, hint):
+            if point is not None and self.feasible(point):
+                return point
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        return self._support_mip(np.zeros(self.n, dtype=np.int64), hint, deadline)
+
+    # ------------------------------------------------------------------ steps
+
+    def _left(self, deadline: float | None) -> float:
+        return highspy.kHighsInf if deadline is None else max(0.0, deadline - time.perf_counter())
+
+    def _relaxation(self, costs: np.ndarray, deadline: float | None) -> tuple[float | None, np.ndarray | None]:
+        """(the ceiling of the relaxation's optimum, math.inf when it is infeasible, None when it
+        did not solve; the relaxation's vertex rounded, when it is an integer point of the model)."""
+        lp = self.lp
+        lp.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
+        lp.setOptionValue("time_limit", self._left(deadline))
+        lp.clearSolver()  # from scratch: a warm start after a new row and objective is slower here
+        lp.run()
+        status = lp.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return math.inf, None
+        if status != highspy.HighsModelStatus.kOptimal:
+            return None, None
+        optimum = lp.getInfo().objective_function_value
+        bound = math.ceil(optimum - 1e-6 * max(1.0, abs(optimum)))
+        x = np.array(lp.getSolution().col_value)
+        rounded = np.rint(x).astype(np.int64)
+        integral = np.abs(x - rounded).max(initial=0.0) < 1e-6 and self.feasible(rounded)
+        return float(bound), rounded if integral else None
+
+    def _support_mip(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None) -> np.ndarray | None:
+        """The best integer point (None if none) of the MIP on the relaxation's support and the
+        start's: every 0/1 variable at 0 in both fixed there; stopped at the relaxation's bound
+        or after SUPPORT_NODES nodes."""
+        x = np.array(self.lp.getSolution().col_value)
+        fixed = self.binary & (x < 1e-6)
+        if hint is not None:
+            fixed &= hint == 0
+        columns = np.flatnonzero(fixed).astype(np.int32)
         highs = self.highs
-        highs.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs)
+        lo, hi = _highs_bounds(self.lower[columns], self.upper[columns])
+        highs.changeColsBounds(len(columns), columns, lo, np.zeros(len(columns)))
+        highs.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
-        highs.setOptionValue("time_limit", float(time_limit) if time_limit is not None else highspy.kHighsInf)
+        highs.setOptionValue("time_limit", self._left(deadline))
+        highs.setOptionValue("mip_max_nodes", SUPPORT_NODES)
+        if hint is not None:
+            start = highspy.HighsSolution()
+            start.col_value = hint.astype(np.float64).tolist()
+            start.value_valid = True
+            highs.setSolution(start)
+        try:
+            highs.run()
+            point = self._point(highs)
+        finally:
+            highs.changeColsBounds(len(columns), columns, lo, hi)
+            highs.setOptionValue("mip_max_nodes", 2**31 - 1)
+        return point if point is not None and self.feasible(point) else None
+
+    def _point(self, highs: highspy.Highs) -> np.ndarray | None:
+        if highs.getInfo().primal_solution_status != 2:  # kSolutionStatusFeasible
+            return None
+        return np.rint(np.array(highs.getSolution().col_value)).astype(np.int64)
+
+    def _mip(self, costs: np.ndarray, constant: int, deadline: float | None, hint: np.ndarray | None, started: float) -> StageResult:
+        highs = self.highs
+        highs.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
+        highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
+        highs.setOptionValue("time_limit", self._left(deadline))
         if hint is not None:
             solution = highspy.HighsSolution()
             solution.col_value = hint.astype(np.float64).tolist()
@@ -71,14 +220,13 @@ class MilpSession:
         seconds = time.perf_counter() - started
         status = highs.getModelStatus()
         info = highs.getInfo()
-        has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == highspy.HighsModelStatus.kInfeasible:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
-        if not has_solution:
+        values = self._point(highs)
+        if values is None:
             return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
-        values = np.rint(np.array(highs.getSolution().col_value)).astype(np.int64)
-        value = int(np.dot(costs, values) + objective.constant)
-        bound = float(info.mip_dual_bound) + objective.constant if np.isfinite(info.mip_dual_bound) else None
+        value = int(np.dot(costs, values) + constant)
+        bound = float(info.mip_dual_bound) + constant if np.isfinite(info.mip_dual_bound) else None
         if status == highspy.HighsModelStatus.kOptimal:
             kind = GoalStatus.OPTIMAL
         elif status == highspy.HighsModelStatus.kTimeLimit:

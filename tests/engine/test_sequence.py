@@ -200,3 +200,62 @@ def test_kip925_cost_under_balance_equals_the_kip925_reference(tasks, clients):
         exact = solve(problem, solver=backend, goals=["balance", "kip925_cost"])
         assert exact.goals[1].value == reference, backend
         assert exact.goals[1].status == "optimal"
+
+
+STREAMS_DEFAULT = ["balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"]
+
+
+@pytest.mark.parametrize("seed", [2, 6])
+def test_the_relaxed_pass_proves_every_stage_and_agrees_with_stage_by_stage(seed, monkeypatch):
+    """On an application whose relaxations are tight, every stage is frozen at its relaxation's
+    bound and one integer point meets them all (docs/engine.md, 'Relaxation first'); solving stage
+    by stage (the relaxations unused) reaches the same value in every stage."""
+    from optimizer.backends import milp
+
+    problem = normalize(random_streams_problem(seed, tasks=200, clients=10, standby_replicas=1, threads=(1, 1), subtopologies=4, churn=0.1)).problem
+    relaxed = run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    assert "every stage proven by its relaxation's bound, one integer point for all" in relaxed.notes
+    assert all(str(s.status) == "optimal" and s.bound == s.objective for s in relaxed.stages)
+    monkeypatch.setattr(milp.MilpSession, "relax", lambda self, objective, time_limit: None)
+    staged = run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    assert "every stage proven by its relaxation's bound, one integer point for all" not in staged.notes
+    assert [s.objective for s in staged.stages] == [s.objective for s in relaxed.stages]
+    for stage in relaxed.stages:
+        assert stage.goal.evaluate(problem, relaxed.assignment) == stage.objective
+
+
+def test_a_gap_in_the_last_stage_minimises_it_on_its_own():
+    """Where the last goal's integer optimum lies above its relaxation's bound (stickiness: 154
+    against 152 here), no point meets every frozen bound: the last goal is minimised on its own
+    with the others frozen, and every stage is still proven; CP-SAT, stage by stage, agrees."""
+    problem = normalize(random_streams_problem(1, tasks=200, clients=10, standby_replicas=1, threads=(1, 1), subtopologies=4, churn=0.1)).problem
+    result = run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    assert "stages before the last proven by their relaxations' bounds; the last minimised on its own" in result.notes
+    assert [s.objective for s in result.stages] == [0, 0, 0, 18, 154]
+    assert all(str(s.status) == "optimal" for s in result.stages)
+    for stage in result.stages:
+        assert stage.goal.evaluate(problem, result.assignment) == stage.objective
+    small = normalize(random_streams_problem(7, tasks=20, clients=5, standby_replicas=1, threads=(1, 1), subtopologies=3, churn=0.1)).problem
+    milp = run_sequence(small, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    cpsat = run_sequence(small, resolve_goals(STREAMS_DEFAULT, "streams"), "cpsat")
+    assert [s.objective for s in milp.stages] == [s.objective for s in cpsat.stages] == [0, 0, 0, 6, 20]
+
+
+def test_the_assignment_applied_now_uses_the_compressed_model_with_the_target_clients_told_apart():
+    """The distance to the target prices each task's target clients apart from their class: they
+    become direct variables of the compressed model (Goal.distinguished) instead of forcing the full one."""
+    from optimizer.compressed import sizes
+    from optimizer.costs import StreamsIndex
+    from optimizer.transition import TargetDistance, target_clients
+
+    problem = normalize(random_streams_problem(6, tasks=200, clients=40, standby_replicas=1, threads=(1, 1), subtopologies=4, churn=0.3)).problem
+    target = solve(problem, warmups=False).assignment
+    goal = TargetDistance(target)
+    index = StreamsIndex.of(problem)
+    mask = goal.distinguished(index)
+    assert mask.sum() == len(index.tasks) + int(index.stateful.sum())  # one active and one standby each
+    assert (mask == target_clients(index, target)).all()
+    assert sizes(problem, [mask])[0] > sizes(problem)[0]
+    result = run_sequence(problem, [goal], "milp")
+    assert any(n.startswith("compressed model") for n in result.notes)
+    assert result.stages[0].objective == goal.evaluate(problem, result.assignment) == 0
