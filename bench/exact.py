@@ -248,9 +248,9 @@ def target_f(results):
     problem = random_streams_problem(6, tasks=10_000, clients=200, standby_replicas=1, threads=(1, 1), subtopologies=12, churn=0.1)
     _, kafka_seconds = timed(solve, problem, solver="kafka")
     started = time.perf_counter()
-    result = run_sequence(normalize(problem).problem, resolve_goals(STREAMS_GOALS, "streams"), "exact", 600)
+    result = run_sequence(normalize(problem).problem, resolve_goals(STREAMS_GOALS, "streams"), "exact", 180)
     seconds = time.perf_counter() - started
-    row = {"target": "f", "tasks": 10_000, "clients": 200, "standbys": 1, "sequence_seconds": round(seconds, 1), "time_limit": 600,
+    row = {"target": "f", "tasks": 10_000, "clients": 200, "standbys": 1, "sequence_seconds": round(seconds, 1), "time_limit": 180,
            "kafka_reproduction_seconds": round(kafka_seconds, 1),
            "stages": [{"goal": s.goal.name, "value": s.objective, "status": str(s.status), "seconds": round(s.seconds, 1)} for s in result.stages],
            "notes": result.notes}  # fmt: skip

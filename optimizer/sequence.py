@@ -358,7 +358,9 @@ def _relaxed_pass(session, constrained, order, expressions, remaining, start, en
     if point is None and bounds:
         goal, _, seconds = bounds.pop()
         session.pop_row()
-        result = session.minimize(expressions[id(goal)], remaining(), start)
+        # at most half the time left: should it find nothing, stage by stage gets the other half
+        left = remaining()
+        result = session.minimize(expressions[id(goal)], None if left is None else left / 2, start)
         if not result.has_solution or result.status == GoalStatus.INFEASIBLE:
             return None
         point = result.solution
