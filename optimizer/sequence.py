@@ -363,8 +363,12 @@ def _relaxed_pass(session, constrained, order, expressions, remaining, start, en
         result = session.minimize(expressions[id(goal)], None if left is None else left / 2, start)
         if not result.has_solution or result.status == GoalStatus.INFEASIBLE:
             return None
+        spent = result.seconds
+        if result.status != GoalStatus.OPTIMAL and remaining() != 0.0:  # the other half, from its point
+            result = session.minimize(expressions[id(goal)], remaining(), result.solution)
+            spent += result.seconds
         point = result.solution
-        last = Stage(goal, result.status, result.objective, result.bound, seconds + result.seconds, engine)
+        last = Stage(goal, result.status, result.objective, result.bound, seconds + spent, engine)
         session.add_row(expressions[id(goal)], -UNBOUNDED, result.objective)
     if point is None:
         return None

@@ -56,18 +56,27 @@ def target_clients(index: StreamsIndex, target: Assignment) -> np.ndarray:
     return held
 
 
-class TargetDistance(Goal):
-    """Actives not on their target client, plus standbys on a client the target gives none of
-    that task: how far an assignment is from `target` (internal: `exact_now`'s last goal)."""
+class _TowardsTarget(Goal):
+    """An internal goal of `exact_now`, which knows the target: it prices the target's clients of
+    a task apart from the rest of their class, so they are direct variables of the compressed model."""
 
-    name = "target_distance"
-    summary = "actives elsewhere than in the target, and standbys where the target has none"
     compressible = True
     kinds = ("streams",)
 
     def __init__(self, target: Assignment) -> None:
         super().__init__()
         self.target = target
+
+    def distinguished(self, index: StreamsIndex) -> np.ndarray:
+        return target_clients(index, self.target)
+
+
+class TargetDistance(_TowardsTarget):
+    """Actives not on their target client, plus standbys on a client the target gives none of
+    that task: how far an assignment is from `target` (internal: `exact_now`'s last goal)."""
+
+    name = "target_distance"
+    summary = "actives elsewhere than in the target, and standbys where the target has none"
 
     def _costs(self, index: StreamsIndex) -> tuple[np.ndarray, np.ndarray]:
         placement = streams_placement(index, self.target)
@@ -78,9 +87,6 @@ class TargetDistance(Goal):
         standby = np.ones(shape, dtype=np.int64)
         standby[placement.standby_rows, placement.standby_clients] = 0
         return active, standby
-
-    def distinguished(self, index: StreamsIndex) -> np.ndarray:
-        return target_clients(index, self.target)
 
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)
@@ -98,7 +104,7 @@ class TargetDistance(Goal):
         return expr
 
 
-class CaughtUpNow(Goal):
+class CaughtUpNow(_TowardsTarget):
     """KIP-441's rule for the assignment applied now: a stateful active on one of the task's most
     caught-up clients; a task that no client holds within `acceptable.recovery.lag` (a new task,
     or one every client lost) goes straight to its target client, as Kafka's task movement does
@@ -107,12 +113,6 @@ class CaughtUpNow(Goal):
 
     name = "caught_up_now"
     summary = "stateful actives not on a most caught-up client (tasks nobody has caught up: not on their target)"
-    compressible = True
-    kinds = ("streams",)
-
-    def __init__(self, target: Assignment) -> None:
-        super().__init__()
-        self.target = target
 
     def _cost(self, problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
         ranks = caught_up_ranks(problem, index)
@@ -122,9 +122,6 @@ class CaughtUpNow(Goal):
         cost[nobody, :] = 1
         cost[nobody, target[nobody]] = 0
         return cost
-
-    def distinguished(self, index: StreamsIndex) -> np.ndarray:
-        return target_clients(index, self.target)  # a task nobody has caught up goes to its target client
 
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)

@@ -299,3 +299,37 @@ def test_a_model_too_large_to_build_returns_kafkas_assignment(monkeypatch):
             assert any("variables, more than 10: not built" in n for n in solution.solver.options["notes"])
             kafka = solve(problem, solver="kafka").assignment
             assert {c: h.active for c, h in solution.assignment.items()} == {c: h.active for c, h in kafka.items()}
+
+
+def test_a_relaxation_that_uses_its_whole_share_leaves_time_for_an_assignment(monkeypatch):
+    """A relaxation may take at most half the time left (on a large degenerate model it can take
+    minutes): one that runs out leaves the stages the other half, so an assignment is still found."""
+    from optimizer.backends import milp
+    from optimizer.generate import random_streams_problem
+
+    class SlowLp:
+        """HiGHS's LP, but every solve runs to its time limit and says so."""
+
+        def __init__(self, lp):
+            self.lp = lp
+
+        def __getattr__(self, name):
+            return getattr(self.lp, name)
+
+        def run(self):
+            time.sleep(min(self.lp.getOptionValue("time_limit")[1], 30.0))
+
+        def getModelStatus(self):
+            return milp.highspy.HighsModelStatus.kTimeLimit
+
+    start = milp.MilpSession.__init__
+
+    def init(self, model, **options):
+        start(self, model, **options)
+        self.lp = SlowLp(self.lp)
+
+    monkeypatch.setattr(milp.MilpSession, "__init__", init)
+    problem = random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)
+    solution = solve(problem, solver="milp", goals=["balance", "cross_rack_traffic"], time_limit=3.0, warmups=False)
+    assert "fallback" not in solution.solver.options
+    assert [str(g.status) for g in solution.goals] == ["optimal", "optimal"]
