@@ -18,6 +18,7 @@ first and kept at its optimum.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
-from optimizer.levels import balance_slack, saturated_clients
+from optimizer.levels import balance_slack, level_boxes, saturated_clients
 from optimizer.model.problem import Problem
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI, Repair, StreamsFormulationAPI
 
@@ -101,7 +102,9 @@ def _level_rows(
     1/c, so this grid loses nothing). Otherwise, per thread count g, variables hi_g >= n and
     lo_g <= n over its clients, and per pair of thread counts (g, h) the row
     c_h*hi_g - c_g*lo_h - (c_g + c_h)*e <= c_g*c_h: the pairwise form of the same condition
-    (`balance_slack`), with coefficients no larger than the thread counts."""
+    (`balance_slack`), with coefficients no larger than the thread counts. With no client
+    saturated, also each count's box over the levels (`_box_rows`), which keeps the relaxation
+    from mixing levels."""
     model = formulation.model
     free = np.flatnonzero(~saturated)
     bound = copies + cap
@@ -125,6 +128,8 @@ def _level_rows(
         highs.append(high)
 
     if scale <= _MAX_LEVEL_SCALE:
+        if not saturated.any():
+            _box_rows(add, members_of, slack, threads, copies)
         for k in range(len(threads)):
             if saturated[k]:
                 add(members_of[k], [slack], [1], 1, cap, UNBOUNDED)
@@ -167,6 +172,24 @@ def _level_rows(
 
     formulation.repairs.append(fix)
     return LinExpr.of([slack], [1])
+
+
+def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int, threads: np.ndarray, copies: int) -> None:
+    """Rows that hold each client's count within what the balanced levels allow it, given that
+    the counts add up to `copies` (no client saturated): from the lowest lower bound to the
+    highest upper bound of `level_boxes`, each box already tightened by the total. They follow
+    from the level rows for integer counts, not for fractional ones: without them the relaxation
+    mixes two levels (19 and 20 tasks per client on 10 clients with 200 tasks, where every
+    integer point has exactly 20) and prices stickiness below any assignment (22 against 25
+    on 200 x 10). Each row is relaxed by `copies` per unit of the slack e (any count fits then)."""
+    boxes = level_boxes(threads, copies)
+    if not boxes:
+        return
+    low = np.min([lower for lower, _ in boxes], axis=0)
+    high = np.max([upper for _, upper in boxes], axis=0)
+    for k in range(len(threads)):
+        add(members_of[k], [slack], [copies], 1, int(low[k]), UNBOUNDED)
+        add(members_of[k], [slack], [-copies], 1, -UNBOUNDED, int(high[k]))
 
 
 def _encode_square_sizes(formulation: ConsumerFormulationAPI) -> LinExpr:

@@ -338,41 +338,47 @@ def _relaxed_pass(session, constrained, order, expressions, remaining, start, en
     ceiling of its linear relaxation's optimum (given the goals before it frozen so), then one
     integer point meeting every frozen row is searched for. At such a point each goal's value is
     its bound, and that bound is a lower bound on the goal given the earlier goals at theirs (a
-    relaxation of the stage's own problem): every stage is proven optimal, by induction. Failing
-    that, the last goal's row is dropped and the last goal minimised as a stage of its own, with
-    the others frozen; its point proves the others the same way. Returns (the stages, the point, a note),
-    None when neither works (the caller then starts over stage by stage)."""
-    bounds: list[tuple[Goal, int, float]] = []
+    relaxation of the stage's own problem): every stage is proven optimal, by induction.
+
+    Goals but the last are first guessed to reach their lower bound (`Goal.lower_bound`, usually
+    0: no cross-rack standby, no spread excess) and frozen there without a relaxation. A guess is
+    proven by the integer point, which cannot go below the lower bound; a wrong one shows as the
+    next relaxation being infeasible (then the latest guessed goal gets its relaxation) or as no
+    point being found (then the pass starts over without guesses).
+
+    Failing a point, the last goal's row is dropped and the last goal minimised as a stage of its
+    own, with the others frozen; its point proves the others the same way. Returns (the stages,
+    the point, a note), None when neither works (the caller then starts over stage by stage)."""
     if not order and session.relax(LinExpr.zero(), remaining()) != 0:
         return None
-    for goal in order:
-        started = time.perf_counter()
-        bound = session.relax(expressions[id(goal)], remaining())
-        if bound is None or bound == math.inf:
-            return None
-        session.add_row(expressions[id(goal)], -UNBOUNDED, bound)
-        bounds.append((goal, int(bound), time.perf_counter() - started))
     started = time.perf_counter()
-    point = session.find(remaining(), start)
-    last: Stage | None = None
-    if point is None and bounds:
-        goal, _, seconds = bounds.pop()
-        session.pop_row()
-        # at most half the time left: should it find nothing, stage by stage gets the other half
-        left = remaining()
-        result = session.minimize(expressions[id(goal)], None if left is None else left / 2, start)
-        if not result.has_solution or result.status == GoalStatus.INFEASIBLE:
+    for guess in (True, False):
+        frozen = _frozen_bounds(session, order, expressions, remaining, guess)
+        if frozen is None:
             return None
-        spent = result.seconds
-        if result.status != GoalStatus.OPTIMAL and remaining() != 0.0:  # the other half, from its point
-            result = session.minimize(expressions[id(goal)], remaining(), result.solution)
-            spent += result.seconds
-        point = result.solution
-        last = Stage(goal, result.status, result.objective, result.bound, seconds + spent, engine)
-        session.add_row(expressions[id(goal)], -UNBOUNDED, result.objective)
-    if point is None:
-        return None
-    found = time.perf_counter() - started
+        bounds, guessed = frozen
+        point = session.find(remaining(), start)
+        last: Stage | None = None
+        if point is None and bounds:
+            goal, _, seconds = bounds.pop()
+            session.pop_row()
+            # at most half the time left: should it find nothing, stage by stage gets the other half
+            left = remaining()
+            result = session.minimize(expressions[id(goal)], None if left is None else left / 2, start)
+            if result.has_solution and result.status != GoalStatus.OPTIMAL and remaining() != 0.0:  # the other half, from its point
+                more = session.minimize(expressions[id(goal)], remaining(), result.solution)
+                result = StageResult(more.status, more.solution, more.objective, more.bound, result.seconds + more.seconds)
+            if result.has_solution and result.status != GoalStatus.INFEASIBLE:
+                point = result.solution
+                last = Stage(goal, result.status, result.objective, result.bound, seconds + result.seconds, engine)
+                session.add_row(expressions[id(goal)], -UNBOUNDED, result.objective)
+        if point is not None:
+            break
+        if not guessed:
+            return None
+        for _ in bounds:  # a guess may be what no integer point meets: once more, without guesses
+            session.pop_row()
+    found = time.perf_counter() - started - sum(seconds for _, _, seconds in bounds) - (last.seconds if last else 0.0)
     if any(expressions[id(goal)].value(point) != bound for goal, bound, _ in bounds):
         return None  # below a proven lower bound: a relaxation off its tolerance, trust none
     stages = [Stage(goal, GoalStatus.OPTIMAL, expressions[id(goal)].value(point), float(limit), 0.0, engine) for goal, limit in constrained]
@@ -381,6 +387,44 @@ def _relaxed_pass(session, constrained, order, expressions, remaining, start, en
     if last is None:
         return stages, point, "every stage proven by its relaxation's bound, one integer point for all"
     return stages + [last], point, "stages before the last proven by their relaxations' bounds; the last minimised on its own"
+
+
+def _frozen_bounds(session, order, expressions, remaining, guess: bool) -> tuple[list[tuple[Goal, int, float]], bool] | None:
+    """Freeze each goal of `order` with a row at its bound: the ceiling of its relaxation, or
+    (`guess`, every goal but the last) its lower bound, guessed until a relaxation after it is
+    infeasible (then the latest guess is undone and that goal relaxed, and so on back). Returns
+    ([(goal, bound, seconds)], whether a guess stands), or None when a relaxation did not solve or
+    is infeasible without guesses."""
+    bounds: list[tuple[Goal, int, float]] = []
+    guessed = 0  # goals frozen by a guess since the last relaxation (the last rows added)
+    relaxed: set[int] = set()  # positions whose guess was undone
+    stands = False
+    i = 0
+    while i < len(order):
+        goal, expression = order[i], expressions[id(order[i])]
+        if guess and i < len(order) - 1 and i not in relaxed:
+            session.add_row(expression, -UNBOUNDED, goal.lower_bound())
+            bounds.append((goal, goal.lower_bound(), 0.0))
+            guessed += 1
+            i += 1
+            continue
+        started = time.perf_counter()
+        bound = session.relax(expression, remaining())
+        if bound == math.inf and guessed:  # a guess is wrong: the latest one gets its relaxation
+            session.pop_row()
+            bounds.pop()
+            guessed -= 1
+            i -= 1
+            relaxed.add(i)
+            continue
+        if bound is None or bound == math.inf:
+            return None
+        stands = stands or guessed > 0
+        guessed = 0
+        session.add_row(expression, -UNBOUNDED, bound)
+        bounds.append((goal, int(bound), time.perf_counter() - started))
+        i += 1
+    return bounds, stands
 
 
 def _limit(goal: Goal, problem: Problem, tolerances: dict[str, Tolerance] | None = None) -> int:

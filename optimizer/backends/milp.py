@@ -11,9 +11,11 @@ that meets the bound. So each stage first solves the relaxation on a persistent 
 model (warm-started from the previous stage's basis); ceil(relaxation) is a proven lower bound on
 the stage's integer optimum. An integer point that reaches it is optimal, proven: the start when
 it does, the relaxation's own vertex when it is integral, else a small MIP on the relaxation's
-support (every 0/1 variable the relaxation leaves at 0 fixed there). Only when none of these
-reaches the bound does the full MIP run, from the best point found. Every point is checked
-against the model's rows and bounds in integer arithmetic before it is used.
+support (every 0/1 variable the relaxation leaves at 0 fixed there), else a MIP on the
+relaxation's optimal face (every variable whose reduced cost rules it out of the points that reach
+the bound fixed: a restriction that loses none of them). Only when none of these reaches the
+bound does the full MIP run, from the best point found. Every point is checked against the
+model's rows and bounds in integer arithmetic before it is used.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ IPM_COLUMNS = 5_000
 SUPPORT_NODES = 500
 """Branch-and-bound nodes the MIP on the relaxation's support may take (a node limit, not a time
 limit, so that the answer does not depend on the machine's speed)."""
+
+DUAL_TOLERANCE = 1e-7
+"""Reduced costs smaller than this count as zero (HiGHS's dual feasibility tolerance)."""
 
 
 def _highs_bounds(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +68,9 @@ class MilpSession:
         self.binary = (self.lower == 0) & (self.upper == 1)
         self._vertex: np.ndarray | None = None
         self._solved: tuple[tuple, tuple[float | None, np.ndarray | None]] | None = None
+        self._face: tuple[tuple, np.ndarray, np.ndarray, np.ndarray] | None = None  # of the relaxation last solved
         self._support_tried: tuple | None = None
+        self._face_tried: tuple | None = None
         columns = np.arange(n, dtype=np.int32)
         self.highs = _highs(threads, seed)
         self.lp = _highs(threads, seed)
@@ -127,6 +134,10 @@ class MilpSession:
             self._support_tried = key
             if point is not None and (hint is None or value(point) < value(hint)):
                 hint = point
+            if hint is None or value(hint) > bound:
+                point = self._face_mip(costs, hint, deadline)
+                if point is not None and (hint is None or value(point) < value(hint)):
+                    hint = point
             if hint is not None and value(hint) <= bound:
                 return StageResult(GoalStatus.OPTIMAL, hint, value(hint), float(bound), time.perf_counter() - started)
         return self._mip(costs, objective.constant, deadline, hint, started)
@@ -152,12 +163,15 @@ class MilpSession:
 
     def find(self, time_limit: float | None, hint: np.ndarray | None) -> np.ndarray | None:
         """An integer point meeting every row (None if none was found): the last relaxation's
-        vertex or `hint` when they are one, else from the MIP on their supports."""
+        vertex or `hint` when they are one, else from the MIP on their supports, else from the
+        MIP on the last relaxation's optimal face (within half the time)."""
         for point in (self._vertex, hint):
             if point is not None and self.feasible(point):
                 return point
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-        return self._support_mip(np.zeros(self.n, dtype=np.int64), hint, deadline)
+        zero = np.zeros(self.n, dtype=np.int64)
+        point = self._support_mip(zero, hint, deadline)
+        return point if point is not None else self._face_mip(zero, hint, deadline)
 
     # ------------------------------------------------------------------ steps
 
@@ -176,6 +190,7 @@ class MilpSession:
         lp.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         lp.setOptionValue("time_limit", self._left(deadline) / 2)
         lp.clearSolver()  # from scratch: a warm start after a new row and objective is slower here
+        self._face = None
         lp.run()
         status = lp.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
@@ -184,11 +199,29 @@ class MilpSession:
             return None, None
         optimum = lp.getInfo().objective_function_value
         bound = math.ceil(optimum - 1e-6 * max(1.0, abs(optimum)))
-        x = np.array(lp.getSolution().col_value)
+        solution = lp.getSolution()
+        x = np.array(solution.col_value)
         rounded = np.rint(x).astype(np.int64)
         integral = np.abs(x - rounded).max(initial=0.0) < 1e-6 and self.feasible(rounded)
         self._solved = (key, (float(bound), rounded if integral else None))
+        self._face = (key, *self._face_bounds(np.array(solution.col_dual), bound - optimum))
         return self._solved[1]
+
+    def _face_bounds(self, reduced: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, lower, upper): the bounds that reduced-cost fixing gives the columns it
+        tightens. A point within `gap` of the relaxation's optimum can raise a variable with
+        reduced cost d > 0 above its lower bound by at most gap / d (lower it below its upper
+        bound, for d < 0): with gap 0, the relaxation's optimal face, where every point that
+        reaches an integral optimum lies."""
+        gap = max(gap, 0.0) + 1e-6  # rounding in the bound and the reduced costs: fix fewer, never more
+        room = np.floor(gap / np.maximum(np.abs(reduced), DUAL_TOLERANCE))
+        lower, upper = self.lower.copy(), self.upper.copy()
+        up = (reduced > DUAL_TOLERANCE) & (self.lower > -UNBOUNDED)
+        down = (reduced < -DUAL_TOLERANCE) & (self.upper < UNBOUNDED)
+        upper[up] = np.minimum(upper[up], lower[up] + room[up])
+        lower[down] = np.maximum(lower[down], upper[down] - room[down])
+        columns = np.flatnonzero((lower != self.lower) | (upper != self.upper))
+        return columns, lower[columns], upper[columns]
 
     def _support_mip(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None) -> np.ndarray | None:
         """The best integer point (None if none) of the MIP on the relaxation's support and the
@@ -198,14 +231,38 @@ class MilpSession:
         fixed = self.binary & (x < 1e-6)
         if hint is not None:
             fixed &= hint == 0
-        columns = np.flatnonzero(fixed).astype(np.int32)
+        columns = np.flatnonzero(fixed)
+        zeros = np.zeros(len(columns), dtype=np.int64)
+        return self._restricted_mip(costs, columns, zeros, zeros, None, hint, deadline, SUPPORT_NODES)
+
+    def _face_mip(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None) -> np.ndarray | None:
+        """The best integer point (None if none) of the MIP on the last relaxation's optimal face
+        (its reduced-cost fixings, `_face_bounds`), within half the time left: no point that
+        reaches the relaxation's bound is lost, and presolve removes most of the model. The
+        start is kept only where it lies on the face."""
+        if self._face is None or self._face[0] == self._face_tried:
+            return None  # asked again for the same face: it has had its chance
+        key, columns, lower, upper = self._face
+        self._face_tried = key
+        if hint is not None and (np.any(hint[columns] < lower) or np.any(hint[columns] > upper)):
+            hint = None
+        return self._restricted_mip(costs, columns, lower, upper, self._left(deadline) / 2, hint, deadline, None)
+
+    def _restricted_mip(
+        self, costs, columns, lower, upper, time_limit: float | None, hint: np.ndarray | None, deadline: float | None, nodes: int | None
+    ) -> np.ndarray | None:
+        """The best integer point (None if none) of the MIP with `columns` bounded to [lower,
+        upper], within `time_limit` (else the time left) and `nodes` branch-and-bound nodes."""
+        columns = columns.astype(np.int32)
         highs = self.highs
         lo, hi = _highs_bounds(self.lower[columns], self.upper[columns])
-        highs.changeColsBounds(len(columns), columns, lo, np.zeros(len(columns)))
+        new_lo, new_hi = _highs_bounds(lower, upper)
+        highs.changeColsBounds(len(columns), columns, new_lo, new_hi)
         highs.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
-        highs.setOptionValue("time_limit", self._left(deadline))
-        highs.setOptionValue("mip_max_nodes", SUPPORT_NODES)
+        highs.setOptionValue("time_limit", self._left(deadline) if time_limit is None else time_limit)
+        if nodes is not None:
+            highs.setOptionValue("mip_max_nodes", nodes)
         if hint is not None:
             start = highspy.HighsSolution()
             start.col_value = hint.astype(np.float64).tolist()
