@@ -333,3 +333,50 @@ def test_a_relaxation_that_uses_its_whole_share_leaves_time_for_an_assignment(mo
     solution = solve(problem, solver="milp", goals=["balance", "cross_rack_traffic"], time_limit=3.0, warmups=False)
     assert "fallback" not in solution.solver.options
     assert [str(g.status) for g in solution.goals] == ["optimal", "optimal"]
+
+
+def test_with_no_time_left_no_relaxation_or_mip_is_started(monkeypatch):
+    """HiGHS does not stop a solve at a time limit of 0 (its interior point ran 16 s past the
+    limit on 1,000 x 50 with two standbys): with the time used up, the session starts nothing."""
+    from optimizer.backends import milp
+    from optimizer.formulation import formulate
+    from optimizer.generate import random_streams_problem
+    from optimizer.model.normalize import normalize
+    from optimizer.solve import resolve_goals
+
+    problem = normalize(random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)).problem
+    formulation = formulate(problem)
+    objective = resolve_goals(["cross_rack_traffic"], problem)[0].encode(formulation)
+    session = milp.MilpSession(formulation.model)
+    runs = []
+    for highs in (session.lp, session.highs):
+        monkeypatch.setattr(highs, "run", lambda: runs.append(1))
+    assert session.relax(objective, 0.0) is None
+    assert session.find(0.0, None) is None
+    result = session.minimize(objective, 0.0, None)
+    assert str(result.status) == "time_limit" and not result.has_solution
+    assert runs == []
+
+
+def test_a_stage_stopped_in_branch_and_bound_reports_its_relaxations_bound(monkeypatch):
+    """Where branch and bound stops before its own bound reaches the relaxation's (it reported
+    0 against 659 on the two-standby, two-tag diversity case), the stage reports the relaxation's."""
+    from optimizer.backends import milp
+    from optimizer.formulation import formulate
+    from optimizer.generate import random_streams_problem
+    from optimizer.model.normalize import normalize
+    from optimizer.model.solution import GoalStatus
+    from optimizer.results import StageResult
+    from optimizer.solve import resolve_goals
+
+    problem = normalize(random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)).problem
+    formulation = formulate(problem)
+    objective = resolve_goals(["stickiness"], problem)[0].encode(formulation)
+    relaxed = milp.MilpSession(formulation.model).relax(objective, None)
+    session = milp.MilpSession(formulation.model)
+    monkeypatch.setattr(session, "_support_mip", lambda *args: None)
+    monkeypatch.setattr(session, "_face_mip", lambda *args: None)
+    monkeypatch.setattr(session, "_relaxation", lambda costs, deadline: (relaxed - objective.constant, None))
+    stopped = StageResult(GoalStatus.TIME_LIMIT, None, None, float(relaxed) - 5, 1.0)
+    monkeypatch.setattr(session, "_mip", lambda *args: stopped)
+    assert session.minimize(objective, 10.0, None).bound == relaxed

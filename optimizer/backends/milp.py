@@ -37,6 +37,9 @@ SUPPORT_NODES = 500
 """Branch-and-bound nodes the MIP on the relaxation's support may take (a node limit, not a time
 limit, so that the answer does not depend on the machine's speed)."""
 
+MIN_SECONDS = 0.01
+"""Below this much time left no relaxation or restricted MIP is started."""
+
 DUAL_TOLERANCE = 1e-7
 """Reduced costs smaller than this count as zero (HiGHS's dual feasibility tolerance)."""
 
@@ -140,7 +143,11 @@ class MilpSession:
                     hint = point
             if hint is not None and value(hint) <= bound:
                 return StageResult(GoalStatus.OPTIMAL, hint, value(hint), float(bound), time.perf_counter() - started)
-        return self._mip(costs, objective.constant, deadline, hint, started)
+        result = self._mip(costs, objective.constant, deadline, hint, started)
+        if bound is not None and result.bound is not None and result.bound < bound:
+            # stopped before its own bound caught up with the relaxation's: report the better one
+            result = StageResult(result.status, result.solution, result.objective, float(bound), result.seconds)
+        return result
 
     # ------------------------------------------------------------------ the relaxed pass
 
@@ -186,6 +193,8 @@ class MilpSession:
         key = (costs.tobytes(), tuple(id(row) for row in self.added))
         if self._solved is not None and self._solved[0] == key:
             return self._solved[1]
+        if self._left(deadline) < MIN_SECONDS:
+            return None, None  # with no time left, HiGHS's interior point still ran 16 s here
         lp = self.lp
         lp.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         lp.setOptionValue("time_limit", self._left(deadline) / 2)
@@ -253,6 +262,8 @@ class MilpSession:
     ) -> np.ndarray | None:
         """The best integer point (None if none) of the MIP with `columns` bounded to [lower,
         upper], within `time_limit` (else the time left) and `nodes` branch-and-bound nodes."""
+        if self._left(deadline) < MIN_SECONDS:
+            return None
         columns = columns.astype(np.int32)
         highs = self.highs
         lo, hi = _highs_bounds(self.lower[columns], self.upper[columns])
@@ -282,6 +293,9 @@ class MilpSession:
         return np.rint(np.array(highs.getSolution().col_value)).astype(np.int64)
 
     def _mip(self, costs: np.ndarray, constant: int, deadline: float | None, hint: np.ndarray | None, started: float) -> StageResult:
+        if self._left(deadline) < MIN_SECONDS:
+            value = None if hint is None else int(np.dot(costs, hint)) + constant
+            return StageResult(GoalStatus.TIME_LIMIT, hint, value, None, time.perf_counter() - started)
         highs = self.highs
         highs.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
