@@ -26,7 +26,7 @@ from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
-from optimizer.levels import balance_slack, level_boxes, saturated_clients
+from optimizer.levels import balance_slack, count_hull, saturated_clients
 from optimizer.model.problem import Problem
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI, Repair, StreamsFormulationAPI
 
@@ -174,22 +174,35 @@ def _level_rows(
     return LinExpr.of([slack], [1])
 
 
+_BOX_SLACKS = 8
+"""Slack values `_box_rows` computes the count hulls for (beyond them, the rows use a bound that
+holds for any slack)."""
+
+
 def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int, threads: np.ndarray, copies: int) -> None:
-    """Rows that hold each client's count within what the balanced levels allow it, given that
-    the counts add up to `copies` (no client saturated): from the lowest lower bound to the
-    highest upper bound of `level_boxes`, each box already tightened by the total. They follow
-    from the level rows for integer counts, not for fractional ones: without them the relaxation
-    mixes two levels (19 and 20 tasks per client on 10 clients with 200 tasks, where every
-    integer point has exactly 20) and prices stickiness below any assignment (22 against 25
-    on 200 x 10). Each row is relaxed by `copies` per unit of the slack e (any count fits then)."""
-    boxes = level_boxes(threads, copies)
-    if not boxes:
+    """Rows that hold each client's count within what the levels allow it, given that the counts
+    add up to `copies` (no client saturated): low_k - M_k*e <= n_k <= high_k + M'_k*e, with
+    [low, high] the hull of the counts at slack 0 (`count_hull`, the boxes of `level_boxes`) and
+    M, M' the least slopes that keep the row valid at every slack e: through the hulls at e = 1 ..
+    _BOX_SLACKS, and steep enough beyond them to reach 0 and `copies`. They follow from the level
+    rows for integer counts, not for fractional ones: without them the relaxation mixes two levels
+    (19 and 20 tasks per client on 10 clients with 200 tasks, where every integer point has
+    exactly 20) and prices stickiness below any assignment (22 against 25 on 200 x 10); with slack
+    1 allowed (the assignment applied now), 18 to 22 where the level rows alone allow a fraction
+    of a task more on each side of two levels."""
+    hulls = [count_hull(threads, copies, e) for e in range(_BOX_SLACKS + 1)]
+    if any(hull is None for hull in hulls):
         return
-    low = np.min([lower for lower, _ in boxes], axis=0)
-    high = np.max([upper for _, upper in boxes], axis=0)
+    (low, high), wider = hulls[0], hulls[1:]
+    beyond = _BOX_SLACKS + 1
+    down = -((-low) // beyond)  # at e > _BOX_SLACKS: low - down*e <= 0
+    up = -((-(copies - high)) // beyond)  # and high + up*e >= copies
+    for e, (low_e, high_e) in enumerate(wider, start=1):
+        down = np.maximum(down, -((-(low - low_e)) // e))
+        up = np.maximum(up, -((-(high_e - high)) // e))
     for k in range(len(threads)):
-        add(members_of[k], [slack], [copies], 1, int(low[k]), UNBOUNDED)
-        add(members_of[k], [slack], [-copies], 1, -UNBOUNDED, int(high[k]))
+        add(members_of[k], [slack], [int(down[k])], 1, int(low[k]), UNBOUNDED)
+        add(members_of[k], [slack], [-int(up[k])], 1, -UNBOUNDED, int(high[k]))
 
 
 def _encode_square_sizes(formulation: ConsumerFormulationAPI) -> LinExpr:

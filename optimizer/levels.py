@@ -9,6 +9,7 @@ and `level_boxes` lists the per-client count boxes the levels allow (the flow's 
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -125,3 +126,38 @@ def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[
 
 _MAX_BREAKPOINTS = 4096
 """Levels `level_boxes` lists at most before leaving balance to another back-end."""
+
+
+def count_hull(threads: np.ndarray, total: int, slack: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """(lowest, highest) count each client can have when the counts add up to `total` and lie
+    within `slack` of some level (c*L - slack <= n <= c*(L+1) + slack, n >= 0): the hull over every
+    level of the per-client intervals, each tightened by what the other clients' intervals leave
+    of the total. None when the thread counts are too varied to list the levels cheaply.
+
+    The intervals change only where c*L crosses a whole number, so it is enough to look at those
+    breakpoints and one level strictly between each two; levels that cannot reach the total (or
+    exceed it) are skipped. With slack 0 this is the hull of `level_boxes`."""
+    threads = np.asarray(threads, dtype=np.int64)
+    n, all_threads = len(threads), int(threads.sum())
+    if not n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    first = Fraction(total - n * slack, all_threads) - 2
+    last = Fraction(total + n * slack, all_threads) + 1
+    distinct = np.unique(threads).tolist()
+    if sum(math.ceil(c * last) - math.floor(c * first) + 3 for c in distinct) > _MAX_BREAKPOINTS:
+        return None
+    points = sorted({Fraction(j, c) for c in distinct for j in range(math.floor(c * first) - 1, math.ceil(c * last) + 2)})
+    levels = points + [(a + b) / 2 for a, b in itertools.pairwise(points)]
+    low = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.full(n, -1, dtype=np.int64)
+    for level in levels:
+        a, b = level.numerator, level.denominator
+        lower = np.maximum(-((-threads * a) // b) - slack, 0)
+        upper = np.minimum((threads * (a + b)) // b + slack, total)
+        if (lower > upper).any() or not lower.sum() <= total <= upper.sum():
+            continue
+        lower, upper = np.maximum(lower, total - (upper.sum() - upper)), np.minimum(upper, total - (lower.sum() - lower))
+        low, high = np.minimum(low, lower), np.maximum(high, upper)
+    if (high < 0).any():
+        return None
+    return low, high

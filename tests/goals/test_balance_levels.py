@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer.levels import balance_slack, level_boxes, saturated_clients
+from optimizer.levels import balance_slack, count_hull, level_boxes, saturated_clients
 
 threads_lists = st.lists(st.integers(1, 6), min_size=1, max_size=5)
 
@@ -72,3 +72,40 @@ def test_level_boxes_hold_exactly_the_balanced_counts(threads, total):
     # no box lies inside another
     for (lower, upper), (other_lower, other_upper) in itertools.permutations(boxes, 2):
         assert not ((other_lower <= lower).all() and (upper <= other_upper).all())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(0, 12), st.integers(0, 3))
+def test_count_hull_is_each_clients_range_over_the_counts_within_the_slack(threads, total, slack):
+    """Exactly the lowest and highest count each client has over the count vectors that add up to
+    the total and are within `slack` of balance (enumerated), so the rows built on it (balance's
+    `_box_rows`) cut off no assignment and leave no count out."""
+    low, high = count_hull(np.array(threads), total, slack)
+    feasible = [
+        counts
+        for counts in itertools.product(range(total + 1), repeat=len(threads))
+        if sum(counts) == total and slack_by_definition(list(counts), threads) <= slack
+    ]
+    assert low.tolist() == [min(c[k] for c in feasible) for k in range(len(threads))]
+    assert high.tolist() == [max(c[k] for c in feasible) for k in range(len(threads))]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(0, 10))
+def test_balances_box_rows_hold_for_every_assignment_at_any_slack(threads, total):
+    """The rows `low - M*e <= n <= high + M'*e` are valid at every slack e, beyond the slacks
+    whose hulls they were fitted to too (e up to 12 here, fitted to 8)."""
+    from goals.balance import _box_rows
+
+    rows = []
+    n = len(threads)
+    _box_rows(lambda members, cols, coefs, member_coef, lo, hi: rows.append((int(members[0]), coefs[0], lo, hi)),
+              [np.array([k]) for k in range(n)], n, np.array(threads), total)  # fmt: skip
+    assert rows
+    for counts in itertools.product(range(total + 1), repeat=n):
+        if sum(counts) != total:
+            continue
+        e = slack_by_definition(list(counts), threads)
+        for slack in range(e, 13):
+            for k, coef, lo, hi in rows:
+                assert lo <= counts[k] + coef * slack <= hi, (threads, total, counts, slack)
