@@ -190,9 +190,12 @@ def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int
     exactly 20) and prices stickiness below any assignment (22 against 25 on 200 x 10); with slack
     1 allowed (the assignment applied now), 18 to 22 where the level rows alone allow a fraction
     of a task more on each side of two levels."""
-    hulls = [count_hull(threads, copies, e) for e in range(_BOX_SLACKS + 1)]
-    if any(hull is None for hull in hulls):
-        return
+    hulls = []
+    for e in range(_BOX_SLACKS + 1):
+        hull = count_hull(threads, copies, e)
+        if hull is None:
+            return
+        hulls.append(hull)
     (low, high), wider = hulls[0], hulls[1:]
     beyond = _BOX_SLACKS + 1
     down = -((-low) // beyond)  # at e > _BOX_SLACKS: low - down*e <= 0
