@@ -190,19 +190,17 @@ def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int
     exactly 20) and prices stickiness below any assignment (22 against 25 on 200 x 10); with slack
     1 allowed (the assignment applied now), 18 to 22 where the level rows alone allow a fraction
     of a task more on each side of two levels."""
-    hulls = []
-    for e in range(_BOX_SLACKS + 1):
-        hull = count_hull(threads, copies, e)
-        if hull is None:
-            return
-        hulls.append(hull)
-    (low, high), wider = hulls[0], hulls[1:]
+    hull = count_hull(threads, copies, _BOX_SLACKS)
+    if hull is None:
+        return
+    lows, highs = hull
+    low, high = lows[0], highs[0]
     beyond = _BOX_SLACKS + 1
     down = -((-low) // beyond)  # at e > _BOX_SLACKS: low - down*e <= 0
     up = -((-(copies - high)) // beyond)  # and high + up*e >= copies
-    for e, (low_e, high_e) in enumerate(wider, start=1):
-        down = np.maximum(down, -((-(low - low_e)) // e))
-        up = np.maximum(up, -((-(high_e - high)) // e))
+    for e in range(1, beyond):
+        down = np.maximum(down, -((-(low - lows[e])) // e))
+        up = np.maximum(up, -((-(highs[e] - high)) // e))
     for k in range(len(threads)):
         add(members_of[k], [slack], [int(down[k])], 1, int(low[k]), UNBOUNDED)
         add(members_of[k], [slack], [-int(up[k])], 1, -UNBOUNDED, int(high[k]))

@@ -9,7 +9,6 @@ and `level_boxes` lists the per-client count boxes the levels allow (the flow's 
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 
@@ -128,11 +127,12 @@ _MAX_BREAKPOINTS = 4096
 """Levels `level_boxes` lists at most before leaving balance to another back-end."""
 
 
-def count_hull(threads: np.ndarray, total: int, slack: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+def count_hull(threads: np.ndarray, total: int, slacks: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
     """(lowest, highest) count each client can have when the counts add up to `total` and lie
-    within `slack` of some level (c*L - slack <= n <= c*(L+1) + slack, n >= 0): the hull over every
-    level of the per-client intervals, each tightened by what the other clients' intervals leave
-    of the total. None when the thread counts are too varied to list the levels cheaply.
+    within e of some level (c*L - e <= n <= c*(L+1) + e, n >= 0), for each slack e = 0 ..
+    `slacks` (rows of the two arrays): the hull over every level of the per-client intervals,
+    each tightened by what the other clients' intervals leave of the total. None when the thread
+    counts are too varied to list the levels cheaply.
 
     The intervals change only where c*L crosses a whole number, so it is enough to look at those
     breakpoints and one level strictly between each two; levels that cannot reach the total (or
@@ -140,24 +140,28 @@ def count_hull(threads: np.ndarray, total: int, slack: int = 0) -> tuple[np.ndar
     threads = np.asarray(threads, dtype=np.int64)
     n, all_threads = len(threads), int(threads.sum())
     if not n:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    first = Fraction(total - n * slack, all_threads) - 2
-    last = Fraction(total + n * slack, all_threads) + 1
+        return np.zeros((slacks + 1, 0), dtype=np.int64), np.zeros((slacks + 1, 0), dtype=np.int64)
+    first = Fraction(total - n * slacks, all_threads) - 2
+    last = Fraction(total + n * slacks, all_threads) + 1
     distinct = np.unique(threads).tolist()
     if sum(math.ceil(c * last) - math.floor(c * first) + 3 for c in distinct) > _MAX_BREAKPOINTS:
         return None
-    points = sorted({Fraction(j, c) for c in distinct for j in range(math.floor(c * first) - 1, math.ceil(c * last) + 2)})
-    levels = points + [(a + b) / 2 for a, b in itertools.pairwise(points)]
-    low = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    high = np.full(n, -1, dtype=np.int64)
-    for level in levels:
-        a, b = level.numerator, level.denominator
-        lower = np.maximum(-((-threads * a) // b) - slack, 0)
-        upper = np.minimum((threads * (a + b)) // b + slack, total)
-        if (lower > upper).any() or not lower.sum() <= total <= upper.sum():
-            continue
-        lower, upper = np.maximum(lower, total - (upper.sum() - upper)), np.minimum(upper, total - (lower.sum() - lower))
-        low, high = np.minimum(low, lower), np.maximum(high, upper)
-    if (high < 0).any():
+    # every breakpoint j/c (reduced, sorted), and the midpoint of each two: levels a/b
+    numerators = np.concatenate([np.arange(math.floor(c * first) - 1, math.ceil(c * last) + 2) for c in distinct])
+    denominators = np.concatenate([np.full(math.ceil(c * last) - math.floor(c * first) + 3, c) for c in distinct])
+    common = np.gcd(numerators, denominators)
+    pairs = np.unique(np.stack([numerators // common, denominators // common], axis=1), axis=0)
+    pairs = pairs[np.argsort(pairs[:, 0] / pairs[:, 1], kind="stable")]
+    a, b = pairs[:, 0], pairs[:, 1]
+    a = np.concatenate([a, a[:-1] * b[1:] + a[1:] * b[:-1]])
+    b = np.concatenate([b, 2 * b[:-1] * b[1:]])
+    e = np.arange(slacks + 1)[:, None, None]  # slack x level x client
+    lower = np.maximum(-((-threads[None, :] * a[:, None]) // b[:, None])[None] - e, 0)
+    upper = np.minimum(((threads[None, :] * (a + b)[:, None]) // b[:, None])[None] + e, total)
+    low_sum, high_sum = lower.sum(axis=2, keepdims=True), upper.sum(axis=2, keepdims=True)
+    admits = (lower <= upper).all(axis=2, keepdims=True) & (low_sum <= total) & (total <= high_sum)
+    if not admits.any(axis=1).all():
         return None
-    return low, high
+    tight_lower = np.where(admits, np.maximum(lower, total - (high_sum - upper)), np.iinfo(np.int64).max)
+    tight_upper = np.where(admits, np.minimum(upper, total - (low_sum - lower)), -1)
+    return tight_lower.min(axis=1), tight_upper.max(axis=1)

@@ -80,7 +80,8 @@ def test_count_hull_is_each_clients_range_over_the_counts_within_the_slack(threa
     """Exactly the lowest and highest count each client has over the count vectors that add up to
     the total and are within `slack` of balance (enumerated), so the rows built on it (balance's
     `_box_rows`) cut off no assignment and leave no count out."""
-    low, high = count_hull(np.array(threads), total, slack)
+    lows, highs = count_hull(np.array(threads), total, 3)
+    low, high = lows[slack], highs[slack]
     feasible = [
         counts
         for counts in itertools.product(range(total + 1), repeat=len(threads))
