@@ -37,6 +37,9 @@ class Balance(Goal):
     compressible = True
     hard = True
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset()  # per-client (and per-group) counts only
+
     def hard_bound(self, problem: Problem) -> int | None:
         return 0 if problem.kind == "streams" else None
 

@@ -24,6 +24,9 @@ class CaughtUp(Goal):
     compressible = True
     kinds = ("streams",)
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"state"})  # lags: the clients that report one
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)

@@ -45,6 +45,9 @@ class CrossRackTraffic(Goal):
     in_bytes: ClassVar[bool] = False
     """Whether a read counts its partition's bytes per second (else 1)."""
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"rack"})  # the reading client's rack
+
     def _consumer_value(self, problem: ConsumerProblem, partition: str) -> int:
         return problem.rate_of(partition) if self.in_bytes else 1
 

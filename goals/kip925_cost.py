@@ -43,6 +43,9 @@ class Kip925Cost(Goal):
     compressible = True
     kinds = ("streams",)
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"rack", "state"})  # traffic by rack, non-overlap with the previous client
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)

@@ -22,6 +22,9 @@ class MovementBudget(Goal):
     compressible = True
     hard = True
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"state"})  # moves off the clients that held a task
+
     def __init__(self, argument: str | None = None):
         if argument is None or not argument.strip().isdigit():
             raise GoalError(f"goal 'movement_budget' needs the number of moves allowed, like movement_budget=10 (got {argument!r})")

@@ -37,6 +37,9 @@ class RestoreVolume(Goal):
     compressible = True
     kinds = ("streams",)
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"state"})  # offsets behind: the clients that report a lag
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)

@@ -42,6 +42,10 @@ class StandbyRackDiversity(Goal):
     compressible = True
     kinds = ("streams",)
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
+        return frozenset({"tags"} if problem.config.rack_aware_assignment_tags else {"rack"})
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)

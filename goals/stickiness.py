@@ -72,6 +72,9 @@ class Stickiness(Goal):
     summary = "actives moved off their previous client + standbys where no copy was before; owned partitions moved"
     compressible = True
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"state"})  # the clients that held a task
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         moved = moves(problem, assignment)
         if problem.kind == "consumer":

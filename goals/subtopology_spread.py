@@ -34,6 +34,9 @@ class SubtopologySpread(Goal):
     compressible = True
     kinds = ("streams",)
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset()  # per (subtopology, client) counts only
+
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)  # a Streams goal: the engine checks `kinds`
         index = StreamsIndex.of(problem)

@@ -33,6 +33,7 @@ from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import COUNT_BOUND, UNBOUNDED, Formulation, LinearModel, LinExpr
+from optimizer.goal import APART
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
@@ -45,32 +46,35 @@ class DecodeError(Exception):
     """The routed copies of a class cannot be spread over its clients as the counts say."""
 
 
-def client_classes(index: StreamsIndex, problem: StreamsProblem) -> np.ndarray:
-    """Class of each client: clients with the same rack and the same tag values share one."""
-    keys = problem.config.rack_aware_assignment_tags
-    signature = [(int(rack), tuple(str(c.tags.get(key)) for key in keys)) for rack, c in zip(index.client_rack, index.clients, strict=True)]
+def client_classes(index: StreamsIndex, problem: StreamsProblem, apart: frozenset[str] = APART) -> np.ndarray:
+    """Class of each client: clients with the same rack and the same tag values share one (as far
+    as `apart` names them: `Goal.apart`)."""
+    keys = problem.config.rack_aware_assignment_tags if "tags" in apart else []
+    racks = index.client_rack if "rack" in apart else np.zeros(len(index.clients), dtype=np.int64)
+    signature = [(int(rack), tuple(str(c.tags.get(key)) for key in keys)) for rack, c in zip(racks, index.clients, strict=True)]
     distinct = {s: i for i, s in enumerate(sorted(set(signature)))}
     return np.array([distinct[s] for s in signature], dtype=np.int64)
 
 
-def special_clients(index: StreamsIndex, distinguished: list[np.ndarray] | None = None) -> np.ndarray:
+def special_clients(index: StreamsIndex, distinguished: list[np.ndarray] | None = None, apart: frozenset[str] = APART) -> np.ndarray:
     """tasks x clients, True where a copy of the task is a direct variable: the clients that held
-    it or report a lag for it, and those a goal prices apart from their class (`distinguished`)."""
-    special = index.state_holders
+    it or report a lag for it (when `apart` names "state"), and those a goal prices apart from
+    their class (`distinguished`)."""
+    special = index.state_holders if "state" in apart else np.zeros((len(index.tasks), len(index.clients)), dtype=bool)
     for mask in distinguished or []:
         special = special | mask
     return special
 
 
-def sizes(problem: StreamsProblem, distinguished: list[np.ndarray] | None = None) -> tuple[int, int]:
+def sizes(problem: StreamsProblem, distinguished: list[np.ndarray] | None = None, apart: frozenset[str] = APART) -> tuple[int, int]:
     """(variables of the compressed model, variables of the full model), roughly, for choosing."""
     index = StreamsIndex.of(problem)
     n_tasks, n_clients = len(index.tasks), len(index.clients)
-    n_classes = int(client_classes(index, problem).max(initial=-1)) + 1
+    n_classes = int(client_classes(index, problem, apart).max(initial=-1)) + 1
     stateful = np.flatnonzero(index.stateful)
     standbys = problem.effective_standby_replicas if len(stateful) else 0
     groups = len(np.unique(index.subtopology * 2 + index.stateful))
-    special = special_clients(index, distinguished)
+    special = special_clients(index, distinguished, apart)
     compressed = int(special.sum()) + n_tasks * n_classes + groups * n_clients
     full = n_tasks * n_clients
     if standbys:
@@ -93,7 +97,7 @@ class CompressedStreamsFormulation(Formulation):
     kind: Literal["streams"] = "streams"
     problem: StreamsProblem
 
-    def __init__(self, problem: StreamsProblem, room: bool = False, distinguished: list[np.ndarray] | None = None):
+    def __init__(self, problem: StreamsProblem, room: bool = False, distinguished: list[np.ndarray] | None = None, apart: frozenset[str] = APART):
         self.problem = problem
         self.index = index = StreamsIndex.of(problem)
         self.model = model = LinearModel()
@@ -101,11 +105,11 @@ class CompressedStreamsFormulation(Formulation):
         t, c = self.n_tasks, self.n_clients = len(index.tasks), len(index.clients)
         self.stateful_rows = np.flatnonzero(index.stateful)
         self.standbys = problem.effective_standby_replicas if len(self.stateful_rows) else 0
-        self.class_of = client_classes(index, problem)
+        self.class_of = client_classes(index, problem, apart)
         n_classes = self.n_classes = int(self.class_of.max(initial=-1)) + 1
         self.class_clients = [np.flatnonzero(self.class_of == k) for k in range(n_classes)]
         class_size = np.bincount(self.class_of, minlength=n_classes)
-        self.special = special_clients(index, distinguished)
+        self.special = special_clients(index, distinguished, apart)
         one_hot = np.zeros((c, n_classes), dtype=np.int64)
         one_hot[np.arange(c), self.class_of] = 1
         ordinary = class_size[None, :] - self.special.astype(np.int64) @ one_hot  # tasks x classes

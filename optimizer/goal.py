@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 Assignment = Mapping[str, ClientAssignment]
 """Client (or member) id -> what it holds."""
 
+APART = frozenset({"rack", "tags", "state"})
+"""Everything the compressed model can tell clients apart by (`Goal.apart`)."""
+
 
 class Goal:
     """Base class of every goal, built-in or a plugin's; see the module docstring."""
@@ -81,6 +84,14 @@ class Goal:
     def lower_bound(self) -> int:
         """A value no assignment goes below (0 for goals that count something)."""
         return 0
+
+    def apart(self, problem: Problem) -> frozenset[str]:
+        """Streams, compressible goals: what the compressed model must tell clients apart by for
+        this goal's costs: "rack", "tags" (the values of `rack.aware.assignment.tags`), "state"
+        (for each task, the clients that held it or report a lag for it). All three by default,
+        which is always right; naming fewer gives a smaller model. A goal that prices clients of
+        one class differently after all is caught (`NotCompressible`): the full model is used."""
+        return APART
 
     def distinguished(self, index: StreamsIndex) -> np.ndarray | None:
         """Streams, compressible goals: tasks x clients, True where the goal prices a task on a

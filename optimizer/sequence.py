@@ -33,7 +33,7 @@ from optimizer.backends import REGISTRY, Backend, named
 from optimizer.costs import StreamsIndex
 from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, Formulation, LinExpr, formulate
-from optimizer.goal import Goal, stage_order
+from optimizer.goal import APART, Goal, stage_order
 from optimizer.model.limits import MAX_MODEL_VARIABLES
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus
@@ -176,11 +176,18 @@ def distinguished(problem, goals: list[Goal]) -> list[np.ndarray]:
     return [mask for goal in goals if (mask := goal.distinguished(index)) is not None]
 
 
+def apart(problem, goals: list[Goal] | None) -> frozenset[str]:
+    """What the compressed model must tell clients apart by for `goals` (`Goal.apart`; None: all)."""
+    if goals is None:
+        return APART
+    return frozenset().union(*(goal.apart(problem) for goal in goals))
+
+
 def model_variables(problem, goals: list[Goal] | None = None) -> tuple[int | None, int]:
     """Assignment variables (before goals add theirs) of the compressed Streams model (None for
     consumers, which have none) and of the full integer model."""
     if problem.kind == "streams":
-        return compressed.sizes(problem, distinguished(problem, goals or []))
+        return compressed.sizes(problem, distinguished(problem, goals or []), apart(problem, goals))
     subscribers: dict[str, int] = {}
     for member in problem.members:
         for topic in member.subscriptions:
@@ -217,7 +224,7 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     # rarely needed); if the counts cannot be spread, once more with them.
     for room in (False, True):
         try:
-            formulation = compressed.CompressedStreamsFormulation(problem, room=room, distinguished=distinguished(problem, goals))
+            formulation = compressed.CompressedStreamsFormulation(problem, room=room, distinguished=distinguished(problem, goals), apart=apart(problem, goals))
             result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress)
         except compressed.NotCompressible as error:
             return None, str(error), None

@@ -78,6 +78,9 @@ class TargetDistance(_TowardsTarget):
     name = "target_distance"
     summary = "actives elsewhere than in the target, and standbys where the target has none"
 
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset()  # the target's clients only, which `distinguished` names
+
     def _costs(self, index: StreamsIndex) -> tuple[np.ndarray, np.ndarray]:
         placement = streams_placement(index, self.target)
         shape = (len(index.tasks), len(index.clients))
@@ -113,6 +116,9 @@ class CaughtUpNow(_TowardsTarget):
 
     name = "caught_up_now"
     summary = "stateful actives not on a most caught-up client (tasks nobody has caught up: not on their target)"
+
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset({"state"})  # lags, and the target's clients (`distinguished`)
 
     def _cost(self, problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
         ranks = caught_up_ranks(problem, index)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -123,8 +124,10 @@ def test_plurals_and_whole_numbers():
     assert whole(12.0) == "12" and whole(1_250_000.0) == "1,250,000" and whole(0.3333) == "0.33" and whole(None) == "-"
     result = CliRunner().invoke(cli, ["solve", str(EXAMPLES / "kip441" / "scaling-out-1.problem.yaml")])
     assert "1 standby replica:" in result.output and "1 probing rebalance to the target" in result.output
-    assert "goal stickiness: 2, applied now 2 (optimal, bound 2," in result.output
-    assert "2,000,000 changelog offsets to restore" in result.output  # two copies on the new client
+    # the applied-now step ranks no goal after the distance to the target, so which of its
+    # optimal assignments comes back (2,000,000 or 3,000,000 offsets to restore) is not pinned
+    assert re.search(r"goal stickiness: 2, applied now [23] \(optimal, bound 2,", result.output)
+    assert re.search(r"[23],000,000 changelog offsets to restore", result.output)
 
 
 def test_the_pipeline_summary_names_the_problems_it_could_not_solve(tmp_path):

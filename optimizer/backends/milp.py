@@ -72,6 +72,7 @@ class MilpSession:
         self._vertex: np.ndarray | None = None
         self._solved: tuple[tuple, tuple[float | None, np.ndarray | None]] | None = None
         self._face: tuple[tuple, np.ndarray, np.ndarray, np.ndarray] | None = None  # of the relaxation last solved
+        self._costs: np.ndarray | None = None  # its objective
         self._support_tried: tuple | None = None
         self._face_tried: tuple | None = None
         columns = np.arange(n, dtype=np.int32)
@@ -171,14 +172,17 @@ class MilpSession:
     def find(self, time_limit: float | None, hint: np.ndarray | None) -> np.ndarray | None:
         """An integer point meeting every row (None if none was found): the last relaxation's
         vertex or `hint` when they are one, else from the MIP on their supports, else from the
-        MIP on the last relaxation's optimal face (within half the time)."""
+        MIP on the last relaxation's optimal face (within half the time), both minimising the last
+        relaxation's objective."""
         for point in (self._vertex, hint):
             if point is not None and self.feasible(point):
                 return point
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-        zero = np.zeros(self.n, dtype=np.int64)
-        point = self._support_mip(zero, hint, deadline)
-        return point if point is not None else self._face_mip(zero, hint, deadline)
+        # the last relaxation's objective, though every point meeting the rows has the same value
+        # in it: it steers HiGHS's search (two standbys, two tags: 3 s to a point instead of 20 s)
+        costs = self._costs if self._costs is not None else np.zeros(self.n, dtype=np.int64)
+        point = self._support_mip(costs, hint, deadline)
+        return point if point is not None else self._face_mip(costs, hint, deadline)
 
     # ------------------------------------------------------------------ steps
 
@@ -199,7 +203,7 @@ class MilpSession:
         lp.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         lp.setOptionValue("time_limit", self._left(deadline) / 2)
         lp.clearSolver()  # from scratch: a warm start after a new row and objective is slower here
-        self._face = None
+        self._face, self._costs = None, costs
         lp.run()
         status = lp.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:

@@ -329,6 +329,48 @@ def test_the_point_on_the_relaxations_optimal_face_is_found_where_its_support_ha
     assert [s.objective for s in without.stages] == [0, 0, 0, 9, 17]
 
 
+def test_the_compressed_model_tells_clients_apart_only_by_what_the_goals_price():
+    """balance and standby_rack_diversity with tags price neither racks nor the clients that held
+    a task (Goal.apart): the compressed model's classes are the tag values alone and no pair is a
+    direct variable, and it proves the same optimum as the full model. With stickiness, the
+    clients that held a task are told apart again."""
+    from optimizer.compressed import client_classes, special_clients
+    from optimizer.costs import StreamsIndex
+
+    tagged = random_streams_problem(2, tasks=60, clients=12, standby_replicas=2, threads=(1, 1), subtopologies=3, churn=0.1, tags=("zone", "cluster"))
+    problem = normalize(tagged).problem
+    goals = resolve_goals(["balance", "standby_rack_diversity"], "streams")
+    index = StreamsIndex.of(problem)
+    apart = sequence.apart(problem, goals)
+    assert apart == {"tags"}
+    tag_values = {(c.tags["zone"], c.tags["cluster"]) for c in problem.clients}
+    assert client_classes(index, problem, apart).max() + 1 == len(tag_values) < client_classes(index, problem).max() + 1
+    assert not special_clients(index, None, apart).any() and special_clients(index).any()
+    small = run_sequence(problem, goals, "milp", compress=True)
+    assert any(n.startswith("compressed model") for n in small.notes)
+    full = run_sequence(problem, goals, "milp", compress=False)
+    assert [s.objective for s in small.stages] == [s.objective for s in full.stages] == [0, 75]
+    assert all(str(s.status) == "optimal" for s in small.stages)
+    assert sequence.apart(problem, resolve_goals(["balance", "standby_rack_diversity", "stickiness"], "streams")) == {"tags", "state"}
+
+
+def test_a_goal_that_prices_more_than_it_says_gets_the_full_model():
+    """A goal whose `apart` leaves out what it prices (racks here) is caught by the compressed
+    model (its costs differ within a class): the full model solves it, to the same values."""
+    from goals.cross_rack_traffic import CrossRackTraffic
+
+    class Untold(CrossRackTraffic):
+        def apart(self, problem):
+            return frozenset()
+
+    problem = normalize(random_streams_problem(4, tasks=60, clients=12, standby_replicas=1, threads=(1, 1), subtopologies=3, churn=0.1)).problem
+    honest = run_sequence(problem, [*resolve_goals(["balance"], "streams"), CrossRackTraffic()], "milp", compress=True)
+    untold = run_sequence(problem, [*resolve_goals(["balance"], "streams"), Untold()], "milp", compress=True)
+    assert any(n.startswith("compressed model:") for n in honest.notes)
+    assert "compressed model not used: a goal prices clients of one rack (and tag values) differently" in untold.notes
+    assert [s.objective for s in untold.stages] == [s.objective for s in honest.stages]
+
+
 def _no_guesses(frozen_bounds, session, order, expressions, remaining, guess):
     return frozen_bounds(session, order, expressions, remaining, guess=False)
 
