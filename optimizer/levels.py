@@ -155,13 +155,16 @@ def count_hull(threads: np.ndarray, total: int, slacks: int = 0) -> tuple[np.nda
     a, b = pairs[:, 0], pairs[:, 1]
     a = np.concatenate([a, a[:-1] * b[1:] + a[1:] * b[:-1]])
     b = np.concatenate([b, 2 * b[:-1] * b[1:]])
-    e = np.arange(slacks + 1)[:, None, None]  # slack x level x client
-    lower = np.maximum(-((-threads[None, :] * a[:, None]) // b[:, None])[None] - e, 0)
-    upper = np.minimum(((threads[None, :] * (a + b)[:, None]) // b[:, None])[None] + e, total)
-    low_sum, high_sum = lower.sum(axis=2, keepdims=True), upper.sum(axis=2, keepdims=True)
-    admits = (lower <= upper).all(axis=2, keepdims=True) & (low_sum <= total) & (total <= high_sum)
-    if not admits.any(axis=1).all():
-        return None
-    tight_lower = np.where(admits, np.maximum(lower, total - (high_sum - upper)), np.iinfo(np.int64).max)
-    tight_upper = np.where(admits, np.minimum(upper, total - (low_sum - lower)), -1)
-    return tight_lower.min(axis=1), tight_upper.max(axis=1)
+    floors = -((-threads[None, :] * a[:, None]) // b[:, None])  # level x client: ceil(c*L)
+    ceilings = (threads[None, :] * (a + b)[:, None]) // b[:, None]  # floor(c*(L+1))
+    lows, highs = np.zeros((slacks + 1, n), dtype=np.int64), np.zeros((slacks + 1, n), dtype=np.int64)
+    for e in range(slacks + 1):
+        lower, upper = np.maximum(floors - e, 0), np.minimum(ceilings + e, total)
+        low_sum, high_sum = lower.sum(axis=1, keepdims=True), upper.sum(axis=1, keepdims=True)
+        admits = ((lower <= upper).all(axis=1, keepdims=True) & (low_sum <= total) & (total <= high_sum))[:, 0]
+        if not admits.any():
+            return None
+        lower, upper, low_sum, high_sum = lower[admits], upper[admits], low_sum[admits], high_sum[admits]
+        lows[e] = np.maximum(lower, total - (high_sum - upper)).min(axis=0)
+        highs[e] = np.minimum(upper, total - (low_sum - lower)).max(axis=0)
+    return lows, highs
