@@ -14,7 +14,11 @@ provides:
 * `hard_bound(problem) -> int | None`: when hard, the value it must not exceed (None: the goal is
   optimised first and frozen at its optimum);
 * `lower_bound() -> int`: a value no assignment goes below (0 by default), which lets the engine
-  prove a stage optimal without a solve when its start already reaches it.
+  prove a stage optimal without a solve when its start already reaches it, and guess it before
+  any relaxation (docs/engine.md, "Relaxation first");
+* Streams, compressible goals: `apart(problem)`, what the compressed model must tell clients apart
+  by for the goal ("rack", "tags", "state"; all by default), and `distinguished(index)`, the
+  (task, client) pairs it prices apart from their class.
 
 A goal is built from an optional argument string (`movement_budget=10` gives "10").
 """
