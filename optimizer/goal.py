@@ -100,8 +100,8 @@ class Goal:
     def distinguished(self, index: StreamsIndex) -> np.ndarray | None:
         """Streams, compressible goals: tasks x clients, True where the goal prices a task on a
         client apart from the other clients of its class, beyond the clients that held the task
-        or report a lag for it (`StreamsIndex.state_holders`, which the compressed model always
-        tells apart); None: no others."""
+        or report a lag for it (`StreamsIndex.state_holders`, which the compressed model tells
+        apart when a goal's `apart` names "state"); None: no others."""
         return None
 
 

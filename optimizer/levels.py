@@ -77,14 +77,11 @@ def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[
     distinct = np.unique(threads).tolist()
     if sum(min(c, total) + 3 for c in distinct) > _MAX_BREAKPOINTS:
         return []
-    breakpoints = set()
-    for c in distinct:
-        for j in range(math.floor(low * c) - 1, math.ceil(high * c) + 2):
-            breakpoints.add(Fraction(j, c))
     # The boxes in level order: lower and upper bounds both grow with the level.
     chain: list[tuple[np.ndarray, np.ndarray]] = []
-    for level in sorted(p for p in breakpoints if p >= 0):
-        a, b = level.numerator, level.denominator
+    for a, b in zip(*(column.tolist() for column in _breakpoints(distinct, low, high)), strict=True):
+        if a < 0:
+            continue
         # At the breakpoint itself, and on the open interval just after it (no other breakpoint
         # inside): there ceil(c*L) = floor(c*a/b) + 1 and floor(c*(L+1)) = floor(c*(a+b)/b).
         upper = (threads * (a + b)) // b
@@ -127,6 +124,17 @@ _MAX_BREAKPOINTS = 4096
 """Levels `level_boxes` lists at most before leaving balance to another back-end."""
 
 
+def _breakpoints(distinct: list[int], low: Fraction, high: Fraction) -> tuple[np.ndarray, np.ndarray]:
+    """The levels j/c where c*L crosses a whole number, for each thread count c of `distinct`, from
+    one below `low` to one above `high`: (numerators, denominators), reduced, in increasing order."""
+    numerators = np.concatenate([np.arange(math.floor(c * low) - 1, math.ceil(c * high) + 2) for c in distinct])
+    denominators = np.concatenate([np.full(math.ceil(c * high) - math.floor(c * low) + 3, c) for c in distinct])
+    common = np.gcd(numerators, denominators)
+    pairs = np.unique(np.stack([numerators // common, denominators // common], axis=1), axis=0)
+    pairs = pairs[np.argsort(pairs[:, 0] / pairs[:, 1], kind="stable")]
+    return pairs[:, 0], pairs[:, 1]
+
+
 def count_hull(threads: np.ndarray, total: int, slacks: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
     """(lowest, highest) count each client can have when the counts add up to `total` and lie
     within e of some level (c*L - e <= n <= c*(L+1) + e, n >= 0), for each slack e = 0 ..
@@ -146,13 +154,8 @@ def count_hull(threads: np.ndarray, total: int, slacks: int = 0) -> tuple[np.nda
     distinct = np.unique(threads).tolist()
     if sum(math.ceil(c * last) - math.floor(c * first) + 3 for c in distinct) > _MAX_BREAKPOINTS:
         return None
-    # every breakpoint j/c (reduced, sorted), and the midpoint of each two: levels a/b
-    numerators = np.concatenate([np.arange(math.floor(c * first) - 1, math.ceil(c * last) + 2) for c in distinct])
-    denominators = np.concatenate([np.full(math.ceil(c * last) - math.floor(c * first) + 3, c) for c in distinct])
-    common = np.gcd(numerators, denominators)
-    pairs = np.unique(np.stack([numerators // common, denominators // common], axis=1), axis=0)
-    pairs = pairs[np.argsort(pairs[:, 0] / pairs[:, 1], kind="stable")]
-    a, b = pairs[:, 0], pairs[:, 1]
+    # every breakpoint, and the midpoint of each two: levels a/b
+    a, b = _breakpoints(distinct, first, last)
     a = np.concatenate([a, a[:-1] * b[1:] + a[1:] * b[:-1]])
     b = np.concatenate([b, 2 * b[:-1] * b[1:]])
     floors = -((-threads[None, :] * a[:, None]) // b[:, None])  # level x client: ceil(c*L)

@@ -152,12 +152,13 @@ def run_sequence(
         raise SolverUnavailableError("no linear back-end is registered to solve this")
     linear = candidate
 
-    small, full = model_variables(problem, goals)
+    told = told_apart(problem, goals) if problem.kind == "streams" else None
+    small, full = model_variables(problem, goals, told)
     if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
         return _too_large(full, *declined)
     result, reason, start = None, None, None
     if small is not None and compress is not False:
-        result, reason, start = _run_compressed(problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full)
+        result, reason, start = _run_compressed(problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full, told)
     if result is None:
         if full > MAX_MODEL_VARIABLES:
             return _too_large(full, *declined, reason)
@@ -183,11 +184,17 @@ def apart(problem, goals: list[Goal] | None) -> frozenset[str]:
     return frozenset().union(*(goal.apart(problem) for goal in goals))
 
 
-def model_variables(problem, goals: list[Goal] | None = None) -> tuple[int | None, int]:
+def told_apart(problem, goals: list[Goal] | None) -> tuple[list[np.ndarray], frozenset[str]]:
+    """Streams: (`distinguished`, `apart`) of `goals`, what the compressed model is built from."""
+    return distinguished(problem, goals or []), apart(problem, goals)
+
+
+def model_variables(problem, goals: list[Goal] | None = None, told: tuple[list[np.ndarray], frozenset[str]] | None = None) -> tuple[int | None, int]:
     """Assignment variables (before goals add theirs) of the compressed Streams model (None for
-    consumers, which have none) and of the full integer model."""
+    consumers, which have none) and of the full integer model. `told`: `told_apart(problem, goals)`
+    when the caller has it already."""
     if problem.kind == "streams":
-        return compressed.sizes(problem, distinguished(problem, goals or []), apart(problem, goals))
+        return compressed.sizes(problem, *(told or told_apart(problem, goals)))
     subscribers: dict[str, int] = {}
     for member in problem.members:
         for topic in member.subscriptions:
@@ -206,7 +213,7 @@ def _too_large(variables: int, *notes: str | None) -> SequenceResult:
     )
 
 
-def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full):
+def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full, told):
     """The sequence on the compressed formulation (optimizer.compressed), whose model has about
     `small` variables where the full one has `full`. Returns (result, None, None) when its
     assignment reaches every stage's value, else (None, why not, the assignment to start the full
@@ -224,7 +231,7 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     # rarely needed); if the counts cannot be spread, once more with them.
     for room in (False, True):
         try:
-            formulation = compressed.CompressedStreamsFormulation(problem, room=room, distinguished=distinguished(problem, goals), apart=apart(problem, goals))
+            formulation = compressed.CompressedStreamsFormulation(problem, room, *told)
             result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress)
         except compressed.NotCompressible as error:
             return None, str(error), None

@@ -75,10 +75,9 @@ class MilpSession:
         self.binary = (self.lower == 0) & (self.upper == 1)
         self._vertex: np.ndarray | None = None
         self._solved: tuple[tuple, tuple[float | None, np.ndarray | None]] | None = None
-        self._face: tuple[tuple, np.ndarray, np.ndarray, np.ndarray] | None = None  # of the relaxation last solved
+        self._face: tuple[np.ndarray, float] | None = None  # reduced costs and gap of the relaxation last solved
         self._costs: np.ndarray | None = None  # its objective
         self._support_tried: tuple | None = None
-        self._face_tried: tuple | None = None
         columns = np.arange(n, dtype=np.int32)
         self.highs = _highs(threads, seed)
         self.lp = _highs(threads, seed)
@@ -217,7 +216,7 @@ class MilpSession:
         rounded = np.rint(x).astype(np.int64)
         integral = np.abs(x - rounded).max(initial=0.0) < 1e-6 and self.feasible(rounded)
         self._solved = (key, (float(bound), rounded if integral else None))
-        self._face = (key, *self._face_bounds(np.array(solution.col_dual), bound - optimum))
+        self._face = (np.array(solution.col_dual), bound - optimum)
         return self._solved[1]
 
     def _face_bounds(self, reduced: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -253,10 +252,9 @@ class MilpSession:
         (its reduced-cost fixings, `_face_bounds`), within half the time left: no point that
         reaches the relaxation's bound is lost, and presolve removes most of the model. The
         start is kept only where it lies on the face."""
-        if self._face is None or self._face[0] == self._face_tried:
-            return None  # asked again for the same face: it has had its chance
-        key, columns, lower, upper = self._face
-        self._face_tried = key
+        if self._face is None:
+            return None
+        columns, lower, upper = self._face_bounds(*self._face)
         if hint is not None and (np.any(hint[columns] < lower) or np.any(hint[columns] > upper)):
             hint = None
         return self._restricted_mip(costs, columns, lower, upper, self._left(deadline) / 2, hint, deadline, None)
