@@ -13,7 +13,7 @@ import numpy as np
 
 from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
-from optimizer.formulation import UNBOUNDED, LinExpr, excess_repair
+from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.problem import Problem
 from optimizer.model.streams import StreamsProblem
@@ -23,9 +23,7 @@ from optimizer.protocols import FlowTermsAPI, FormulationAPI
 def diversity_groups(index: StreamsIndex, problem: StreamsProblem) -> list[np.ndarray]:
     """Client positions sharing a value, per dimension, for values held by two or more clients."""
     keys = problem.config.rack_aware_assignment_tags
-    dimensions = [[c.tags.get(key) for c in index.clients] for key in keys] if keys else [
-        [c.rack for c in index.clients]
-    ]
+    dimensions = [[c.tags.get(key) for c in index.clients] for key in keys] if keys else [[c.rack for c in index.clients]]
     groups = []
     for values in dimensions:
         by_value: dict[str, list[int]] = {}
@@ -69,22 +67,10 @@ class StandbyRackDiversity(Goal):
         groups = diversity_groups(formulation.index, formulation.problem)
         if not groups:
             return LinExpr.zero()
-        n_tasks = len(formulation.stateful_rows)
-        model = formulation.model
-        conflicts = model.add_vars(n_tasks * len(groups), 0, 1 + formulation.standbys)
-        rows, cols, coefs = [], [], []
-        members_of = []
-        r = 0
+        total = LinExpr.zero()
         for members in groups:
-            for variables in formulation.copies_in(members):
-                members_of.append(variables)
-                rows += [r] * (len(variables) + 1)
-                cols += [*variables.tolist(), int(conflicts[r])]
-                coefs += [1] * len(variables) + [-1]
-                r += 1
-        model.add_rows(rows, cols, coefs, np.full(r, -UNBOUNDED), np.ones(r, dtype=np.int64))
-        formulation.repairs.append(excess_repair(conflicts, members_of, np.ones(r, dtype=np.int64)))
-        return LinExpr.of(conflicts, 1)
+            total += formulation.copies_beyond(members, 1)
+        return total
 
     def flow(self, terms: FlowTermsAPI) -> bool:
         assert terms.kind == "streams"  # a Streams goal: the engine checks `kinds`

@@ -32,7 +32,7 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
-from optimizer.formulation import COUNT_BOUND, UNBOUNDED, Formulation, LinearModel, LinExpr
+from optimizer.formulation import COUNT_BOUND, UNBOUNDED, Formulation, LinearModel, LinExpr, copies_beyond
 from optimizer.goal import APART
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
@@ -98,25 +98,10 @@ class CompressedStreamsFormulation(Formulation):
     problem: StreamsProblem
 
     def __init__(self, problem: StreamsProblem, room: bool = False, distinguished: list[np.ndarray] | None = None, apart: frozenset[str] = APART):
-        self.problem = problem
-        self.index = index = StreamsIndex.of(problem)
-        self.model = model = LinearModel()
-        self.repairs = []
-        t, c = self.n_tasks, self.n_clients = len(index.tasks), len(index.clients)
-        self.stateful_rows = np.flatnonzero(index.stateful)
-        self.standbys = problem.effective_standby_replicas if len(self.stateful_rows) else 0
-        self.class_of = client_classes(index, problem, apart)
-        n_classes = self.n_classes = int(self.class_of.max(initial=-1)) + 1
-        self.class_clients = [np.flatnonzero(self.class_of == k) for k in range(n_classes)]
-        class_size = np.bincount(self.class_of, minlength=n_classes)
-        self.special = special_clients(index, distinguished, apart)
-        one_hot = np.zeros((c, n_classes), dtype=np.int64)
-        one_hot[np.arange(c), self.class_of] = 1
-        ordinary = class_size[None, :] - self.special.astype(np.int64) @ one_hot  # tasks x classes
-        keys, self.group_of = np.unique(index.subtopology * 2 + index.stateful, return_inverse=True)
-        self.group_of = self.group_of.astype(np.int64)
-        n_groups = len(keys)
-        self.group_stateful = keys % 2 == 1
+        self._classes(problem, distinguished, apart)
+        model, ordinary = self.model, self.ordinary
+        t, c, n_classes = self.n_tasks, self.n_clients, self.n_classes
+        n_groups = len(self.group_stateful)
 
         # actives: direct, routed, placed
         self.da_rows, self.da_cols = np.nonzero(self.special)
@@ -133,8 +118,6 @@ class CompressedStreamsFormulation(Formulation):
 
         # standbys of stateful tasks: the same three kinds
         n_stateful = len(self.stateful_rows) if self.standbys else 0
-        self.stateful_position = np.full(t, -1, dtype=np.int64)
-        self.stateful_position[self.stateful_rows] = np.arange(len(self.stateful_rows))
         special = self.special[self.stateful_rows[:n_stateful]]
         self.ds_rows, self.ds_cols = np.nonzero(special)
         self.ds = model.add_vars(len(self.ds_rows))
@@ -165,6 +148,34 @@ class CompressedStreamsFormulation(Formulation):
 
         if room:
             self._room_rows()
+
+    def _classes(self, problem: StreamsProblem, distinguished: list[np.ndarray] | None, apart: frozenset[str]) -> None:
+        """What every compressed model starts from: the client classes, the special clients, the
+        task groups (subtopology x stateful), and an empty model."""
+        self.problem = problem
+        self.index = index = StreamsIndex.of(problem)
+        self.model = LinearModel()
+        self.repairs = []
+        self.n_tasks, self.n_clients = len(index.tasks), len(index.clients)
+        self.stateful_rows = np.flatnonzero(index.stateful)
+        self.standbys = problem.effective_standby_replicas if len(self.stateful_rows) else 0
+        self.special = special_clients(index, distinguished, apart)
+        self._set_classes(client_classes(index, problem, apart))
+        keys, group_of = np.unique(index.subtopology * 2 + index.stateful, return_inverse=True)
+        self.group_of = group_of.astype(np.int64)
+        self.group_stateful = keys % 2 == 1
+        self.stateful_position = np.full(self.n_tasks, -1, dtype=np.int64)
+        self.stateful_position[self.stateful_rows] = np.arange(len(self.stateful_rows))
+
+    def _set_classes(self, class_of: np.ndarray) -> None:
+        """The class of each client (numbered from 0), and what follows from it."""
+        self.class_of = class_of
+        n_classes = self.n_classes = int(class_of.max(initial=-1)) + 1
+        self.class_clients = [np.flatnonzero(class_of == k) for k in range(n_classes)]
+        self.class_size = np.bincount(class_of, minlength=n_classes)
+        one_hot = np.zeros((len(class_of), n_classes), dtype=np.int64)
+        one_hot[np.arange(len(class_of)), class_of] = 1
+        self.ordinary = self.class_size[None, :] - self.special.astype(np.int64) @ one_hot  # tasks x classes
 
     def _room_rows(self) -> None:
         """Valid rows that keep the counts spreadable over the clients (Hall's condition for each
@@ -366,6 +377,9 @@ class CompressedStreamsFormulation(Formulation):
             result.append(np.concatenate(parts))
         return result
 
+    def copies_beyond(self, clients: np.ndarray, allowed: int = 1) -> LinExpr:
+        return copies_beyond(self, clients, allowed)
+
     # ------------------------------------------------------------------ assignments in and out
 
     def encode(self, assignment) -> np.ndarray | None:
@@ -409,26 +423,60 @@ class CompressedStreamsFormulation(Formulation):
             holds[rows, cols] = True
             standby_rows.append(rows)
             standby_clients.append(cols)
-        routed = values[self.ra]
+        standby_counts = values[self.rs] if self.rs.size else None
+        return self._spread_classes(active, holds, standby_rows, standby_clients, values[self.ra], standby_counts, values)
+
+    def _spread_classes(self, active, holds, standby_rows, standby_clients, routed, standby_counts, values) -> dict[str, ClientAssignment]:
+        """The assignment: the direct copies already in `active`, `holds` and the standby lists,
+        plus each class's routed copies (`routed`: tasks x classes, 0/1 actives;
+        `standby_counts`: stateful tasks x classes, or None) spread over its clients as the
+        placed counts (za, zs in `values`) say: actives first, or, when the standbys then do not
+        fit, standbys first (an active spread blindly can take the clients a task's standbys need)."""
         for klass, members in enumerate(self.class_clients):
-            for group in range(len(self.group_stateful)):
-                tasks = np.flatnonzero((routed[:, klass] > 0) & (self.group_of == group))
-                if not len(tasks):
-                    continue
-                placed = self._spread(tasks, np.ones(len(tasks), dtype=np.int64), members, values[self.za[group, members]], holds)
-                active[placed[0]] = placed[1]
-            if self.rs.size:
-                counts = values[self.rs[:, klass]]
-                copies = np.flatnonzero(counts > 0)
-                if len(copies):
-                    rows, cols = self._spread(self.stateful_rows[copies], counts[copies], members, values[self.zs[0, members]], holds)
-                    standby_rows.append(rows)
-                    standby_clients.append(cols)
+            before = holds[:, members].copy()
+            try:
+                placed = self._spread_class(klass, members, holds, routed, standby_counts, values, actives_first=True)
+            except DecodeError:
+                if standby_counts is None:
+                    raise
+                holds[:, members] = before
+                placed = self._spread_class(klass, members, holds, routed, standby_counts, values, actives_first=False)
+            (rows, cols), standbys = placed
+            active[rows] = cols
+            standby_rows.append(standbys[0])
+            standby_clients.append(standbys[1])
         if (active < 0).any():
             raise DecodeError("a task has no active")
         if not standby_rows:
             return self.index.assignment(active.tolist())
         return self.index.assignment(active.tolist(), np.concatenate(standby_rows).tolist(), np.concatenate(standby_clients).tolist())
+
+    def _spread_class(self, klass, members, holds, routed, standby_counts, values, actives_first: bool):
+        """((task rows, clients) of the class's routed actives, the same of its routed standbys)."""
+        empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
+        def actives():
+            parts = []
+            for group in range(len(self.group_stateful)):
+                tasks = np.flatnonzero((routed[:, klass] > 0) & (self.group_of == group))
+                if len(tasks):
+                    parts.append(self._spread(tasks, np.ones(len(tasks), dtype=np.int64), members, values[self.za[group, members]], holds))
+            return tuple(np.concatenate(p) for p in zip(*parts, strict=True)) if parts else empty
+
+        def standbys():
+            if standby_counts is None:
+                return empty
+            counts = standby_counts[:, klass]
+            copies = np.flatnonzero(counts > 0)
+            if not len(copies):
+                return empty
+            return self._spread(self.stateful_rows[copies], counts[copies], members, values[self.zs[0, members]], holds)
+
+        if actives_first:
+            first = actives()
+            return first, standbys()
+        second = standbys()
+        return actives(), second
 
     def _spread(self, tasks, copies, clients, slots, holds) -> tuple[np.ndarray, np.ndarray]:
         """Place `copies[j]` copies of task `tasks[j]` on distinct ordinary `clients` of the task

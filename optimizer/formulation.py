@@ -240,6 +240,10 @@ class StreamsFormulation(Formulation):
             return list(active)
         return list(np.concatenate([active, self.y[:, clients]], axis=1))
 
+    def copies_beyond(self, clients: np.ndarray, allowed: int = 1) -> LinExpr:
+        """Sum over stateful tasks of max(0, copies on `clients` - `allowed`)."""
+        return copies_beyond(self, clients, allowed)
+
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         values = np.rint(solution).astype(np.int64)
         active_at = values[self.x].argmax(axis=1)
@@ -303,10 +307,7 @@ class ConsumerFormulation(Formulation):
         return [LinExpr.of(self.x[self.pair_member == m], 1) for m in range(len(self.members))]
 
     def pair_of(self) -> dict[tuple[int, int], int]:
-        return {
-            (int(p), int(m)): int(v)
-            for p, m, v in zip(self.pair_partition, self.pair_member, self.x, strict=True)
-        }
+        return {(int(p), int(m)): int(v) for p, m, v in zip(self.pair_partition, self.pair_member, self.x, strict=True)}
 
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         values = np.rint(solution[self.x]).astype(np.int64)
@@ -335,6 +336,24 @@ def formulate(problem: StreamsProblem | ConsumerProblem) -> StreamsFormulation |
     if isinstance(problem, StreamsProblem):
         return StreamsFormulation(problem)
     return ConsumerFormulation(problem)
+
+
+def copies_beyond(formulation, clients: np.ndarray, allowed: int) -> LinExpr:
+    """`copies_beyond` from `copies_in`: a variable per stateful task, at least its copies on
+    `clients` beyond `allowed` (and repaired to exactly that)."""
+    members = formulation.copies_in(clients)
+    if not members:
+        return LinExpr.zero()
+    n = len(members)
+    excess = formulation.model.add_vars(n, 0, 1 + formulation.standbys)  # loose: the copies, at most
+    lengths = np.array([len(m) for m in members], dtype=np.int64)
+    rows = np.repeat(np.arange(n), lengths + 1)
+    cols = np.concatenate([np.append(m, v) for m, v in zip(members, excess.tolist(), strict=True)])
+    coefs = np.concatenate([np.append(np.ones(len(m), dtype=np.int64), -1) for m in members])
+    limits = np.full(n, allowed, dtype=np.int64)
+    formulation.model.add_rows(rows, cols, coefs, np.full(n, -UNBOUNDED), limits)
+    formulation.repairs.append(excess_repair(excess, members, limits))
+    return LinExpr.of(excess, 1)
 
 
 def excess_repair(variables: np.ndarray, members: list[np.ndarray], limits: np.ndarray):

@@ -132,6 +132,12 @@ class StreamsFormulationAPI(Protocol):
         copies (active and standbys) on `clients`."""
         ...
 
+    def copies_beyond(self, clients: NDArray[np.int64], allowed: int = 1) -> LinExpr:
+        """Sum over stateful tasks of max(0, its copies on `clients` - `allowed`): what sharing a
+        rack or tag value costs. Prefer it to `copies_in`, which the pattern model cannot give
+        (task by task), when that is what the goal prices."""
+        ...
+
 
 @runtime_checkable
 class StreamsVariablesAPI(StreamsFormulationAPI, Protocol):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import optimizer.compressed as compressed
+import optimizer.patterns as patterns
 from optimizer.backends import REGISTRY, Backend, named
 from optimizer.costs import StreamsIndex
 from optimizer.errors import GoalError, SolverUnavailableError
@@ -122,11 +123,14 @@ def run_sequence(
     hint: Callable[[], dict] | None = None,
     compress: bool | None = None,
     progress: Progress | None = None,
+    patterns: bool = True,
 ) -> SequenceResult:
     """Solve `goals` (priority order) on the normalised `problem`; `hint()` gives a full
     assignment to start from (called only by back-ends that use one). Streams problems go to the
     compressed formulation when it is much smaller and every goal supports it (`compress`: True
-    forces it, False never). `progress`, when given, follows the integer back-ends' stages."""
+    forces it, False never), and to the pattern formulation before it when nothing tells tasks of
+    a subtopology apart (`patterns`: False never). `progress`, when given, follows the integer
+    back-ends' stages."""
     if backend not in BACKENDS:
         raise SolverUnavailableError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
     tolerances = tolerances or {}
@@ -156,17 +160,18 @@ def run_sequence(
     small, full = model_variables(problem, goals, told)
     if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
         return _too_large(full, *declined)
-    result, reason, start = None, None, None
+    result, notes, start = None, [], None
     if small is not None and compress is not False:
-        result, reason, start = _run_compressed(problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full, told)
+        result, notes, start = _run_compressed(
+            problem, goals, linear, time_limit, tolerances, hint, started, compress is True, progress, small, full, told, patterns
+        )
     if result is None:
         if full > MAX_MODEL_VARIABLES:
-            return _too_large(full, *declined, reason)
+            return _too_large(full, *declined, *notes)
         if start is not None:
             hint = lambda: start  # noqa: E731 - the compressed model's assignment is the best start
         result = _run_linear(problem, goals, linear, time_limit, tolerances, hint, started, formulate(problem), progress=progress)
-    if reason:
-        result.notes.insert(0, f"compressed model not used: {reason}")
+        result.notes[:0] = notes
     result.notes[:0] = declined
     return result
 
@@ -213,40 +218,81 @@ def _too_large(variables: int, *notes: str | None) -> SequenceResult:
     )
 
 
-def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full, told):
-    """The sequence on the compressed formulation (optimizer.compressed), whose model has about
-    `small` variables where the full one has `full`. Returns (result, None, None) when its
-    assignment reaches every stage's value, else (None, why not, the assignment to start the full
-    model from, if any)."""
-    if small > MAX_MODEL_VARIABLES:
-        return None, f"it would have {small:,} variables", None
-    if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:
-        return None, None, None  # not worth it: nothing to report
+def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full, told, use_patterns=True):
+    """The sequence on the pattern formulation (optimizer.patterns) when it applies and is no
+    larger, else on the compressed one (optimizer.compressed), whose model has about `small`
+    variables where the full one has `full`. Returns (result, [], None) when an assignment reaches
+    every stage's value (the result's notes say which model), else (None, notes saying why not,
+    the assignment to start the full model from, if any)."""
+    variables = patterns.pattern_variables(problem, *told) if use_patterns else None
+    if variables is not None and variables > small:
+        variables = None
+    smallest = small if variables is None else variables
+    if smallest > MAX_MODEL_VARIABLES:
+        return None, [f"compressed model not used: it would have {smallest:,} variables"], None
+    if not force and 2 * smallest > full and full <= MAX_MODEL_VARIABLES:
+        return None, [], None  # not worth it: nothing to report
     if tolerances:
-        return None, "goals have tolerances", None
+        return None, ["compressed model not used: goals have tolerances"], None
     full_only = [g.name for g in goals if not g.compressible]
     if full_only:
-        return None, f"goal {full_only[0]!r} is written for the full model", None
+        return None, [f"compressed model not used: goal {full_only[0]!r} is written for the full model"], None
+    notes = []
+    if variables is not None:
+        # Nothing tells two tasks of a subtopology apart: the pattern model, if every goal can be
+        # written on it, else the compressed model. If its counts cannot be spread, once more
+        # with the classes a task's copies can fill split into single clients.
+        for split in (False, True):
+            try:
+                formulation: compressed.CompressedStreamsFormulation = patterns.PatternStreamsFormulation(problem, told[1], split)
+                result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress)
+                checked, reason = _checked(problem, result)
+            except compressed.NotCompressible as error:
+                checked, reason = None, str(error)
+                break
+            except compressed.DecodeError as error:
+                checked, reason = None, str(error)
+                continue
+            if checked is not None:
+                rounds = " (second round, small classes split)" if split else ""
+                checked.notes.append(f"pattern model: {formulation.model.n_vars} variables instead of {full} assignment variables{rounds}")
+                return checked, [], None
+            break
+        notes.append(f"pattern model not used: {reason}")
+        if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:
+            return None, notes, None  # the compressed model is not worth it
     # First without the rows that keep counts spreadable (they slow the solver down, and are
     # rarely needed); if the counts cannot be spread, once more with them.
+    reason = None
     for room in (False, True):
         try:
             formulation = compressed.CompressedStreamsFormulation(problem, room, *told)
             result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress)
         except compressed.NotCompressible as error:
-            return None, str(error), None
+            return None, [*notes, f"compressed model not used: {error}"], None
         except compressed.DecodeError as error:
             reason = str(error)
             continue
-        if result.assignment is None or result.fallback:
-            return None, "; ".join(result.notes[1:]) or "no assignment", None
-        for stage in result.stages:
-            if stage.objective is not None and stage.goal.evaluate(problem, result.assignment) > stage.objective:
-                return None, f"its assignment misses the optimum of {stage.goal.name!r} (a bug)", result.assignment
+        checked, reason = _checked(problem, result)
+        if checked is None:
+            start = result.assignment if reason and reason.endswith("(a bug)") else None
+            return None, [*notes, f"compressed model not used: {reason}"], start
         rounds = " (second round, with spreading rows)" if room else ""
-        result.notes.append(f"compressed model: {small} variables instead of {full}{rounds}")
-        return result, None, None
-    return None, reason, None
+        checked.notes[:0] = notes
+        checked.notes.append(f"compressed model: {small} variables instead of {full}{rounds}")
+        return checked, [], None
+    return None, [*notes, f"compressed model not used: {reason}"], None
+
+
+def _checked(problem, result: SequenceResult) -> tuple[SequenceResult | None, str | None]:
+    """(the result, None) when a merged model's assignment exists and reaches every stage's value
+    on the problem itself; else (None, why not)."""
+    if result.assignment is None or result.fallback:
+        return None, "; ".join(result.notes[1:]) or "no assignment"
+    for stage in result.stages:
+        if stage.objective is not None and stage.goal.evaluate(problem, result.assignment) > stage.objective:
+            return None, f"its assignment misses the optimum of {stage.goal.name!r} (a bug)"
+    return result, None
 
 
 def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=True, progress=None) -> SequenceResult:

@@ -33,7 +33,8 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.model.streams import StreamsProblem
-from optimizer.sequence import BACKENDS, run_sequence
+from optimizer.patterns import pattern_variables
+from optimizer.sequence import BACKENDS, run_sequence, told_apart
 from optimizer.solve import resolve_goals
 
 SOLVERS: tuple[str, ...] = BACKENDS
@@ -100,25 +101,35 @@ def brute_force(problem: Problem, goals: Sequence[Goal]) -> list[int] | None:
     return None if best is None else [0] * len(constrained) + best
 
 
-def models_for(solver: str, problem: Problem, goals: Sequence[Goal]) -> list[bool | None]:
-    """The `compress` settings `solver` is checked with on this sequence: linear back-ends on the
-    full model (None: the engine's choice, the full one at these sizes) and, for Streams, the
-    compressed one; flow-only back-ends only where they take the sequence."""
+def models_for(solver: str, problem: Problem, goals: Sequence[Goal]) -> list[str]:
+    """The models `solver` is checked on for this sequence: linear back-ends on the full model
+    ("full": the engine's choice, the full one at these sizes) and, for Streams, the compressed
+    one ("compressed") and the pattern one where the goals tell no task of a subtopology apart
+    ("patterns"); flow-only back-ends only where they take the sequence ("full")."""
     if solver == "exact":
-        return [None]
+        return ["full"]
     backend = named(solver)
-    if backend.capabilities.linear:
-        return [None, True] if problem.kind == "streams" else [None]
-    return [None] if backend.unsupported(problem, goals, {}) is None else []
+    if not backend.capabilities.linear:
+        return ["full"] if backend.unsupported(problem, goals, {}) is None else []
+    if problem.kind != "streams":
+        return ["full"]
+    if pattern_variables(problem, *told_apart(problem, list(goals))) is None:
+        return ["full", "compressed"]
+    return ["full", "compressed", "patterns"]
+
+
+MODELS: dict[str, tuple[bool | None, bool]] = {"full": (None, True), "compressed": (True, False), "patterns": (True, True)}
+"""`run_sequence`'s (`compress`, `patterns`) for each model `models_for` names."""
 
 
 def check(solver: str, problem: Problem, goals: Sequence[Goal], expected: list[int]) -> None:
     """`solver` reaches `expected` stage by stage, proven, with each stage's value the goal's
     `evaluate` on the assignment it returns."""
     names = [g.name for g in goals]
-    for compress in models_for(solver, problem, goals):
-        result = run_sequence(problem, list(goals), solver, compress=compress)
-        label = f"{solver}{' (compressed)' if compress else ''}"
+    for model in models_for(solver, problem, goals):
+        compress, patterns = MODELS[model]
+        result = run_sequence(problem, list(goals), solver, compress=compress, patterns=patterns)
+        label = f"{solver}{'' if model == 'full' else f' ({model})'}"
         assert not result.fallback, (label, names, result.notes)
         values = [stage.objective for stage in result.stages]
         assert values == expected, (label, names, values, expected, result.notes)

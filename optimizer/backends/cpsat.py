@@ -1,4 +1,7 @@
-"""CP-SAT (OR-Tools): integer objective, hint from the previous stage, fixed seed."""
+"""CP-SAT (OR-Tools): integer objective, hint from the previous stage, fixed seed, one worker.
+
+Also `point`: CP-SAT as the MILP back-end's search for an integer point on models of counts
+(optimizer.backends.milp)."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import time
 
 import numpy as np
 from ortools.sat.python import cp_model
+from scipy import sparse
 
 from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
 from optimizer.model.solution import GoalStatus
@@ -18,18 +22,23 @@ def _row_bounds(lo: int, hi: int) -> tuple[int, int]:
     return (cp_model.INT_MIN if lo <= -UNBOUNDED else lo), (cp_model.INT_MAX if hi >= UNBOUNDED else hi)
 
 
+SEED = 20261122
+
+
 class CpSatSession:
-    def __init__(self, model: LinearModel, workers: int = 1, seed: int = 20261122):
+    """CP-SAT on the model given as `bounds` (lower, upper) and CSR `rows` (matrix, lo, hi)."""
+
+    def __init__(
+        self, bounds: tuple[np.ndarray, np.ndarray], rows: tuple[sparse.csr_matrix, np.ndarray, np.ndarray], workers: int = 1, seed: int = SEED
+    ):  # fmt: skip
+        lower, upper = bounds
+        matrix, row_lo, row_hi = rows
         self.model = cp_model.CpModel()
-        lower, upper = model.bounds()
         self.vars = [self.model.new_int_var(int(lo), int(hi), "") for lo, hi in zip(lower.tolist(), upper.tolist(), strict=True)]
-        matrix, row_lo, row_hi = model.matrix()
-        indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+        indptr, indices, data = matrix.indptr, matrix.indices, matrix.data.astype(np.int64)
         for r in range(matrix.shape[0]):
             start, end = indptr[r], indptr[r + 1]
-            terms = cp_model.LinearExpr.weighted_sum(
-                [self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist()
-            )
+            terms = cp_model.LinearExpr.weighted_sum([self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist())
             self.model.add_linear_constraint(terms, *_row_bounds(int(row_lo[r]), int(row_hi[r])))
         self.workers = workers
         self.seed = seed
@@ -71,6 +80,38 @@ class CpSatSession:
         return StageResult(GoalStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)
 
 
+POINT_EFFORT = 20.0
+"""CP-SAT's deterministic time (about seconds here) that `point` may take at most: a limit that
+does not depend on the machine's load, so the answer does not either."""
+
+
+def point(
+    bounds: tuple[np.ndarray, np.ndarray], rows: tuple[sparse.csr_matrix, np.ndarray, np.ndarray], added: list[tuple[np.ndarray, np.ndarray, int, int]],
+    costs: np.ndarray, hint: np.ndarray | None, time_limit: float, first: bool,
+) -> np.ndarray | None:  # fmt: skip
+    """An integer point of the model (`bounds`, CSR `rows` with their bounds, `added` rows as
+    (index, coef, lo, hi)) that minimises `costs`, from `hint`: the first found (`first`), else
+    the best within the limits. None when none is found."""
+    session = CpSatSession(bounds, rows)
+    for index, coef, lo, hi in added:
+        session.add_row(LinExpr(index, coef), int(lo), int(hi))
+    costs = np.asarray(costs, dtype=np.int64)
+    used = np.flatnonzero(costs)
+    session.model.minimize(cp_model.LinearExpr.weighted_sum([session.vars[i] for i in used.tolist()], costs[used].tolist()))
+    if hint is not None:
+        for var, value in zip(session.vars, hint.tolist(), strict=True):
+            session.model.add_hint(var, int(value))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = SEED
+    solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+    solver.parameters.max_deterministic_time = POINT_EFFORT
+    solver.parameters.stop_after_first_solution = first
+    if solver.solve(session.model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return np.array([solver.value(v) for v in session.vars], dtype=np.int64)
+
+
 def start(model: LinearModel) -> CpSatSession:
     """The registry's entry point (optimizer.backends): a session with the engine's settings."""
-    return CpSatSession(model)
+    return CpSatSession(model.bounds(), model.matrix())

@@ -28,6 +28,7 @@ from optimizer import (
 from optimizer.backends.flow import ConsumerFlowTerms, StreamsFlowTerms, _ConsumerGroup
 from optimizer.compressed import CompressedStreamsFormulation
 from optimizer.formulation import formulate
+from optimizer.patterns import PatternStreamsFormulation
 from tests.conftest import EXAMPLES
 
 STREAMS = EXAMPLES / "kip925" / "three-clients-1-2-3-threads.problem.yaml"
@@ -56,6 +57,9 @@ def test_the_streams_formulations_satisfy_what_goals_may_use(streams):
     # the compressed model has no assignment variables: a goal that uses x or y is not compressible
     assert not isinstance(compressed, StreamsVariablesAPI)
     assert not isinstance(full, ConsumerFormulationAPI)
+    # nor has the pattern model (built without the state that would give tasks clients of their own)
+    patterns = PatternStreamsFormulation(streams, frozenset({"rack", "tags"}))
+    assert isinstance(patterns, StreamsFormulationAPI) and not isinstance(patterns, StreamsVariablesAPI)
 
 
 def test_the_consumer_formulation_and_flow_terms_satisfy_the_protocols(streams, consumer):
