@@ -155,7 +155,9 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
     # ------------------------------------------------------------------ what goals encode with
 
     def _per_group(self, values: np.ndarray, rows_of) -> list[np.ndarray | None]:
-        """Per group, the one row of `values` (rows x classes) that all its tasks share."""
+        """Per group, the one row of `values` (rows x classes) that all its tasks share (`rows_of`
+        gives their rows; None for a group it gives none, such as stateless groups for standby
+        costs); NotCompressible when two tasks of a group differ."""
         shared: list[np.ndarray | None] = []
         for g, tasks in enumerate(self.group_tasks):
             rows = rows_of(g, tasks)
