@@ -426,7 +426,16 @@ class CompressedStreamsFormulation(Formulation):
         standby_counts = values[self.rs] if self.rs.size else None
         return self._spread_classes(active, holds, standby_rows, standby_clients, values[self.ra], standby_counts, values)
 
-    def _spread_classes(self, active, holds, standby_rows, standby_clients, routed, standby_counts, values) -> dict[str, ClientAssignment]:
+    def _spread_classes(
+        self,
+        active: np.ndarray,
+        holds: np.ndarray,
+        standby_rows: list[np.ndarray],
+        standby_clients: list[np.ndarray],
+        routed: np.ndarray,
+        standby_counts: np.ndarray | None,
+        values: np.ndarray,
+    ) -> dict[str, ClientAssignment]:
         """The assignment: the direct copies already in `active`, `holds` and the standby lists,
         plus each class's routed copies (`routed`: tasks x classes, 0/1 actives;
         `standby_counts`: stateful tasks x classes, or None) spread over its clients as the
@@ -451,7 +460,10 @@ class CompressedStreamsFormulation(Formulation):
             return self.index.assignment(active.tolist())
         return self.index.assignment(active.tolist(), np.concatenate(standby_rows).tolist(), np.concatenate(standby_clients).tolist())
 
-    def _spread_class(self, klass, members, holds, routed, standby_counts, values, actives_first: bool):
+    def _spread_class(
+        self, klass: int, members: np.ndarray, holds: np.ndarray, routed: np.ndarray, standby_counts: np.ndarray | None, values: np.ndarray,
+        actives_first: bool,
+    ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:  # fmt: skip
         """((task rows, clients) of the class's routed actives, the same of its routed standbys)."""
         empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 

@@ -11,7 +11,8 @@ class. Everything a task costs is a function of its pattern: sharing a rack or t
 (`copies_beyond`) is a coefficient per pattern instead of a variable and a row per task. The
 linear relaxation is that of the convex hull of each task's patterns: at least as tight as the
 compressed model's, and far smaller. For 1,000 tasks x 50 clients in 9 tag classes with two
-standbys, 2,418 pattern variables instead of 15,236 (docs/engine.md, "The pattern model").
+standbys, 1,988 variables (patterns and placed counts) instead of the compressed model's 15,236
+(docs/engine.md, "The pattern Streams model").
 
 Any assignment maps onto the model with the same goal values, so its optimum bounds the full
 model's from below. `decode` hands each group's patterns to its tasks in index order (they are
@@ -55,17 +56,22 @@ def _standby_patterns(class_size: np.ndarray, standbys: int) -> tuple[np.ndarray
     return active[fits], standby[fits]
 
 
-def pattern_variables(problem: StreamsProblem, distinguished: list[np.ndarray] | None = None, apart: frozenset[str] = APART) -> int | None:
-    """Variables of the pattern model, roughly (before goals add theirs; patterns counted before
-    those that do not fit the classes are dropped), or None when some task has clients of its own
-    (`special_clients`: the goals tell tasks apart)."""
+def pattern_variables(
+    problem: StreamsProblem, distinguished: list[np.ndarray] | None = None, apart: frozenset[str] = APART, split: bool = False
+) -> int | None:
+    """Variables of the pattern model before goals add theirs (patterns counted before those that
+    do not fit the classes are dropped; `split`: with `split_classes`), or None when some task
+    has clients of its own (`special_clients`: the goals tell tasks apart)."""
     index = StreamsIndex.of(problem)
     if special_clients(index, distinguished, apart).any():
         return None
-    n_classes = int(client_classes(index, problem, apart).max(initial=-1)) + 1
+    standbys = problem.effective_standby_replicas if index.stateful.any() else 0
+    classes = client_classes(index, problem, apart)
+    if split:
+        classes = split_classes(classes, 1 + standbys)
+    n_classes = int(classes.max(initial=-1)) + 1
     keys = np.unique(index.subtopology * 2 + index.stateful)
     stateful_groups = int((keys % 2 == 1).sum())
-    standbys = problem.effective_standby_replicas if index.stateful.any() else 0
     with_standbys = stateful_groups if standbys else 0
     counts = (len(keys) - with_standbys) * n_classes + with_standbys * n_classes * math.comb(n_classes + standbys - 1, standbys)
     placed = len(keys) * len(index.clients) + (len(index.clients) if with_standbys else 0)
@@ -87,6 +93,11 @@ def split_classes(class_of: np.ndarray, copies: int) -> np.ndarray:
 
 
 class PatternStreamsFormulation(CompressedStreamsFormulation):
+    """The pattern model: per task group, a count per pattern (`count[g]`, patterns in
+    `pattern_active[g]` and `pattern_standby[g]`), the compressed model's placed counts (za, zs)
+    and no direct or routed variable. Goals see the compressed model's members, except
+    `copies_in` (`NotCompressible`)."""
+
     kind: Literal["streams"] = "streams"
 
     def __init__(self, problem: StreamsProblem, apart: frozenset[str] = APART, split: bool = False):
@@ -96,6 +107,7 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
         if split:
             self._set_classes(split_classes(self.class_of, 1 + self.standbys))
         model, c, n_classes = self.model, self.n_clients, self.n_classes
+        model.counts = True
         self.da = self.da_rows = self.da_cols = self.da_key = self.ds = self.ds_rows = self.ds_cols = EMPTY
         n_groups = len(self.group_stateful)
         self.group_tasks = [np.flatnonzero(self.group_of == g) for g in range(n_groups)]

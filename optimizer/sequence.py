@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import optimizer.compressed as compressed
-import optimizer.patterns as patterns
 from optimizer.backends import REGISTRY, Backend, named
 from optimizer.costs import StreamsIndex
 from optimizer.errors import GoalError, SolverUnavailableError
@@ -38,6 +37,7 @@ from optimizer.goal import APART, Goal, stage_order
 from optimizer.model.limits import MAX_MODEL_VARIABLES
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus
+from optimizer.patterns import PatternStreamsFormulation, pattern_variables
 from optimizer.results import SequenceResult, Stage, StageResult, Unsupported
 
 if TYPE_CHECKING:  # mypy checks that the formulations the engine hands goals are what goals are promised
@@ -218,13 +218,13 @@ def _too_large(variables: int, *notes: str | None) -> SequenceResult:
     )
 
 
-def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full, told, use_patterns=True):
+def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, started, force, progress, small, full, told, use_patterns):
     """The sequence on the pattern formulation (optimizer.patterns) when it applies and is no
     larger, else on the compressed one (optimizer.compressed), whose model has about `small`
     variables where the full one has `full`. Returns (result, [], None) when an assignment reaches
     every stage's value (the result's notes say which model), else (None, notes saying why not,
     the assignment to start the full model from, if any)."""
-    variables = patterns.pattern_variables(problem, *told) if use_patterns else None
+    variables = pattern_variables(problem, *told) if use_patterns else None
     if variables is not None and variables > small:
         variables = None
     smallest = small if variables is None else variables
@@ -242,9 +242,14 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
         # Nothing tells two tasks of a subtopology apart: the pattern model, if every goal can be
         # written on it, else the compressed model. If its counts cannot be spread, once more
         # with the classes a task's copies can fill split into single clients.
+        size = variables
         for split in (False, True):
+            if split:
+                size = pattern_variables(problem, *told, split=True)
+                if size is None or size == variables or size > small:
+                    break  # no class to split, or the compressed model is smaller
             try:
-                formulation: compressed.CompressedStreamsFormulation = patterns.PatternStreamsFormulation(problem, told[1], split)
+                formulation: compressed.CompressedStreamsFormulation = PatternStreamsFormulation(problem, told[1], split)
                 result = _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, formulation, resolve_conflicts=False, progress=progress)
                 checked, reason = _checked(problem, result)
             except compressed.NotCompressible as error:
@@ -255,7 +260,7 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
                 continue
             if checked is not None:
                 rounds = " (second round, small classes split)" if split else ""
-                checked.notes.append(f"pattern model: {formulation.model.n_vars} variables instead of {full} assignment variables{rounds}")
+                checked.notes.append(f"pattern model: {size} variables instead of {full}{rounds}")
                 return checked, [], None
             break
         notes.append(f"pattern model not used: {reason}")

@@ -34,7 +34,7 @@ from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.model.streams import StreamsProblem
 from optimizer.patterns import pattern_variables
-from optimizer.sequence import BACKENDS, run_sequence, told_apart
+from optimizer.sequence import BACKENDS, model_variables, run_sequence, told_apart
 from optimizer.solve import resolve_goals
 
 SOLVERS: tuple[str, ...] = BACKENDS
@@ -113,7 +113,10 @@ def models_for(solver: str, problem: Problem, goals: Sequence[Goal]) -> list[str
         return ["full"] if backend.unsupported(problem, goals, {}) is None else []
     if problem.kind != "streams":
         return ["full"]
-    if pattern_variables(problem, *told_apart(problem, list(goals))) is None:
+    told = told_apart(problem, list(goals))
+    small, _ = model_variables(problem, list(goals), told)
+    variables = pattern_variables(problem, *told)
+    if variables is None or small is None or variables > small:  # the engine's rule: never larger
         return ["full", "compressed"]
     return ["full", "compressed", "patterns"]
 
@@ -130,6 +133,8 @@ def check(solver: str, problem: Problem, goals: Sequence[Goal], expected: list[i
         compress, patterns = MODELS[model]
         result = run_sequence(problem, list(goals), solver, compress=compress, patterns=patterns)
         label = f"{solver}{'' if model == 'full' else f' ({model})'}"
+        if model == "patterns":  # tried: used, or declined with its reason
+            assert any(note.startswith("pattern model") for note in result.notes), (label, names, result.notes)
         assert not result.fallback, (label, names, result.notes)
         values = [stage.objective for stage in result.stages]
         assert values == expected, (label, names, values, expected, result.notes)

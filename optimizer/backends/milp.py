@@ -42,8 +42,8 @@ application (fraud-app-003 of the sample fleet) that HiGHS's full branch and bou
 0.3 s."""
 
 COUNT_COLUMNS = 10_000
-"""A model with at most this many variables, fewer than half of them 0/1, is a model of counts
-(the pattern model, optimizer.patterns): its integer points are searched for by CP-SAT first."""
+"""A model of counts (`LinearModel.counts`) with at most this many variables has its integer
+points searched for by CP-SAT first."""
 
 MIN_SECONDS = 0.01
 """Below this much time left no relaxation or restricted MIP is started."""
@@ -77,7 +77,7 @@ class MilpSession:
         lo, hi = _highs_bounds(self.lower, self.upper)
         rlo, rhi = _highs_bounds(self.row_lo, self.row_hi)
         self.binary = (self.lower == 0) & (self.upper == 1)
-        self.counts = n <= COUNT_COLUMNS and 2 * int(self.binary.sum()) < n
+        self.counts = model.counts and n <= COUNT_COLUMNS
         self._vertex: np.ndarray | None = None
         self._solved: tuple[tuple, tuple[float | None, np.ndarray | None]] | None = None
         self._face: tuple[np.ndarray, float] | None = None  # reduced costs and gap of the relaxation last solved
@@ -145,8 +145,15 @@ class MilpSession:
             point = None
             if key is None or key != self._support_tried:
                 counted = self._count_point(costs, hint, deadline, first=False)
-                if counted is not None and (hint is None or value(counted) < value(hint)):
-                    hint = counted
+                if counted is not None and counted.status in (GoalStatus.OPTIMAL, GoalStatus.INFEASIBLE):
+                    # CP-SAT's own proof, over the same rows
+                    seconds = time.perf_counter() - started
+                    if counted.solution is None:
+                        return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
+                    proven = value(counted.solution)
+                    return StageResult(GoalStatus.OPTIMAL, counted.solution, proven, float(proven), seconds)
+                if counted is not None and counted.solution is not None and (hint is None or value(counted.solution) < value(hint)):
+                    hint = counted.solution
                 if hint is None or value(hint) > bound:
                     point = self._support_mip(costs, hint, deadline)
             self._support_tried = key
@@ -191,9 +198,11 @@ class MilpSession:
         # the last relaxation's objective, though every point meeting the rows has the same value
         # in it: it steers HiGHS's search (two standbys, two tags: 3 s to a point instead of 20 s)
         costs = self._costs if self._costs is not None else np.zeros(self.n, dtype=np.int64)
-        point = self._count_point(costs, hint, deadline, first=True)
-        if point is not None:
-            return point
+        counted = self._count_point(costs, hint, deadline, first=True)
+        if counted is not None and counted.status == GoalStatus.INFEASIBLE:
+            return None  # proven: no integer point meets the rows
+        if counted is not None and counted.solution is not None:
+            return counted.solution
         point = self._support_mip(costs, hint, deadline)
         return point if point is not None else self._face_mip(costs, hint, deadline)
 
@@ -249,18 +258,21 @@ class MilpSession:
         columns = np.flatnonzero((lower != self.lower) | (upper != self.upper))
         return columns, lower[columns], upper[columns]
 
-    def _count_point(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None, first: bool) -> np.ndarray | None:
-        """On a model of counts (`COUNT_COLUMNS`), CP-SAT's integer point minimising `costs`: the
-        first it finds (`first`) or its best, within half the time left. HiGHS's root heuristics
-        are erratic there (0.05 to 49 s to a point on five 1,000 x 50 problems with two standbys
-        and two tag dimensions, where CP-SAT takes 0.1 to 0.4 s); the bound still comes from the
-        relaxation, or from HiGHS's branch and bound, which starts from this point."""
+    def _count_point(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None, first: bool) -> StageResult | None:
+        """On a model of counts (`LinearModel.counts`), CP-SAT's search for an integer point
+        minimising `costs`: the first it finds (`first`) or its best, within half the time left
+        (None when the model is not one, or no time is left). HiGHS's root heuristics are erratic
+        there (0.05 to 49 s to a point on five 1,000 x 50 problems with two standbys and two tag
+        dimensions, where CP-SAT takes 0.1 to 0.4 s). A point is returned only when it meets every
+        row and bound in integer arithmetic."""
         if not self.counts or self._left(deadline) < MIN_SECONDS:
             return None
         import optimizer.backends.cpsat as cpsat  # only here: CP-SAT's Python layer takes 0.3 s to load
 
-        point = cpsat.point((self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, hint, self._left(deadline) / 2, first)
-        return point if point is not None and self.feasible(point) else None
+        found = cpsat.point((self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, hint, self._left(deadline) / 2, first)
+        if found.solution is not None and not self.feasible(found.solution):
+            return StageResult(GoalStatus.TIME_LIMIT, None, None, None, found.seconds)  # off CP-SAT's tolerance: as if none
+        return found
 
     def _support_mip(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None) -> np.ndarray | None:
         """The best integer point (None if none) of the MIP on the relaxation's support and the

@@ -13,8 +13,9 @@ import pytest
 import optimizer.backends.cpsat as cpsat
 import optimizer.backends.milp as milp
 import optimizer.patterns as patterns
-from optimizer import solve
-from optimizer.compressed import DecodeError
+from optimizer import sequence, solve
+from optimizer.compressed import CompressedStreamsFormulation, DecodeError, client_classes
+from optimizer.formulation import StreamsFormulation
 from optimizer.generate import random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.patterns import PatternStreamsFormulation, _standby_patterns, split_classes
@@ -37,18 +38,28 @@ def uses_patterns(result) -> bool:
     return any(note.startswith("pattern model:") for note in result.notes)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_the_pattern_model_reaches_the_enumerated_optimum(seed):
+def enumerable_cases(count: int) -> list[tuple[int, list]]:
+    """The first `count` seeds of the kit's small problems (with two or three of GOALS) on which
+    the engine takes the pattern model (it does not where that would be larger than the
+    compressed one)."""
+    cases = []
+    for seed in range(2 * count):
+        problem = small_problem("streams", seed)
+        goals = resolve_goals(GOALS[: random.Random(seed).randint(2, 3)], "streams")
+        if "patterns" in models_for("milp", problem, goals):
+            cases.append((seed, goals))
+    assert len(cases) >= count, "too few small problems take the pattern model"
+    return cases[:count]
+
+
+@pytest.mark.parametrize(("seed", "goals"), enumerable_cases(12))
+def test_the_pattern_model_reaches_the_enumerated_optimum(seed, goals):
     """On the kit's small problems (racks, tags, thread counts, zero or one standby), every
     back-end on every model, the pattern one included, reaches the optimum found by enumeration."""
-    rng = random.Random(seed)
-    problem = small_problem("streams", seed)
-    goals = resolve_goals(GOALS[: rng.randint(2, 3)], "streams")
-    assert "patterns" in models_for("milp", problem, goals)
-    check_backends(problem, goals)
+    check_backends(small_problem("streams", seed), goals)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 5, 6])
 def test_the_pattern_model_proves_the_full_models_optimum(seed):
     """40 tasks x 8 clients, two standbys, two tag dimensions, one or two threads: the pattern
     model (forced: at this size it is no smaller than the full one) proves the same stage values as
@@ -113,17 +124,62 @@ def test_stickiness_leaves_no_patterns():
     assert patterns.pattern_variables(problem, *told_apart(problem, resolve_goals([*GOALS, "stickiness"], "streams"))) is None
 
 
-def test_counts_that_cannot_be_spread_get_a_second_round_with_small_classes_split():
+def test_counts_that_cannot_be_spread_fall_back_to_the_compressed_model():
     """40 x 8 with two threads, seed 3: a class of two clients, where a task's three copies can
-    take both, gets counts that no spread meets; the second round, with such classes split into
-    single clients, proves the same values as the full model."""
+    take both, gets counts that no spread meets (the second round, small classes split, would be
+    larger than the compressed model): the compressed model proves the full model's values."""
     problem = tagged(3, threads=(1, 2))
     goals = resolve_goals(GOALS, "streams")
     merged = run_sequence(problem, goals, "milp", compress=True)
-    assert any(n.startswith("pattern model:") and n.endswith("(second round, small classes split)") for n in merged.notes), merged.notes
+    assert "pattern model not used: the routed copies of a class do not fit its clients" in merged.notes
+    assert any(n.startswith("compressed model:") for n in merged.notes)
     full = run_sequence(problem, goals, "milp", compress=False)
     assert [s.objective for s in merged.stages] == [s.objective for s in full.stages]
+
+
+def test_a_second_round_splits_the_classes_a_task_can_fill(monkeypatch):
+    """When the first round's counts cannot be spread, the second has every client of a class of
+    at most 1 + standbys clients in a class of its own, where any count can be spread."""
+    problem = tagged(0, tasks=400, clients=30)
+    goals = resolve_goals(GOALS, "streams")
+    told = told_apart(problem, goals)
+    small, _ = sequence.model_variables(problem, goals, told)
+    assert patterns.pattern_variables(problem, *told) < patterns.pattern_variables(problem, *told, split=True) < small
+    decode = PatternStreamsFormulation.decode
+
+    def first_round_fails(self, solution):
+        if self.n_classes == len(set(client_classes(self.index, problem, told[1]).tolist())):
+            raise DecodeError("the routed copies of a class do not fit its clients")
+        return decode(self, solution)
+
+    monkeypatch.setattr(PatternStreamsFormulation, "decode", first_round_fails)
+    result = run_sequence(problem, goals, "milp", compress=True)
+    assert any(n.startswith("pattern model:") and n.endswith("(second round, small classes split)") for n in result.notes), result.notes
+    monkeypatch.undo()
+    plain = run_sequence(problem, goals, "milp", compress=True)
+    assert [s.objective for s in result.stages] == [s.objective for s in plain.stages]
+    assert all(str(s.status) == "optimal" for s in result.stages)
     assert split_classes(np.array([0, 4, 2, 0, 5, 3, 3, 1, 0, 0]), 3).tolist() == [0, 1, 2, 0, 3, 4, 5, 6, 0, 0]
+
+
+def test_standbys_are_spread_first_when_the_actives_leave_them_no_room(monkeypatch):
+    """20 x 5, two standbys, threads 1 and 2, seed 3: spreading a class's actives first leaves a
+    client only tasks whose active it holds for its standbys; spreading the standbys first fits,
+    and the first round's counts are used. Without that, the first round would fail."""
+    problem = normalize(random_streams_problem(3, tasks=20, clients=5, standby_replicas=2, threads=(1, 2), subtopologies=3, churn=0.1)).problem
+    goals = resolve_goals(GOALS, "streams")
+    result = run_sequence(problem, goals, "milp", compress=True)
+    assert any(n.startswith("pattern model:") and "second round" not in n for n in result.notes), result.notes
+    spread = CompressedStreamsFormulation._spread_class
+
+    def actives_first_only(self, *args, actives_first):
+        if not actives_first:
+            raise DecodeError("the routed copies of a class do not fit its clients")
+        return spread(self, *args, actives_first=True)
+
+    monkeypatch.setattr(CompressedStreamsFormulation, "_spread_class", actives_first_only)
+    blind = run_sequence(problem, goals, "milp", compress=True)
+    assert not any(n.startswith("pattern model:") and "second round" not in n for n in blind.notes), blind.notes
 
 
 def test_counts_that_cannot_be_spread_twice_fall_back_to_the_compressed_model(monkeypatch):
@@ -171,15 +227,19 @@ def test_cpsat_finds_the_point_on_a_model_of_counts(monkeypatch):
     assert again.assignment == result.assignment
 
 
-def test_the_compressed_and_full_models_are_not_models_of_counts():
-    problem = tagged(0)
+@pytest.mark.parametrize("standbys", [0, 1, 2])
+def test_only_the_pattern_model_is_a_model_of_counts(standbys):
+    """The MILP back-end runs CP-SAT's point search on the pattern model only: the compressed and
+    full models (whose 0/1 share varies with the goals and standbys) keep HiGHS's own search."""
+    problem = tagged(0, standbys=standbys)
     goals = resolve_goals(GOALS, "streams")
-    compressed = run_sequence(problem, goals, "milp", compress=True, patterns=False)
-    assert any(note.startswith("compressed model:") for note in compressed.notes)
-    from optimizer.compressed import CompressedStreamsFormulation
-    from optimizer.formulation import StreamsFormulation
-
-    for formulation in (CompressedStreamsFormulation(problem, False, *told_apart(problem, goals)), StreamsFormulation(problem)):
+    told = told_apart(problem, goals)
+    models = {
+        "patterns": PatternStreamsFormulation(problem, told[1]),
+        "compressed": CompressedStreamsFormulation(problem, False, *told),
+        "full": StreamsFormulation(problem),
+    }
+    for formulation in models.values():
         for goal in goals:
             goal.encode(formulation)
-        assert not milp.MilpSession(formulation.model).counts
+    assert {name: milp.MilpSession(f.model).counts for name, f in models.items()} == {"patterns": True, "compressed": False, "full": False}

@@ -324,13 +324,12 @@ def test_the_point_on_the_relaxations_optimal_face_is_found_where_its_support_ha
     assert [s.objective for s in without.stages] == [0, 0, 0, 9, 17]
 
 
-def test_the_compressed_model_tells_clients_apart_only_by_what_the_goals_price(monkeypatch):
+def test_the_compressed_model_tells_clients_apart_only_by_what_the_goals_price():
     """balance and standby_rack_diversity with tags price neither racks nor the clients that held
     a task (Goal.apart): the compressed model's classes are the tag values alone and no pair is a
     direct variable, and it proves the same optimum as the full model (and as the pattern model,
     which the engine prefers here). With stickiness, the clients that held a task are told apart
     again."""
-    import optimizer.patterns as patterns
     from optimizer.compressed import client_classes, special_clients
     from optimizer.costs import StreamsIndex
 
@@ -345,8 +344,7 @@ def test_the_compressed_model_tells_clients_apart_only_by_what_the_goals_price(m
     assert not special_clients(index, None, apart).any() and special_clients(index).any()
     merged = run_sequence(problem, goals, "milp", compress=True)
     assert any(n.startswith("pattern model:") for n in merged.notes)
-    monkeypatch.setattr(patterns, "pattern_variables", lambda *args: None)
-    small = run_sequence(problem, goals, "milp", compress=True)
+    small = run_sequence(problem, goals, "milp", compress=True, patterns=False)
     assert any(n.startswith("compressed model") for n in small.notes)
     full = run_sequence(problem, goals, "milp", compress=False)
     assert [s.objective for s in merged.stages] == [s.objective for s in small.stages] == [s.objective for s in full.stages] == [0, 75]
