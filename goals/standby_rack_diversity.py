@@ -23,7 +23,9 @@ from optimizer.protocols import FlowTermsAPI, FormulationAPI
 def diversity_groups(index: StreamsIndex, problem: StreamsProblem) -> list[np.ndarray]:
     """Client positions sharing a value, per dimension, for values held by two or more clients."""
     keys = problem.config.rack_aware_assignment_tags
-    dimensions = [[c.tags.get(key) for c in index.clients] for key in keys] if keys else [[c.rack for c in index.clients]]
+    dimensions = [[c.tags.get(key) for c in index.clients] for key in keys] if keys else [
+        [c.rack for c in index.clients]
+    ]
     groups = []
     for values in dimensions:
         by_value: dict[str, list[int]] = {}

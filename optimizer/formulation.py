@@ -310,7 +310,10 @@ class ConsumerFormulation(Formulation):
         return [LinExpr.of(self.x[self.pair_member == m], 1) for m in range(len(self.members))]
 
     def pair_of(self) -> dict[tuple[int, int], int]:
-        return {(int(p), int(m)): int(v) for p, m, v in zip(self.pair_partition, self.pair_member, self.x, strict=True)}
+        return {
+            (int(p), int(m)): int(v)
+            for p, m, v in zip(self.pair_partition, self.pair_member, self.x, strict=True)
+        }
 
     def decode(self, solution: np.ndarray) -> dict[str, ClientAssignment]:
         values = np.rint(solution[self.x]).astype(np.int64)

@@ -94,7 +94,8 @@ def split_classes(class_of: np.ndarray, copies: int) -> np.ndarray:
 
 class PatternStreamsFormulation(CompressedStreamsFormulation):
     """The pattern model: per task group, a count per pattern (`count[g]`, patterns in
-    `pattern_active[g]` and `pattern_standby[g]`), the compressed model's placed counts (za, zs)
+    `pattern_active[g]` and `pattern_standby[g]`, their copies per class in `pattern_copies[g]`),
+    the compressed model's placed counts (za, zs)
     and no direct or routed variable. Goals see the compressed model's members, except
     `copies_in` (`NotCompressible`)."""
 
@@ -116,6 +117,8 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
         spread = _standby_patterns(self.class_size, self.standbys) if self.with_standbys.any() else plain
         self.pattern_active = [spread[0] if s else plain[0] for s in self.with_standbys]
         self.pattern_standby = [spread[1] if s else plain[1] for s in self.with_standbys]
+        one_hot = np.eye(n_classes, dtype=np.int64)
+        self.pattern_copies = [standby + one_hot[active] for active, standby in zip(self.pattern_active, self.pattern_standby, strict=True)]
         self.count = [model.add_vars(len(a), 0, len(tasks)) for a, tasks in zip(self.pattern_active, self.group_tasks, strict=True)]
         group_size = np.array([len(tasks) for tasks in self.group_tasks], dtype=np.int64)
         self.za = model.add_vars(n_groups * c, 0, np.repeat(group_size, c)).reshape(n_groups, c)
@@ -142,9 +145,7 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
         stateful = np.flatnonzero(self.with_standbys)
         counts = np.concatenate([self.count[g] for g in stateful])
         standby = np.concatenate([self.pattern_standby[g] for g in stateful])
-        copies = standby.copy()
-        active = np.concatenate([self.pattern_active[g] for g in stateful])
-        copies[np.arange(len(active)), active] += 1
+        copies = np.concatenate([self.pattern_copies[g] for g in stateful])
         self.with_standby_in = model.add_vars(n_classes, 0, COUNT_BOUND)
         self.with_copies_in = model.add_vars(n_classes, 0, COUNT_BOUND)
         for per_class, matrix in ((None, standby), (self.with_standby_in, standby > 0), (self.with_copies_in, copies > 0)):
@@ -210,7 +211,7 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
             raise NotCompressible("a goal counts copies on part of a rack (and tag values)")
         total = LinExpr.zero()
         for g in np.flatnonzero(self.group_stateful).tolist():
-            inside = self.pattern_standby[g][:, classes].sum(axis=1) + np.isin(self.pattern_active[g], classes)
+            inside = self.pattern_copies[g][:, classes].sum(axis=1)
             total += LinExpr.of(self.count[g], np.maximum(inside - allowed, 0))
         return total
 

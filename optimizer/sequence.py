@@ -228,9 +228,15 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
     if variables is not None and variables > small:
         variables = None
     smallest = small if variables is None else variables
+
+    def worth(size: int) -> bool:
+        """A merged model of `size` variables is used when forced, at most half the full one, or
+        when the full one is too large to build."""
+        return force or 2 * size <= full or full > MAX_MODEL_VARIABLES
+
     if smallest > MAX_MODEL_VARIABLES:
         return None, [f"compressed model not used: it would have {smallest:,} variables"], None
-    if not force and 2 * smallest > full and full <= MAX_MODEL_VARIABLES:
+    if not worth(smallest):
         return None, [], None  # not worth it: nothing to report
     if tolerances:
         return None, ["compressed model not used: goals have tolerances"], None
@@ -264,8 +270,8 @@ def _run_compressed(problem, goals, backend, time_limit, tolerances, hint, start
                 return checked, [], None
             break
         notes.append(f"pattern model not used: {reason}")
-        if not force and 2 * small > full and full <= MAX_MODEL_VARIABLES:
-            return None, notes, None  # the compressed model is not worth it
+        if not worth(small):
+            return None, notes, None
     # First without the rows that keep counts spreadable (they slow the solver down, and are
     # rarely needed); if the counts cannot be spread, once more with them.
     reason = None

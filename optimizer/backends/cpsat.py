@@ -38,7 +38,9 @@ class CpSatSession:
         indptr, indices, data = matrix.indptr, matrix.indices, matrix.data.astype(np.int64)
         for r in range(matrix.shape[0]):
             start, end = indptr[r], indptr[r + 1]
-            terms = cp_model.LinearExpr.weighted_sum([self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist())
+            terms = cp_model.LinearExpr.weighted_sum(
+                [self.vars[i] for i in indices[start:end].tolist()], data[start:end].tolist()
+            )
             self.model.add_linear_constraint(terms, *_row_bounds(int(row_lo[r]), int(row_hi[r])))
         self.workers = workers
         self.seed = seed
@@ -50,7 +52,11 @@ class CpSatSession:
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
         self.model.add_linear_constraint(self._expr(expr), *_row_bounds(lo, hi))
 
-    def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
+    def minimize(
+        self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, effort: float | None = None, first: bool = False
+    ) -> StageResult:
+        """Minimise `objective` within `time_limit` seconds and `effort` units of CP-SAT's
+        deterministic time (None: no limit), from `hint`; `first`: stop at the first point found."""
         started = time.perf_counter()
         self.model.minimize(self._expr(objective))
         self.model.clear_hints()
@@ -62,6 +68,9 @@ class CpSatSession:
         solver.parameters.random_seed = self.seed
         if time_limit is not None:
             solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+        if effort is not None:
+            solver.parameters.max_deterministic_time = effort
+        solver.parameters.stop_after_first_solution = first
         status = solver.solve(self.model)
         seconds = time.perf_counter() - started
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -92,33 +101,13 @@ def point(
 ) -> StageResult:  # fmt: skip
     """An integer point of the model (`bounds`, CSR `rows` with their bounds, `added` rows as
     (index, coef, lo, hi)) that minimises `costs`, from `hint`: the first found (`first`), else
-    the best within the limits. The status is CP-SAT's: `optimal` when proven (with `first`, only
-    if the first point is), `infeasible` when proven that no point exists."""
-    started = time.perf_counter()
+    the best within the limits (`POINT_EFFORT`, `time_limit`). The status is CP-SAT's: `optimal`
+    when proven (with `first`, only if the first point is), `infeasible` when no point exists."""
     session = CpSatSession(bounds, rows)
     for index, coef, lo, hi in added:
         session.add_row(LinExpr(index, coef), int(lo), int(hi))
-    costs = np.asarray(costs, dtype=np.int64)
     used = np.flatnonzero(costs)
-    session.model.minimize(cp_model.LinearExpr.weighted_sum([session.vars[i] for i in used.tolist()], costs[used].tolist()))
-    if hint is not None:
-        for var, value in zip(session.vars, hint.tolist(), strict=True):
-            session.model.add_hint(var, int(value))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = SEED
-    solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
-    solver.parameters.max_deterministic_time = POINT_EFFORT
-    solver.parameters.stop_after_first_solution = first
-    status = solver.solve(session.model)
-    seconds = time.perf_counter() - started
-    if status == cp_model.INFEASIBLE:
-        return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
-    solution = np.array([solver.value(v) for v in session.vars], dtype=np.int64)
-    kind = GoalStatus.OPTIMAL if status == cp_model.OPTIMAL else GoalStatus.FEASIBLE
-    return StageResult(kind, solution, round(solver.objective_value), float(solver.best_objective_bound), seconds)
+    return session.minimize(LinExpr.of(used, np.asarray(costs)[used]), time_limit, hint, POINT_EFFORT, first)
 
 
 def start(model: LinearModel) -> CpSatSession:

@@ -68,6 +68,14 @@ def _highs(threads: int, seed: int) -> highspy.Highs:
     return highs
 
 
+def _start_from(highs: highspy.Highs, point: np.ndarray) -> None:
+    """Give HiGHS's next MIP `point` as its start."""
+    solution = highspy.HighsSolution()
+    solution.col_value = point.astype(np.float64).tolist()
+    solution.value_valid = True
+    highs.setSolution(solution)
+
+
 class MilpSession:
     def __init__(self, model: LinearModel, presolve: bool = True, threads: int = 1, seed: int = 20261122):
         self.lower, self.upper = model.bounds()
@@ -316,10 +324,7 @@ class MilpSession:
         if nodes is not None:
             highs.setOptionValue("mip_max_nodes", nodes)
         if hint is not None:
-            start = highspy.HighsSolution()
-            start.col_value = hint.astype(np.float64).tolist()
-            start.value_valid = True
-            highs.setSolution(start)
+            _start_from(highs, hint)
         try:
             highs.run()
             point = self._point(highs)
@@ -342,10 +347,7 @@ class MilpSession:
         highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
         highs.setOptionValue("time_limit", self._left(deadline))
         if hint is not None:
-            solution = highspy.HighsSolution()
-            solution.col_value = hint.astype(np.float64).tolist()
-            solution.value_valid = True
-            highs.setSolution(solution)
+            _start_from(highs, hint)
         highs.run()
         seconds = time.perf_counter() - started
         status = highs.getModelStatus()

@@ -31,7 +31,10 @@ def two_racks(previous: dict[str, list[str]]):
         {
             "kind": "streams",
             "clients": [{"id": c, "rack": r, "previous_active": previous.get(c, [])} for c, r in (("a", "r1"), ("b", "r2"))],
-            "tasks": [{"id": f"0_{i}", "source_partitions": [{"topic": "t", "partition": i, "replica_racks": ["r1"]}]} for i in range(2)],
+            "tasks": [
+                {"id": f"0_{i}", "source_partitions": [{"topic": "t", "partition": i, "replica_racks": ["r1"]}]}
+                for i in range(2)
+            ],
         }
     )
 
@@ -189,7 +192,9 @@ def test_exact_is_never_worse_than_kafka_on_the_first_goal_where_they_differ(see
 def test_kip925_cost_under_balance_equals_the_kip925_reference(tasks, clients):
     # Equal threads, no churn and tasks a multiple of clients: balance keeps every client's task
     # count, exactly what the reference keeps, so the two optima must agree.
-    problem = random_streams_problem(tasks + clients, tasks=tasks, clients=clients, threads=(1, 1), churn=0.0, standby_replicas=0, stateful_fraction=1.0)
+    problem = random_streams_problem(
+        tasks + clients, tasks=tasks, clients=clients, threads=(1, 1), churn=0.0, standby_replicas=0, stateful_fraction=1.0
+    )
     counts = {len(c.previous_active) for c in problem.clients}
     assert counts == {tasks // clients}
     reference = solve(problem, solver="kip925", goals=["kip925_cost"]).goals[0].value
