@@ -20,7 +20,7 @@ import numpy as np
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import MILLI, milli, parse_partition_id, partition_id, shown
+from optimizer.model.ids import MILLI, milli, parse_partition_id, partition_id, partition_key, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import normalize
@@ -103,7 +103,8 @@ def evaluate(problem: Problem, solution: Solution | Assignment) -> Evaluation:
         violations, metrics = _evaluate_streams(normalized.problem, assignment, followup)
     else:
         assert isinstance(problem, ConsumerProblem)  # normalising keeps the kind
-        violations, metrics = _evaluate_consumer(normalized.problem, problem, assignment, followup)
+        target = solution.target if isinstance(solution, Solution) else None
+        violations, metrics = _evaluate_consumer(normalized.problem, problem, assignment, followup, target)
     violations.sort(key=lambda v: (v.code.value, v.client or "", v.task or "", v.message))
     warnings = normalized.warnings + tuple(violations.anomalies)
     named = solution.problem if isinstance(solution, Solution) else None
@@ -544,9 +545,22 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
 # --------------------------------------------------------------------------- consumer groups
 
 
+def _target_takes(problem: ConsumerProblem, target: Assignment | None, partition: str) -> bool:
+    """Whether `target` gives `partition` to a member of the group that subscribes to its topic."""
+    if target is None:
+        return False
+    topic, _ = partition_key(partition)
+    members = problem.member_by_id
+    return any(
+        partition in held.active and member in members and topic in members[member].subscriptions for member, held in target.items()
+    )
+
+
 def _evaluate_consumer(
-    problem: ConsumerProblem, raw: ConsumerProblem, assignment: Assignment, followup: bool
+    problem: ConsumerProblem, raw: ConsumerProblem, assignment: Assignment, followup: bool, target: Assignment | None = None
 ) -> tuple[_Findings, ConsumerMetrics]:
+    """`target`: where a cooperative rebalance's follow-up leads (the solution's), which must give
+    every partition withheld now to a member that subscribes to it."""
     violations = _Findings()
     flag = violations.flag
     members = problem.member_by_id
@@ -642,6 +656,14 @@ def _evaluate_consumer(
                 )
             if not holders and followup:
                 withheld += 1
+                if not _target_takes(problem, target, partition):
+                    flag(
+                        ViolationCode.PARTITION_UNASSIGNED,
+                        f"partition {partition} is withheld until its holders revoke it, but "
+                        + ("the solution has no target" if target is None else "its target gives it to no subscribed member")
+                        + ": no rebalance would assign it",
+                        task=partition,
+                    )
                 continue
         if not holders:
             flag(ViolationCode.PARTITION_UNASSIGNED, f"partition {partition} is unassigned", task=partition)

@@ -220,11 +220,19 @@ def test_cooperative_rebalancing_withholds_transfers():
     problem, sol = group_changed(lambda a: None, strategy="cooperative-sticky")
     codes = [v.code for v in evaluate(problem, sol).violations]
     assert codes == [ViolationCode.COOPERATIVE_TRANSFER_IN_ONE_ROUND]
-    # ...it is withheld for a follow-up rebalance instead.
+    # ...it is withheld for a follow-up rebalance instead, which leads to a target that gives it to m3.
     problem, sol = group_changed(lambda a: a["m3"].remove("orders-1"), strategy="cooperative-sticky", followup=True)
-    evaluation = evaluate(problem, sol)
+    target = group_solution().assignment
+    evaluation = evaluate(problem, sol.model_copy(update={"target": target}))
     assert evaluation.valid, evaluation.violations
     assert evaluation.metrics.withheld_partitions == 1
+    # A withheld partition that no target assigns would never be consumed: with no target, or
+    # one that gives it to nobody (the empty assignment an earlier CP-SAT start once returned).
+    nobody = {member: ClientAssignment() for member in target}
+    for broken in (None, nobody):
+        violations = evaluate(problem, sol.model_copy(update={"target": broken})).violations
+        assert [(v.code, v.task) for v in violations] == [(ViolationCode.PARTITION_UNASSIGNED, "orders-1")]
+        assert "withheld" in violations[0].message
     # Without the follow-up rebalance an unassigned partition is just unassigned.
     problem, sol = group_changed(lambda a: a["m3"].remove("orders-1"), strategy="cooperative-sticky")
     assert [v.code for v in evaluate(problem, sol).violations] == [ViolationCode.PARTITION_UNASSIGNED]
@@ -294,7 +302,7 @@ def test_cooperative_claims_of_any_generation_are_withheld():
     codes = [v.code for v in evaluate(problem, moved).violations]
     assert codes == [ViolationCode.COOPERATIVE_TRANSFER_IN_ONE_ROUND]
     waiting = group_solution({"m1": ["orders-0", "orders-1", "audit-0"], "m2": ["orders-2"], "m3": []}, followup=True)
-    evaluation = evaluate(problem, waiting)
+    evaluation = evaluate(problem, waiting.model_copy(update={"target": moved.assignment}))
     assert evaluation.valid and evaluation.metrics.withheld_partitions == 1
 
 
