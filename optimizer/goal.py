@@ -105,6 +105,12 @@ class Goal:
         return None
 
 
+def soft(goal: type[Goal]) -> type[Goal]:
+    """`goal` as a soft goal: minimised, never a constraint (the engine's soft `balance` for the
+    assignment applied now)."""
+    return type(f"Soft{goal.__name__}", (goal,), {"hard": False})
+
+
 def stage_order(problem: Problem, goals: Sequence[Goal]) -> tuple[list[Goal], list[Goal]]:
     """How every engine orders a sequence: (the hard goals with a `hard_bound`, kept as constraints
     throughout; then the hard goals without one, optimised first and frozen, followed by the soft
