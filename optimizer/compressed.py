@@ -181,7 +181,14 @@ class CompressedStreamsFormulation(Formulation):
         """Valid rows that keep the counts spreadable over the clients (Hall's condition for each
         single client): client k takes routed copies only of tasks for which it is ordinary, and
         one copy per task. Without them the counts could ask a client for a copy of a task that
-        it already holds, or for two copies of one task."""
+        it already holds, or for two copies of one task.
+
+        Per client k and class C of k: the copies placed on k are at most the tasks ordinary at k
+        with a copy routed to C, that is, the copies routed to C, less each task's copies beyond
+        its first (its excess), less the copies of tasks special at k (which go to C's other
+        clients), where such a task's excess is not subtracted twice. (It was, until enumeration
+        found an optimum the rows had cut off: a task held before by k, its active and standby
+        both routed to k's class, took two of k's places instead of none.)"""
         model, c, n_classes = self.model, self.n_clients, self.n_classes
         n_groups = self.za.shape[0]
         klass = self.class_of
@@ -207,19 +214,20 @@ class CompressedStreamsFormulation(Formulation):
             fixes.append(fix)
             return sums
 
-        def rows_per_client(keys, special_vars, base_terms, every=()):
+        def rows_per_client(keys, special_vars, base_terms, every=(), special_signs=None):
             """A row per key (those of `keys`, and `every`): base_terms(key) + the special_vars of
-            that key <= 0."""
-            grouped = _grouped(keys, special_vars)
-            empty = np.empty(0, dtype=np.int64)
+            that key (times `special_signs`, 1 by default) <= 0."""
+            signs_of = np.ones(len(special_vars), dtype=np.int64) if special_signs is None else special_signs
+            grouped = _grouped(keys, np.stack([special_vars, signs_of], axis=1))
+            empty = np.empty((0, 2), dtype=np.int64)
             rows, cols, coefs = [], [], []
             chosen = sorted(set(grouped) | set(every))
             for r, key in enumerate(chosen):
                 variables, signs = base_terms(key)
-                extra = grouped.get(key, empty).tolist()
+                extra = grouped.get(key, empty)
                 rows += [r] * (len(variables) + len(extra))
-                cols += [*variables, *extra]
-                coefs += [*signs, *([1] * len(extra))]
+                cols += [*variables, *extra[:, 0].tolist()]
+                coefs += [*signs, *extra[:, 1].tolist()]
             if rows:
                 model.add_rows(rows, cols, coefs, np.full(len(chosen), -UNBOUNDED), np.zeros(len(chosen), dtype=np.int64))
 
@@ -236,8 +244,9 @@ class CompressedStreamsFormulation(Formulation):
             return
         routed_standbys = total(self.zs)[0]
 
-        def excess(first: np.ndarray | None, limit: int) -> np.ndarray:
-            """Per class, the sum over tasks of max(0, copies of the task routed there - 1)."""
+        def excess(first: np.ndarray | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
+            """(per class, the sum over tasks of max(0, copies of the task routed there - 1); per
+            stateful task and class, that excess)."""
             n = self.rs.shape[0]
             extra = model.add_vars(n * n_classes, 0, limit).reshape(n, n_classes)
             parts = [self.rs] if first is None else [first, self.rs]
@@ -262,11 +271,17 @@ class CompressedStreamsFormulation(Formulation):
                 solution[sums] = solution[extra].sum(axis=0)
 
             fixes.append(fix)
-            return sums
+            return sums, extra
 
-        # standbys: z_s[k] + routed standbys of tasks special at k + excess <= routed in the class
-        standby_excess = excess(None, self.standbys - 1) if self.standbys > 1 else None
+        # standbys: z_s[k] + (routed standbys - their excess) of tasks special at k + excess
+        # <= routed standbys in the class
         rows, cols = self.ds_rows, self.ds_cols
+        standby_vars, standby_signs = self.rs[rows, klass[cols]], None
+        standby_excess = None
+        if self.standbys > 1:
+            standby_excess, standby_extra = excess(None, self.standbys - 1)
+            standby_vars = np.concatenate([standby_vars, standby_extra[rows, klass[cols]]])
+            standby_signs = np.repeat([1, -1], len(rows))
 
         def standby_terms(k):
             variables = [int(self.zs[0, k]), int(routed_standbys[klass[k]])]
@@ -275,10 +290,10 @@ class CompressedStreamsFormulation(Formulation):
             return [*variables, int(standby_excess[klass[k]])], [1, -1, 1]
 
         every = range(c) if standby_excess is not None else ()
-        rows_per_client(cols, self.rs[rows, klass[cols]], standby_terms, every)
-        # all copies: placed actives and standbys on k + routed copies of tasks special at k
-        # + excess <= routed copies in the class
-        copies_excess = excess(self.ra[self.stateful_rows], self.standbys)
+        rows_per_client(np.concatenate([cols] * (1 if standby_signs is None else 2)), standby_vars, standby_terms, every, standby_signs)
+        # all copies: placed actives and standbys on k + (routed copies - their excess) of tasks
+        # special at k + excess <= routed copies in the class
+        copies_excess, copies_extra = excess(self.ra[self.stateful_rows], self.standbys)
 
         def copy_terms(k):
             variables = [*self.za[:, k].tolist(), int(self.zs[0, k]), *routed_actives[:, klass[k]].tolist()]
@@ -286,10 +301,11 @@ class CompressedStreamsFormulation(Formulation):
             return [*variables, int(routed_standbys[klass[k]]), int(copies_excess[klass[k]])], [*signs, -1, 1]
 
         rows_per_client(
-            np.concatenate([self.da_cols, cols]),
-            np.concatenate([self.ra[self.da_rows, klass[self.da_cols]], self.rs[rows, klass[cols]]]),
+            np.concatenate([self.da_cols, cols, cols]),
+            np.concatenate([self.ra[self.da_rows, klass[self.da_cols]], self.rs[rows, klass[cols]], copies_extra[rows, klass[cols]]]),
             copy_terms,
             range(c),
+            np.concatenate([np.ones(len(self.da_rows) + len(rows), dtype=np.int64), -np.ones(len(rows), dtype=np.int64)]),
         )
         self.repairs += fixes
 
