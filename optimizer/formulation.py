@@ -68,7 +68,7 @@ class LinExpr:
         return LinExpr(self.index, self.coef * factor, self.constant * factor)
 
     def value(self, solution: np.ndarray) -> int:
-        return int(np.dot(self.coef, solution[self.index])) + self.constant
+        return exact_dot(self.coef, solution[self.index]) + self.constant
 
     def compact(self) -> LinExpr:
         """Merge repeated variables."""
@@ -148,6 +148,59 @@ class LinearModel:
         matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(self.n_rows, self.n_vars))
         matrix.sum_duplicates()
         return matrix, lo, hi
+
+
+class CheckedRows:
+    """A model's bounds and rows, with the rows a session added since, for checking a point in
+    integer arithmetic: what a back-end returns, or a start it is given, is used only when it
+    meets every one of them exactly (a solver's tolerances let through points that miss a row
+    with large coefficients by more than one unit)."""
+
+    def __init__(self, bounds: tuple[np.ndarray, np.ndarray], rows: tuple[sparse.csr_matrix, np.ndarray, np.ndarray]):
+        self.lower, self.upper = bounds
+        self.matrix, self.row_lo, self.row_hi = rows
+        self.added: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        """Rows added since, as (index, coef, lo, hi), the expression's constant moved to the bounds."""
+
+    def add(self, expr: LinExpr, lo: int, hi: int) -> None:
+        expr = expr.compact()
+        self.added.append((expr.index, expr.coef, lo - expr.constant, hi - expr.constant))
+
+    def pop(self) -> None:
+        self.added.pop()
+
+    def feasible(self, values: np.ndarray | None) -> bool:
+        """Whether the integer vector `values` meets every bound and row, in integer arithmetic."""
+        if values is None or len(values) != len(self.lower) or np.any(values < self.lower) or np.any(values > self.upper):
+            return False
+        largest = int(np.abs(values).max(initial=0))
+        if self.matrix.nnz:
+            per_row = int(np.diff(self.matrix.indptr).max())
+            if int(np.abs(self.matrix.data).max()) * largest * per_row < 2**62:  # int64 cannot overflow
+                sums = self.matrix @ values
+            else:
+                sums = _exact_products(self.matrix, values)
+            if np.any(sums < self.row_lo) or np.any(sums > self.row_hi):
+                return False
+        return all(lo <= exact_dot(coef, values[index]) <= hi for index, coef, lo, hi in self.added)
+
+
+def exact_dot(coef: np.ndarray, values: np.ndarray) -> int:
+    """sum(coef * values) as a Python integer, without int64 overflow."""
+    if not len(coef):
+        return 0
+    if int(np.abs(coef).max()) * int(np.abs(values).max(initial=0)) * len(coef) < 2**62:
+        return int(np.dot(coef, values))
+    return sum(int(c) * int(v) for c, v in zip(coef.tolist(), values.tolist(), strict=True))
+
+
+def _exact_products(matrix: sparse.csr_matrix, values: np.ndarray) -> np.ndarray:
+    """matrix @ values in Python integers (an object array)."""
+    products = matrix.data.astype(object) * values[matrix.indices].astype(object)
+    sums = np.zeros(matrix.shape[0], dtype=object)
+    rows = np.flatnonzero(np.diff(matrix.indptr))
+    sums[rows] = np.add.reduceat(products, matrix.indptr[rows])
+    return sums
 
 
 class Formulation:

@@ -378,8 +378,10 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
         expression = expressions[id(goal)]
         if current is not None:
             current = formulation.repair(current)
-            if expression.value(current) <= goal.lower_bound():
-                # The start already reaches the goal's lower bound: proven optimal, no solve.
+            if session.feasible(current) and expression.value(current) <= goal.lower_bound():
+                # The start meets every row (a start that leaves partitions out, as a cooperative
+                # group's assignment applied now does, is no point of the model) and already
+                # reaches the goal's lower bound: proven optimal, no solve.
                 value = expression.value(current)
                 stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
                 tolerance = tolerances.get(goal.name, Tolerance())

@@ -41,7 +41,11 @@ class Session(Protocol):
     def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
         """Minimise `objective` within `time_limit` seconds (None: no limit), starting from `hint`
         (a full solution vector) when given. The status is the solver's own: `optimal` only when
-        proven, `time_limit` when cut short."""
+        proven, `time_limit` when cut short. A returned point meets every row exactly."""
+
+    def feasible(self, values: np.ndarray | None) -> bool:
+        """Whether `values` meets every bound and row of the model and every row added, in
+        integer arithmetic (`optimizer.formulation.CheckedRows`)."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 from scipy import sparse
 
-from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
+from optimizer.formulation import UNBOUNDED, CheckedRows, LinearModel, LinExpr
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult
 
@@ -33,6 +33,7 @@ class CpSatSession:
     ):  # fmt: skip
         lower, upper = bounds
         matrix, row_lo, row_hi = rows
+        self.rows = CheckedRows(bounds, rows)
         self.model = cp_model.CpModel()
         self.vars = [self.model.new_int_var(int(lo), int(hi), "") for lo, hi in zip(lower.tolist(), upper.tolist(), strict=True)]
         indptr, indices, data = matrix.indptr, matrix.indices, matrix.data.astype(np.int64)
@@ -50,7 +51,12 @@ class CpSatSession:
         return cp_model.LinearExpr.weighted_sum([self.vars[i] for i in expr.index.tolist()], expr.coef.tolist()) + expr.constant
 
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
+        self.rows.add(expr, lo, hi)
         self.model.add_linear_constraint(self._expr(expr), *_row_bounds(lo, hi))
+
+    def feasible(self, values: np.ndarray | None) -> bool:
+        """Whether the integer vector `values` meets every bound and row, in integer arithmetic."""
+        return self.rows.feasible(values)
 
     def minimize(
         self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, effort: float | None = None, first: bool = False
@@ -75,8 +81,11 @@ class CpSatSession:
         seconds = time.perf_counter() - started
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             solution = np.array([solver.value(v) for v in self.vars], dtype=np.int64)
-            objective_value = round(solver.objective_value)
-            bound = float(solver.best_objective_bound)
+            if not self.feasible(solution):  # CP-SAT's arithmetic is exact: this would be a bug
+                raise RuntimeError("CP-SAT returned a point that misses a row of the model")
+            # in integers: CP-SAT reports both as doubles (60,000.000000002 for a bound of 60,000)
+            objective_value = objective.compact().value(solution)
+            bound = float(objective_value if status == cp_model.OPTIMAL else round(solver.best_objective_bound))
             if status == cp_model.OPTIMAL:
                 kind = GoalStatus.OPTIMAL
             else:
@@ -86,7 +95,7 @@ class CpSatSession:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         if status == cp_model.MODEL_INVALID:
             raise RuntimeError(f"CP-SAT rejected the model: {self.model.validate()}")
-        return StageResult(GoalStatus.TIME_LIMIT, None, None, float(solver.best_objective_bound), seconds)
+        return StageResult(GoalStatus.TIME_LIMIT, None, None, float(round(solver.best_objective_bound)), seconds)
 
 
 POINT_EFFORT = 2.0
@@ -97,7 +106,7 @@ binds before the wall-clock limit."""
 
 def point(
     bounds: tuple[np.ndarray, np.ndarray], rows: tuple[sparse.csr_matrix, np.ndarray, np.ndarray], added: list[tuple[np.ndarray, np.ndarray, int, int]],
-    costs: np.ndarray, hint: np.ndarray | None, time_limit: float, first: bool,
+    costs: np.ndarray, hint: np.ndarray | None, time_limit: float, first: bool, effort: float = POINT_EFFORT,
 ) -> StageResult:  # fmt: skip
     """An integer point of the model (`bounds`, CSR `rows` with their bounds, `added` rows as
     (index, coef, lo, hi)) that minimises `costs`, from `hint`: the first found (`first`), else
@@ -107,7 +116,7 @@ def point(
     for index, coef, lo, hi in added:
         session.add_row(LinExpr(index, coef), int(lo), int(hi))
     used = np.flatnonzero(costs)
-    return session.minimize(LinExpr.of(used, np.asarray(costs)[used]), time_limit, hint, POINT_EFFORT, first)
+    return session.minimize(LinExpr.of(used, np.asarray(costs)[used]), time_limit, hint, effort, first)
 
 
 def start(model: LinearModel) -> CpSatSession:

@@ -27,7 +27,7 @@ import time
 import highspy
 import numpy as np
 
-from optimizer.formulation import UNBOUNDED, LinearModel, LinExpr
+from optimizer.formulation import UNBOUNDED, CheckedRows, LinearModel, LinExpr, exact_dot
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult
 
@@ -50,6 +50,23 @@ MIN_SECONDS = 0.01
 
 DUAL_TOLERANCE = 1e-7
 """Reduced costs smaller than this count as zero (HiGHS's dual feasibility tolerance)."""
+
+TAME_COEFFICIENT = 2**20
+"""The largest coefficient (of a row or the objective) with which HiGHS's own proofs are taken
+(`MilpSession._tame`): its feasibility tolerances are relative to the rows' largest coefficient
+(about 1e-6 of it, after scaling), so up to here a row it calls met is met within a unit."""
+
+TAME_MAGNITUDE = 2**24
+"""The largest objective value (about 1.7e7) with which HiGHS's own proofs are taken: its
+relative tolerances (about 1e-9 to 1e-7) then stay below one unit of the objective."""
+
+CERTIFY_EFFORT = 4.0
+"""CP-SAT's deterministic time (about as many seconds on this 2-core VM) to prove a stage that
+HiGHS cannot (`MilpSession._certify`): a limit that does not depend on the machine's load."""
+
+DUAL_SCALE = 2**64
+"""Row duals are taken as multiples of 1 / DUAL_SCALE for the certified bound: any multipliers
+give a valid bound, and this keeps every bit of HiGHS's doubles down to 2^-64."""
 
 
 def _highs_bounds(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -78,10 +95,14 @@ def _start_from(highs: highspy.Highs, point: np.ndarray) -> None:
 
 class MilpSession:
     def __init__(self, model: LinearModel, presolve: bool = True, threads: int = 1, seed: int = 20261122):
-        self.lower, self.upper = model.bounds()
+        self.rows = CheckedRows(model.bounds(), model.matrix())
+        self.lower, self.upper = self.rows.lower, self.rows.upper
         self.n = n = len(self.lower)
-        self.matrix, self.row_lo, self.row_hi = model.matrix()
-        self.added: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        self.matrix, self.row_lo, self.row_hi = self.rows.matrix, self.rows.row_lo, self.rows.row_hi
+        self._serials: list[int] = []  # one per added row, never reused: the relaxations' cache key
+        self._added_rows = 0
+        self._columns = self.matrix.tocsc()  # for the certified bound's A^T y
+        self._largest = int(np.abs(self.matrix.data).max(initial=0))  # the model's largest row coefficient
         lo, hi = _highs_bounds(self.lower, self.upper)
         rlo, rhi = _highs_bounds(self.row_lo, self.row_hi)
         self.binary = (self.lower == 0) & (self.upper == 1)
@@ -110,21 +131,22 @@ class MilpSession:
                 matrix.indptr[:-1].astype(np.int32), matrix.indices.astype(np.int32), matrix.data.astype(np.float64),
             )  # fmt: skip
 
+    @property
+    def added(self) -> list[tuple[np.ndarray, np.ndarray, int, int]]:
+        return self.rows.added
+
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
         expr = expr.compact()
-        self.added.append((expr.index, expr.coef, lo - expr.constant, hi - expr.constant))
+        self.rows.add(expr, lo, hi)
+        self._added_rows += 1
+        self._serials.append(self._added_rows)
         (low,), (high,) = _highs_bounds(np.array([lo]), np.array([hi]))
         for highs in (self.highs, self.lp):
             highs.addRow(low - expr.constant, high - expr.constant, len(expr.index), expr.index.astype(np.int32), expr.coef.astype(np.float64))
 
-    def feasible(self, values: np.ndarray) -> bool:
+    def feasible(self, values: np.ndarray | None) -> bool:
         """Whether the integer vector `values` meets every bound and row, in integer arithmetic."""
-        if len(values) != self.n or np.any(values < self.lower) or np.any(values > self.upper):
-            return False
-        sums = self.matrix @ values
-        if np.any(sums < self.row_lo) or np.any(sums > self.row_hi):
-            return False
-        return all(lo <= int(np.dot(coef, values[index])) <= hi for index, coef, lo, hi in self.added)
+        return self.rows.feasible(values)
 
     def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None) -> StageResult:
         started = time.perf_counter()
@@ -138,9 +160,13 @@ class MilpSession:
                 hint = None
 
         def value(point: np.ndarray) -> int:
-            return int(np.dot(costs, point)) + objective.constant
+            return exact_dot(costs, point) + objective.constant
 
         bound, vertex = self._relaxation(costs, deadline)
+        if bound == math.inf and (hint is not None or not self._tame(costs, objective.constant)):
+            # HiGHS says no point exists: with a start that meets every row exactly, or numbers
+            # too large for its tolerances, that is not taken as a proof
+            bound = None
         if bound is not None:
             bound += objective.constant
             if bound == math.inf:
@@ -169,11 +195,68 @@ class MilpSession:
                 hint = point
             if hint is not None and value(hint) <= bound:
                 return StageResult(GoalStatus.OPTIMAL, hint, value(hint), float(bound), time.perf_counter() - started)
-        result = self._mip(costs, objective.constant, deadline, hint, started)
+        known = [v for v in (bound, None if hint is None else value(hint)) if v is not None]
+        tame = self._tame(costs, objective.constant, *known)
+        # on a model HiGHS cannot prove, CP-SAT needs time after it: half of what is left
+        result = self._mip(costs, objective.constant, deadline, hint, started, 1.0 if tame else 0.5)
+        if not self._tame(costs, objective.constant, *known, result.objective, result.bound):
+            return self._certify(costs, objective.constant, result, bound, deadline, started)
         if bound is not None and result.bound is not None and result.bound < bound:
             # stopped before its own bound caught up with the relaxation's: report the better one
             result = StageResult(result.status, result.solution, result.objective, float(bound), result.seconds)
         return result
+
+    # ------------------------------------------------------------------ what is proven
+
+    def _tame(self, costs: np.ndarray, constant: int, *values: float | None) -> bool:
+        """Whether HiGHS's own proofs (its branch and bound's optimality, dual bound and
+        infeasibility) are taken on this stage: every coefficient of the rows and the objective
+        at most TAME_COEFFICIENT and the objective's values in play (`values`: bounds and points
+        found, the objective's constant included) at most TAME_MAGNITUDE. Beyond them HiGHS's
+        tolerances, relative to the numbers, can hide a difference of one: it proved
+        1,140,000,720 optimal for a load it could bring to 401,000,060 on a 2-member group with
+        rates of 1.5 GB/s (its cuts, with coefficients from 1 to 3e9)."""
+        largest = max([self._largest, *(int(np.abs(coef).max(initial=0)) for _, coef, _, _ in self.added)])
+        if largest > TAME_COEFFICIENT or int(np.abs(costs).max(initial=0)) > TAME_COEFFICIENT:
+            return False
+        return all(abs(v - constant) <= TAME_MAGNITUDE for v in values if v is not None and math.isfinite(v))
+
+    def _certify(
+        self, costs: np.ndarray, constant: int, found: StageResult, bound: float | None, deadline: float | None, started: float
+    ) -> StageResult:  # fmt: skip
+        """HiGHS's answer (`found`) on a stage it cannot prove (`_tame`): CP-SAT, whose
+        arithmetic is exact, proves it or does better from its point within CERTIFY_EFFORT and
+        the time left; else the best point is `feasible` (`time_limit` when no time is left)
+        with the best proven bound, the relaxation's (`bound`, certified) or CP-SAT's, and
+        `optimal` only if it reaches that bound."""
+        import optimizer.backends.cpsat as cpsat  # only here: CP-SAT's Python layer takes 0.3 s to load
+
+        point = found.solution if found.solution is not None and self.feasible(found.solution) else None
+        proven = bound
+        if self._left(deadline) >= MIN_SECONDS:
+            checked = cpsat.point(
+                (self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, point,
+                self._left(deadline), first=False, effort=CERTIFY_EFFORT,
+            )  # fmt: skip
+            seconds = time.perf_counter() - started
+            if checked.status == GoalStatus.INFEASIBLE and point is None:
+                return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
+            if checked.solution is not None and self.feasible(checked.solution):
+                if checked.status == GoalStatus.OPTIMAL:
+                    value = exact_dot(costs, checked.solution) + constant
+                    return StageResult(GoalStatus.OPTIMAL, checked.solution, value, float(value), seconds)
+                if point is None or exact_dot(costs, checked.solution) < exact_dot(costs, point):
+                    point = checked.solution
+            if checked.bound is not None and (proven is None or checked.bound + constant > proven):
+                proven = float(checked.bound + constant)
+        seconds = time.perf_counter() - started
+        if point is None:
+            return StageResult(GoalStatus.TIME_LIMIT, None, None, proven, seconds)
+        value = exact_dot(costs, point) + constant
+        if proven is not None and value <= proven:
+            return StageResult(GoalStatus.OPTIMAL, point, value, proven, seconds)
+        status = GoalStatus.TIME_LIMIT if self._left(deadline) < MIN_SECONDS else GoalStatus.FEASIBLE
+        return StageResult(status, point, value, proven, seconds)
 
     # ------------------------------------------------------------------ the relaxed pass
 
@@ -189,7 +272,8 @@ class MilpSession:
 
     def pop_row(self) -> None:
         """Drop the row added last (`add_row`)."""
-        self.added.pop()
+        self.rows.pop()
+        self._serials.pop()
         row = np.array([self.matrix.shape[0] + len(self.added)], dtype=np.int32)
         for highs in (self.highs, self.lp):
             highs.deleteRows(1, row)
@@ -224,7 +308,7 @@ class MilpSession:
         did not solve; the relaxation's vertex rounded, when it is an integer point of the model).
         Within half the time left, so that what follows it always has the other half. The same
         objective over the same rows is solved once (the relaxed pass asks again for its last goal)."""
-        key = (costs.tobytes(), tuple(id(row) for row in self.added))
+        key = (costs.tobytes(), tuple(self._serials))
         if self._solved is not None and self._solved[0] == key:
             return self._solved[1]
         if self._left(deadline) < MIN_SECONDS:
@@ -241,14 +325,50 @@ class MilpSession:
         if status != highspy.HighsModelStatus.kOptimal:
             return None, None
         optimum = lp.getInfo().objective_function_value
-        bound = math.ceil(optimum - 1e-6 * max(1.0, abs(optimum)))
         solution = lp.getSolution()
+        bound = self._certified_bound(costs, np.array(solution.row_dual)) if solution.dual_valid else None
         x = np.array(solution.col_value)
         rounded = np.rint(x).astype(np.int64)
         integral = np.abs(x - rounded).max(initial=0.0) < 1e-6 and self.feasible(rounded)
-        self._solved = (key, (float(bound), rounded if integral else None))
-        self._face = (np.array(solution.col_dual), bound - optimum)
+        self._solved = (key, (None if bound is None else float(bound), rounded if integral else None))
+        self._face = None if bound is None else (np.array(solution.col_dual), bound - optimum)
         return self._solved[1]
+
+    def _certified_bound(self, costs: np.ndarray, row_dual: np.ndarray) -> int | None:
+        """A lower bound on costs . x over the relaxation, proven in integer arithmetic from the
+        row multipliers `row_dual` (HiGHS's duals; None when they prove nothing): for any y,
+        costs . x = y . Ax + d . x with d = costs - A^T y, and each term is bounded below by the
+        row's and the variable's bounds on the side its sign needs. HiGHS's own optimum is
+        exact only within its tolerances, which at objectives of 10^9 are more than a unit; this
+        bound is exact for the multipliers as HiGHS's doubles give them (taken to 2^-64)."""
+        m = self.matrix.shape[0]
+        lo = np.concatenate([self.row_lo, np.array([a[2] for a in self.added], dtype=np.int64)])
+        hi = np.concatenate([self.row_hi, np.array([a[3] for a in self.added], dtype=np.int64)])
+        y = np.asarray(row_dual, dtype=np.float64)[: len(lo)]
+        if len(y) != len(lo) or not np.all(np.isfinite(y)):
+            return None
+        # a multiplier of the wrong sign for a row that is unbounded on that side proves nothing: 0
+        y = np.where(((y > 0) & (lo <= -UNBOUNDED)) | ((y < 0) & (hi >= UNBOUNDED)), 0.0, y)
+        scaled = np.rint(y * float(DUAL_SCALE))
+        multipliers = np.array([int(v) for v in scaled.tolist()], dtype=object)
+        reduced = costs.astype(object) * DUAL_SCALE
+        columns = self._columns
+        if columns.nnz:
+            products = columns.data.astype(object) * multipliers[:m][columns.indices]
+            used = np.flatnonzero(np.diff(columns.indptr))
+            reduced[used] -= np.add.reduceat(products, columns.indptr[used])
+        for r, (index, coef, _, _) in enumerate(self.added):
+            factor = multipliers[m + r]
+            if factor:
+                reduced[index] -= coef.astype(object) * factor
+        sides = np.where(scaled > 0, lo, np.where(scaled < 0, hi, 0)).astype(object)
+        total = int(np.dot(multipliers, sides)) if len(sides) else 0
+        positive, negative = reduced > 0, reduced < 0
+        if np.any(positive & (self.lower <= -UNBOUNDED)) or np.any(negative & (self.upper >= UNBOUNDED)):
+            return None
+        total += int(np.dot(reduced[positive], self.lower[positive].astype(object))) if positive.any() else 0
+        total += int(np.dot(reduced[negative], self.upper[negative].astype(object))) if negative.any() else 0
+        return -((-total) // DUAL_SCALE)
 
     def _face_bounds(self, reduced: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, lower, upper): the bounds that reduced-cost fixing gives the columns it
@@ -338,14 +458,18 @@ class MilpSession:
             return None
         return np.rint(np.array(highs.getSolution().col_value)).astype(np.int64)
 
-    def _mip(self, costs: np.ndarray, constant: int, deadline: float | None, hint: np.ndarray | None, started: float) -> StageResult:
+    def _mip(
+        self, costs: np.ndarray, constant: int, deadline: float | None, hint: np.ndarray | None, started: float, share: float = 1.0
+    ) -> StageResult:  # fmt: skip
+        """HiGHS's branch and bound, from `hint`, within `share` of the time left. Its point is
+        returned only when it meets every row exactly (else `hint`, as `feasible`)."""
         if self._left(deadline) < MIN_SECONDS:
-            value = None if hint is None else int(np.dot(costs, hint)) + constant
+            value = None if hint is None else exact_dot(costs, hint) + constant
             return StageResult(GoalStatus.TIME_LIMIT, hint, value, None, time.perf_counter() - started)
         highs = self.highs
         highs.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
-        highs.setOptionValue("time_limit", self._left(deadline))
+        highs.setOptionValue("time_limit", self._left(deadline) * share)
         if hint is not None:
             _start_from(highs, hint)
         highs.run()
@@ -355,10 +479,14 @@ class MilpSession:
         if status == highspy.HighsModelStatus.kInfeasible:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         values = self._point(highs)
+        bound = float(info.mip_dual_bound) + constant if np.isfinite(info.mip_dual_bound) else None
+        if values is not None and not self.feasible(values):  # within HiGHS's tolerances, not exactly
+            values = None
+            if hint is not None:
+                return StageResult(GoalStatus.FEASIBLE, hint, exact_dot(costs, hint) + constant, bound, seconds)
         if values is None:
             return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
-        value = int(np.dot(costs, values) + constant)
-        bound = float(info.mip_dual_bound) + constant if np.isfinite(info.mip_dual_bound) else None
+        value = exact_dot(costs, values) + constant
         if status == highspy.HighsModelStatus.kOptimal:
             kind = GoalStatus.OPTIMAL
         elif status == highspy.HighsModelStatus.kTimeLimit:
