@@ -8,6 +8,7 @@ scaling event (some clients left, some joined), with lags for the state each cli
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -263,3 +264,180 @@ def random_consumer_problem(
     )
     assert isinstance(problem, ConsumerProblem)  # a "consumer" document
     return problem
+
+
+ENUMERABLE = 3_000
+"""At most this many valid assignments in a `varied_problem`: every one of them can be listed."""
+
+VARIED_RATES = (1_000, 20_000, 500_000, 3_000_000, 40_000_000, 170_000_000)
+"""Bytes per second a `varied_problem` draws from (times 1 to 9): from a quiet partition to one
+at the edge of what a broker carries, so that goals in bytes meet large coefficients."""
+
+
+def varied_problem(seed: int, kind: str | None = None) -> StreamsProblem | ConsumerProblem:
+    """A small random problem of any shape the engine takes, for checks against enumeration
+    (`optimizer.testing.audit`): at most `ENUMERABLE` valid assignments. `kind` None alternates
+    by seed (even: Streams).
+
+    Streams: 2-4 clients with 1-3 threads, racks or none (some clients without), tag dimensions,
+    0-2 standbys, stateful and stateless subtopologies, previous actives and standbys (some held by
+    a client that left), lags inside and beyond `acceptable.recovery.lag`, every
+    `rack.aware.assignment.strategy`, the HA, sticky and KIP-924 assignors and KIP-1071 streams
+    groups; in two of five, bytes per second, task weights and capacities. Consumer groups: 2-4
+    members over 1-3 topics, equal or different subscriptions, racks, owned partitions (some
+    claimed twice), generations, every classic strategy (cooperative-sticky twice as often) and
+    KIP-848's assignors; in half of them, bytes per second (per topic or per partition) and
+    member capacities."""
+    kind = kind or ("streams" if seed % 2 == 0 else "consumer")
+    document = _varied_streams(seed) if kind == "streams" else _varied_consumer(seed)
+    problem = problem_from_data(document)
+    assert isinstance(problem, StreamsProblem | ConsumerProblem)
+    return problem
+
+
+def _varied_rate(rng: random.Random) -> int:
+    return rng.choice(VARIED_RATES) * rng.randint(1, 9)
+
+
+def _varied_streams(seed: int) -> dict[str, Any]:
+    rng = random.Random(f"varied-streams-{seed}")
+    clients = rng.randint(2, 4)
+    standbys = rng.choice([0, 1, 1, 2]) if clients >= 3 else rng.choice([0, 1])
+    stateful_choices = clients * math.comb(clients - 1, min(standbys, clients - 1))
+    most = 1
+    while most < 5 and stateful_choices ** (most + 1) <= ENUMERABLE:
+        most += 1
+    tasks = rng.randint(max(1, most - 1), most)
+    racks = rng.choice([0, 2, 3])
+    rack_names = [f"r{i}" for i in range(racks)]
+    weighted = rng.random() < 0.4
+    subtopologies = rng.randint(1, min(3, tasks))
+    sizes = [1] * subtopologies
+    for _ in range(tasks - subtopologies):
+        sizes[rng.randrange(subtopologies)] += 1
+
+    def replicas() -> dict[str, Any]:
+        return {"replica_racks": sorted(rng.sample(rack_names, rng.randint(1, racks)))} if racks else {}
+
+    task_docs: list[dict[str, Any]] = []
+    rates: dict[str, int] = {}
+    for sub, count in enumerate(sizes):
+        stateful = rng.random() < 0.7
+        weight = rng.choice([1, 1, 2, 5, 0.5]) if weighted else 1
+        for partition in range(count):
+            doc: dict[str, Any] = {
+                "id": task_id(sub, partition),
+                "stateful": stateful,
+                "source_partitions": [{"topic": f"in-{sub}", "partition": partition, **replicas()}],
+            }
+            if stateful:
+                doc["changelog_partitions"] = [{"topic": f"app-{sub}-changelog", "partition": partition, **replicas()}]
+                doc["changelog_end_offset"] = rng.choice([50_000, 1_000_000])
+            if weight != 1:
+                doc["weight"] = weight
+            task_docs.append(doc)
+        if weighted:
+            rates[f"in-{sub}"] = _varied_rate(rng)
+            if stateful:
+                rates[f"app-{sub}-changelog"] = rng.choice(VARIED_RATES)
+    tags = rng.choice([(), (), ("zone",), ("zone", "cluster")])
+    client_docs: list[dict[str, Any]] = []
+    for i in range(clients):
+        client: dict[str, Any] = {"id": f"client-{i}", "threads": rng.choice([1, 1, 2, 3])}
+        if racks and rng.random() < 0.9:
+            client["rack"] = rng.choice(rack_names)
+        if tags:
+            client["tags"] = {tag: f"{tag}-{rng.randint(0, 1)}" for tag in tags}
+        if weighted and rng.random() < 0.5:
+            client["capacity"] = rng.choice([0.5, 1, 2, 3, 1.5])
+        client_docs.append(client)
+    if rng.random() < 0.85:  # a previous generation, with a client that has left since
+        holders = [*client_docs, {"id": "departed"}]
+        for task in task_docs:
+            owner = rng.choice(holders)
+            if rng.random() < 0.85:
+                owner.setdefault("previous_active", []).append(task["id"])
+            if task["stateful"]:
+                for holder in rng.sample(holders, rng.randint(0, 2)):
+                    if holder is not owner:
+                        holder.setdefault("previous_standby", []).append(task["id"])
+        for client in client_docs:
+            lags = {t: rng.choice([0, 500, 20_000, 200_000]) for t in client.get("previous_standby", ()) if rng.random() < 0.6}
+            for task in task_docs:
+                held = (*client.get("previous_active", ()), *client.get("previous_standby", ()))
+                if task["stateful"] and task["id"] not in held and rng.random() < 0.1:
+                    lags[task["id"]] = rng.choice([100, 9_000, 70_000])
+            if lags:
+                client["lags"] = lags
+    config: dict[str, Any] = {
+        "num.standby.replicas": standbys,
+        "rack.aware.assignment.strategy": rng.choice(["none", "min_traffic", "balance_subtopology"]),
+    }
+    if tags:
+        config["rack.aware.assignment.tags"] = list(tags)
+    if rng.random() < 0.3:
+        config["acceptable.recovery.lag"] = rng.choice([0, 1_000, 100_000])
+    assignor = rng.random()
+    if assignor < 0.15:
+        config["task.assignor.class"] = "sticky"
+    elif assignor < 0.3:
+        config["task.assignor.class"] = "kip924_sticky"
+    elif assignor < 0.45:
+        config["group.protocol"] = "streams"
+        config["streams.assignor.name"] = rng.choice(["sticky", "balanced"])
+    document: dict[str, Any] = {"kind": "streams", "name": f"varied-streams-{seed}", "config": config, "clients": client_docs, "tasks": task_docs}
+    if rates:
+        document["topic_bytes_per_second"] = rates
+    return document
+
+
+def _varied_consumer(seed: int) -> dict[str, Any]:
+    rng = random.Random(f"varied-consumer-{seed}")
+    members = rng.randint(2, 4)
+    topics = rng.randint(1, 3)
+    most = max(topics, int(math.log(ENUMERABLE, members)))
+    counts = [1] * topics
+    for _ in range(rng.randint(topics, most) - topics):
+        counts[rng.randrange(topics)] += 1
+    racks = rng.choice([0, 2, 3])
+    rack_names = [f"r{i}" for i in range(racks)]
+    weighted = rng.random() < 0.5
+    topic_docs: list[dict[str, Any]] = []
+    for i, count in enumerate(counts):
+        topic: dict[str, Any] = {"name": f"topic-{i}", "partitions": count}
+        if racks:
+            topic["replica_racks"] = [sorted(rng.sample(rack_names, rng.randint(1, racks))) for _ in range(count)]
+        if weighted and rng.random() < 0.8:
+            if rng.random() < 0.4:
+                topic["partition_bytes_per_second"] = [_varied_rate(rng) for _ in range(count)]
+            else:
+                topic["bytes_per_second"] = _varied_rate(rng)
+        topic_docs.append(topic)
+    names = [t["name"] for t in topic_docs]
+    equal = rng.random() < 0.5
+    member_docs: list[dict[str, Any]] = []
+    for i in range(members):
+        member: dict[str, Any] = {"id": f"member-{i}", "subscriptions": names if equal else sorted(rng.sample(names, rng.randint(1, topics)))}
+        if racks and rng.random() < 0.9:
+            member["rack"] = rng.choice(rack_names)
+        if weighted and rng.random() < 0.5:
+            member["capacity"] = rng.choice([0.25, 0.5, 1, 1.5, 2, 3])
+        member_docs.append(member)
+    if rng.random() < 0.8:  # owned partitions, some claimed by two members
+        for member in member_docs:
+            if rng.random() < 0.8:
+                member["generation"] = rng.choice([5, 5, 5, 4])
+        for topic in topic_docs:
+            for p in range(topic["partitions"]):
+                draw = rng.random()
+                claimants = rng.sample(member_docs, 1 if draw < 0.6 else 2) if draw < 0.7 else []
+                for member in claimants:
+                    if topic["name"] in member["subscriptions"]:
+                        member.setdefault("owned_partitions", []).append(partition_id(topic["name"], p))
+    config: dict[str, Any]
+    if rng.random() < 0.25:
+        config = {"group.protocol": "consumer", "group.remote.assignor": rng.choice(["uniform", "range"])}
+    else:
+        config = {"partition.assignment.strategy": rng.choice(["range", "roundrobin", "sticky", "cooperative-sticky", "cooperative-sticky"])}
+    return {"kind": "consumer", "name": f"varied-consumer-{seed}", "config": config, "topics": topic_docs, "members": member_docs}
+

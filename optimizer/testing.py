@@ -21,21 +21,27 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
 
 from optimizer.backends import named
 from optimizer.costs import StreamsIndex
+from optimizer.errors import SolverUnavailableError
 from optimizer.generate import random_consumer_problem, random_streams_problem
-from optimizer.goal import Assignment, Goal, stage_order
+from optimizer.goal import Assignment, Goal, soft, stage_order
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
-from optimizer.model.solution import ClientAssignment, GoalStatus
+from optimizer.model.solution import ClientAssignment, GoalStatus, Solution
 from optimizer.model.streams import StreamsProblem
 from optimizer.patterns import pattern_variables
-from optimizer.sequence import BACKENDS, model_variables, run_sequence, told_apart
-from optimizer.solve import resolve_goals
+from optimizer.sequence import BACKENDS, Tolerance, model_variables, run_sequence, told_apart
+from optimizer.solve import goal_class, resolve_goals, solve
+from optimizer.transition import CaughtUpNow, TargetDistance
 
 SOLVERS: tuple[str, ...] = BACKENDS
 """The engine's choice and every registered back-end."""
@@ -207,3 +213,255 @@ def check_goal(
                     check(solver, problem, goals, expected)
                 checked += 1
     return checked
+
+
+# ---------------------------------------------------------------------------- auditing claims
+
+
+class Flaw(StrEnum):
+    """What enumeration can find wrong with a stage's claim."""
+
+    FALSE_OPTIMAL = "false optimal"
+    """`optimal`, with a value above the least any assignment reaches given the stages before."""
+    BETTER_THAN_POSSIBLE = "better than possible"
+    """A value below that least value: the goal's encoding and its `evaluate` disagree."""
+    BOUND_ABOVE_OPTIMUM = "bound above the optimum"
+    """A proven lower bound above the least value: a proof that is false."""
+    FALSE_INFEASIBLE = "false infeasible"
+    """`infeasible` where assignments meet every row the stage had."""
+    NOT_THE_GOALS_VALUE = "not the goal's value"
+    """The returned assignment's value (the goal's `evaluate`) is not what the stage says:
+    above a frozen value, or other than an optimal one."""
+    BOUND_BROKEN = "hard bound broken"
+    """A hard goal with a bound exceeds it, although the stages say it holds."""
+    RAISED = "raised"
+    """The run raised instead of returning a result."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One stage as a result reports it, in the order the stages ran."""
+
+    goal: Goal
+    status: GoalStatus
+    objective: float | None
+    bound: float | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A claim that enumeration contradicts."""
+
+    goal: str
+    flaw: Flaw
+    claimed: float | None
+    enumerated: float | None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        if self.flaw == Flaw.RAISED:
+            return f"raised {self.detail}"
+        return f"{self.goal}: {self.flaw} (claimed {self.claimed}, enumerated {self.enumerated})"
+
+
+class Enumeration:
+    """Every valid assignment of a small normalised problem with each goal's value on it (the
+    goals' own `evaluate`: no encoding, no solver), to check what a result claims stage by stage."""
+
+    def __init__(self, problem: Problem, goals: Sequence[Goal]):
+        self.problem = problem
+        self.goals = list(goals)
+        rows = [[goal.evaluate(problem, assignment) for goal in self.goals] for assignment in assignments(problem)]
+        self.values = np.array(rows, dtype=np.int64).reshape(len(rows), len(self.goals))
+        self.column = {goal.name: j for j, goal in enumerate(self.goals)}
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def lexicographic(self) -> list[int] | None:
+        """What `brute_force` gives: the optimum stage by stage, None when the hard goals conflict."""
+        constrained, ordered = stage_order(self.problem, self.goals)
+        mask = self._within_bounds(constrained)
+        if not mask.any():
+            return None
+        values = [0] * len(constrained)
+        for goal in ordered:
+            column = self.values[:, self.column[goal.name]]
+            best = int(column[mask].min())
+            values.append(best)
+            mask &= column <= best
+        return values
+
+    def _within_bounds(self, constrained: Sequence[Goal], tolerances: Mapping[str, Tolerance] | None = None) -> np.ndarray:
+        mask = np.ones(len(self.values), dtype=bool)
+        for goal in constrained:
+            bound = goal.hard_bound(self.problem)
+            assert bound is not None
+            limit = (tolerances or {}).get(goal.name, Tolerance()).limit(bound)
+            mask &= self.values[:, self.column[goal.name]] <= limit
+        return mask
+
+    def audit(self, claims: Sequence[Claim], assignment: Mapping[str, ClientAssignment] | None = None,
+              tolerances: Mapping[str, Tolerance] | None = None) -> list[Finding]:  # fmt: skip
+        """What is wrong with `claims` (the stages of one result, in the order they ran, the
+        engine's `stage_order`) and with `assignment`, the result's: each stage's value, status
+        and bound against the least value over the assignments that meet the hard bounds and
+        every earlier stage's value (within its tolerance), as the engine freezes them. Hard
+        goals said to conflict (`infeasible`) are checked to conflict and then count as soft
+        goals, as the engine minimises them. Empty when every claim holds."""
+        constrained, _ = stage_order(self.problem, self.goals)
+        hard = {goal.name for goal in constrained}
+        conflict = any(c.status == GoalStatus.INFEASIBLE and c.goal.name in hard for c in claims)
+        findings: list[Finding] = []
+        if conflict and self._within_bounds(constrained, tolerances).any():
+            findings.append(Finding(", ".join(sorted(hard)), Flaw.FALSE_INFEASIBLE, None, None))
+        mask = np.ones(len(self.values), dtype=bool) if conflict else self._within_bounds(constrained, tolerances)
+        frozen: dict[str, int] = {}
+        for claim in claims:
+            name = claim.goal.name
+            column = self.values[:, self.column[name]]
+            if name in hard and not conflict:
+                limit = (tolerances or {}).get(name, Tolerance()).limit(claim.goal.hard_bound(self.problem) or 0)
+                if claim.objective is not None and claim.objective > limit:
+                    findings.append(Finding(name, Flaw.BOUND_BROKEN, claim.objective, limit))
+                frozen[name] = limit
+                continue
+            if claim.status == GoalStatus.INFEASIBLE and not (name in hard and conflict and claim.objective is not None):
+                if name in hard and conflict:
+                    continue  # the conflict itself, checked above; minimised as a soft goal later
+                if mask.any():
+                    findings.append(Finding(name, Flaw.FALSE_INFEASIBLE, None, float(column[mask].min())))
+                break
+            if claim.objective is None or not mask.any():
+                break  # nothing claimed from here on
+            best = float(column[mask].min())
+            if claim.objective < best:
+                findings.append(Finding(name, Flaw.BETTER_THAN_POSSIBLE, claim.objective, best))
+            elif claim.status == GoalStatus.OPTIMAL and claim.objective > best:
+                findings.append(Finding(name, Flaw.FALSE_OPTIMAL, claim.objective, best))
+            if claim.bound is not None and claim.bound > best + 1e-9:
+                findings.append(Finding(name, Flaw.BOUND_ABOVE_OPTIMUM, claim.bound, best))
+            limit = (tolerances or {}).get(name, Tolerance()).limit(int(claim.objective))
+            frozen[name] = limit
+            mask &= column <= limit
+        if assignment is not None:
+            by_name = {c.goal.name: c for c in claims}
+            for name, limit in frozen.items():
+                claim = by_name[name]
+                value = claim.goal.evaluate(self.problem, assignment)
+                exact = claim.status == GoalStatus.OPTIMAL and name not in hard and claim.objective is not None
+                if value > limit or (exact and value != claim.objective):
+                    findings.append(Finding(name, Flaw.NOT_THE_GOALS_VALUE, claim.objective, value))
+        return findings
+
+
+def claims_of(problem: Problem, goals: Sequence[Goal], solution: Solution) -> list[Claim]:
+    """The stages of a `solve` result, in the engine's stage order (`stage_order`): its goal
+    results are listed in the order the goals were given."""
+    results = {result.name: result for result in solution.goals}
+    constrained, ordered = stage_order(problem, goals)
+    return [
+        Claim(goal, results[goal.name].status, results[goal.name].value, results[goal.name].bound)
+        for goal in [*constrained, *ordered]
+        if goal.name in results
+    ]
+
+
+@dataclass
+class Audit:
+    """What `audit_problem` checked on one problem and what it found."""
+
+    shape: str
+    """The problem's kind and what sets its default sequence and Kafka's assignor, e.g.
+    "consumer/cooperative-sticky/weighted"."""
+    assignments: int
+    """How many valid assignments enumeration listed."""
+    runs: dict[str, tuple[int, int]]
+    """Per run ("milp (compressed)", "solve cpsat", "applied now exact", ...): (stages checked,
+    of which claimed optimal)."""
+    findings: list[tuple[str, Finding]]
+    """(run, finding) for every claim that enumeration contradicts, and ("run", error) for a run
+    that raised."""
+
+
+def shape_of(problem: Problem) -> str:
+    """A problem's kind, protocol or assignor, and whether it is weighted: the shapes an audit
+    campaign counts by."""
+    if isinstance(problem, StreamsProblem):
+        streams = problem.config
+        assignor = f"streams-group-{streams.streams_assignor_name}" if streams.group_protocol == "streams" else str(streams.task_assignor_class)
+        extra = [f"standbys-{streams.num_standby_replicas}", *(["tags"] if streams.rack_aware_assignment_tags else [])]
+    else:
+        assert isinstance(problem, ConsumerProblem)
+        group = problem.config
+        assignor = f"kip848-{group.remote_assignor}" if group.group_protocol == "consumer" else str(group.partition_assignment_strategy)
+        extra = ["owned"] if any(m.owned_partitions for m in problem.members) else []
+    weighted = ["weighted"] if problem.has_rates or _has_weights(problem) else []
+    return "/".join([problem.kind, assignor, *extra, *weighted])
+
+
+def _has_weights(problem: Problem) -> bool:
+    if isinstance(problem, StreamsProblem):
+        return any(t.weight != 1.0 for t in problem.tasks) or any(c.capacity != 1.0 for c in problem.clients)
+    return any(m.capacity != 1.0 for m in problem.members)
+
+
+def audit_problem(raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool = True) -> Audit:
+    """Every claim the engine makes on `raw` (small enough to enumerate), against enumeration:
+    the default goal sequence on every back-end and model `models_for` names (`run_sequence`);
+    for Streams, the sequence of the assignment applied now towards that target (caught-up
+    actives, a soft balance, the distance to the target) where the target needs one; and, with
+    `public`, `solve` itself with each solver (its goal results and both of its assignments,
+    which `solve` checks with the evaluator)."""
+    problem = normalize(raw).problem
+    goals = resolve_goals(None, raw)
+    enumeration = Enumeration(problem, goals)
+    audit = Audit(shape_of(raw), len(enumeration), {}, [])
+
+    def record(run: str, claims: Sequence[Claim], assignment: Mapping[str, ClientAssignment] | None, against: Enumeration) -> None:
+        audit.runs[run] = (len(claims), sum(c.status == GoalStatus.OPTIMAL for c in claims))
+        audit.findings += [(run, finding) for finding in against.audit(claims, assignment)]
+
+    def failed(run: str, error: Exception) -> None:
+        audit.findings.append((run, Finding("", Flaw.RAISED, None, None, f"{type(error).__name__}: {error}")))
+
+    target = None
+    for solver in solvers:
+        for model in models_for(solver, problem, goals):
+            compress, patterns = MODELS[model]
+            run = f"{solver}{'' if model == 'full' else f' ({model})'}"
+            try:
+                result = run_sequence(problem, goals, solver, compress=compress, patterns=patterns)
+            except Exception as error:  # noqa: BLE001 - a run that raises is a finding, reported with the rest
+                failed(run, error)
+                continue
+            record(run, [Claim(s.goal, s.status, s.objective, s.bound) for s in result.stages], result.assignment, enumeration)
+            if solver == "exact" and model == "full":
+                target = result.assignment
+    if isinstance(problem, StreamsProblem) and target is not None and CaughtUpNow(target).evaluate(problem, target) > 0:
+        towards: list[Goal] = [CaughtUpNow(target), soft(goal_class("balance"))(), TargetDistance(target)]
+        now = Enumeration(problem, towards)
+        for solver in solvers:
+            if solver != "exact" and not named(solver).capabilities.linear:
+                continue
+            for model in models_for(solver, problem, towards):
+                compress, patterns = MODELS[model]
+                run = f"applied now {solver}{'' if model == 'full' else f' ({model})'}"
+                try:
+                    result = run_sequence(problem, towards, solver, compress=compress, patterns=patterns)
+                except Exception as error:  # noqa: BLE001 - as above
+                    failed(run, error)
+                    continue
+                record(run, [Claim(s.goal, s.status, s.objective, s.bound) for s in result.stages], result.assignment, now)
+    if public:
+        for solver in solvers:
+            run = f"solve {solver}"
+            try:
+                solution = solve(raw, solver=solver)
+            except SolverUnavailableError:
+                continue  # a back-end that cannot take this sequence says so: nothing claimed
+            except Exception as error:  # noqa: BLE001 - as above
+                failed(run, error)
+                continue
+            record(run, claims_of(problem, goals, solution), solution.target or solution.assignment, enumeration)
+    return audit

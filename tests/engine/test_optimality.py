@@ -1,0 +1,247 @@
+"""Claims of optimality that survive an independent check (issue 28).
+
+Every stage the engine calls `optimal` must have the least value any assignment reaches given the
+stages before it, on every back-end and model; a bound must never be above it. The reproducers are
+problems on which that once failed, each for its own cause; the property tests audit random small
+problems of every shape against enumeration (`optimizer.testing.audit_problem`); bench/optimality.py
+does the same on 10,000 of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optimizer import evaluate, problem_from_data, solve
+from optimizer.backends import milp
+from optimizer.formulation import UNBOUNDED, formulate
+from optimizer.generate import varied_problem
+from optimizer.model.normalize import normalize
+from optimizer.model.solution import GoalStatus
+from optimizer.sequence import run_sequence
+from optimizer.solve import resolve_goals
+from optimizer.testing import SOLVERS, Enumeration, audit_problem, claims_of
+
+# Two members reading 1.5 GB/s partitions (a member of half capacity): HiGHS's branch and bound
+# proved a highest load of 9,180,000,000 optimal (its cuts, with coefficients from 1 to 3e9, cut
+# off the optimum, 4,010,000,600), and the later goals were optimised from that wrong base.
+HEAVY_PAIR = {
+    "kind": "consumer", "config": {"partition.assignment.strategy": "sticky"},
+    "topics": [
+        {"name": "t0", "partitions": 2, "partition_bytes_per_second": [160_000_000, 3000]},
+        {"name": "t1", "partitions": 1},
+        {"name": "t2", "partitions": 3, "bytes_per_second": 1_530_000_000},
+    ],
+    "members": [
+        {"id": "m0", "subscriptions": ["t0", "t1", "t2"], "generation": 5, "owned_partitions": ["t0-1", "t2-0", "t2-1", "t2-2"]},
+        {"id": "m1", "subscriptions": ["t0", "t1", "t2"], "capacity": 0.5, "owned_partitions": ["t2-1"]},
+    ],
+}  # fmt: skip
+
+# Four members of capacities 2, 1, 1.5 and 1 over five partitions, two of 680 MB/s: 680,000,000
+# claimed optimal where 453,333,334 is reached.
+HOT_PARTITIONS = {
+    "kind": "consumer",
+    "topics": [{"name": "topic-0", "partitions": 5, "partition_bytes_per_second": [8000, 2_500_000, 24_000_000, 680_000_000, 680_000_000]}],
+    "members": [
+        {"id": "member-0", "subscriptions": ["topic-0"], "owned_partitions": ["topic-0-1"], "generation": 5, "capacity": 2},
+        {"id": "member-1", "subscriptions": ["topic-0"], "generation": 5},
+        {"id": "member-2", "subscriptions": ["topic-0"], "generation": 5, "capacity": 1.5},
+        {"id": "member-3", "subscriptions": ["topic-0"], "generation": 5},
+    ],
+}  # fmt: skip
+
+# Cooperative, racks, a member of a quarter capacity: a bound of 5,468,960,000 "proven" above the
+# optimum of 1,870,240,000.
+QUARTER_CAPACITY = {
+    "kind": "consumer", "config": {"partition.assignment.strategy": "cooperative-sticky"},
+    "topics": [{
+        "name": "topic-0", "partitions": 9,
+        "replica_racks": [["r0", "r1", "r2"], ["r1", "r2"], ["r0", "r1"], ["r2"], ["r1", "r2"], ["r0"], ["r1", "r2"], ["r0", "r1", "r2"], ["r0", "r1"]],
+        "partition_bytes_per_second": [2_500_000, 240_000_000, 15_000_000, 510_000_000, 3_500_000, 3_500_000, 180_000, 1_360_000_000, 60_000],
+    }],
+    "members": [
+        {"id": "member-0", "rack": "r0", "subscriptions": ["topic-0"], "owned_partitions": ["topic-0-3", "topic-0-6"]},
+        {"id": "member-1", "subscriptions": ["topic-0"], "owned_partitions": ["topic-0-0", "topic-0-2", "topic-0-7", "topic-0-8"], "generation": 5,
+         "capacity": 0.25},
+    ],
+}  # fmt: skip
+
+# Two members of one generation both claim the only partition: Kafka's cooperative assignor
+# withholds it, so its assignment applied now is empty. CP-SAT took that start, whose balance (0)
+# is the goal's lower bound, as proven optimal without noticing it assigns nothing; the answer
+# left the partition unassigned in every round, and the evaluator accepted it.
+CONTESTED = {
+    "kind": "consumer", "config": {"partition.assignment.strategy": "cooperative-sticky"},
+    "topics": [{"name": "t0", "partitions": 1, "replica_racks": [["r0", "r1"]]}],
+    "members": [
+        {"id": "m0", "subscriptions": ["t0"], "rack": "r2", "generation": 5, "owned_partitions": ["t0-0"]},
+        {"id": "m1", "subscriptions": ["t0"], "rack": "r2", "generation": 5, "owned_partitions": ["t0-0"]},
+        {"id": "m2", "subscriptions": ["t0"], "rack": "r2"},
+    ],
+}  # fmt: skip
+
+# Two standbys on three clients in one class: every stateful task has a copy on every client. The
+# compressed model's rows that keep counts spreadable subtracted a task's excess copies twice for
+# the client that held it, cut off the best assignments and proved stickiness 5 where 3 is reached.
+EVERY_CLIENT_A_COPY = {
+    "kind": "streams",
+    "config": {"num.standby.replicas": 2, "rack.aware.assignment.strategy": "min_traffic", "group.protocol": "streams", "streams.assignor.name": "balanced"},
+    "clients": [
+        {"id": "client-0", "previous_active": ["0_0", "2_1"]},
+        {"id": "client-1", "previous_active": ["0_1"], "previous_standby": ["2_1"]},
+        {"id": "client-2", "threads": 3, "previous_active": ["1_0", "2_0"]},
+    ],
+    "tasks": [
+        {"id": "0_0", "source_partitions": [{"topic": "in-0", "partition": 0}]},
+        {"id": "0_1", "source_partitions": [{"topic": "in-0", "partition": 1}]},
+        {"id": "1_0", "source_partitions": [{"topic": "in-1", "partition": 0}]},
+        {"id": "2_0", "stateful": True, "source_partitions": [{"topic": "in-2", "partition": 0}],
+         "changelog_partitions": [{"topic": "app-2-changelog", "partition": 0}], "changelog_end_offset": 50000},
+        {"id": "2_1", "stateful": True, "source_partitions": [{"topic": "in-2", "partition": 1}],
+         "changelog_partitions": [{"topic": "app-2-changelog", "partition": 1}], "changelog_end_offset": 50000},
+    ],
+}  # fmt: skip
+
+REPRODUCERS = {
+    "heavy-pair": HEAVY_PAIR,
+    "hot-partitions": HOT_PARTITIONS,
+    "quarter-capacity": QUARTER_CAPACITY,
+    "contested": CONTESTED,
+    "every-client-a-copy": EVERY_CLIENT_A_COPY,
+}
+
+EXPECTED = {
+    "heavy-pair": [18, 4_010_000_600, 0, 2],
+    "hot-partitions": [7, 453_333_334, 0, 0],
+    "quarter-capacity": [41, 1_870_240_000, 510_180_000, 2],
+    "contested": [1, 1, 0],
+    "every-client-a-copy": [0, 0, 0, 0, 3],
+}
+"""Each reproducer's lexicographic optimum of its default sequence, by enumeration (checked below)."""
+
+
+@pytest.mark.parametrize("name", REPRODUCERS)
+def test_the_reproducers_optimum_is_what_enumeration_gives(name):
+    raw = problem_from_data(REPRODUCERS[name])
+    problem = normalize(raw).problem
+    assert Enumeration(problem, resolve_goals(None, raw)).lexicographic() == EXPECTED[name]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", REPRODUCERS)
+def test_solve_reaches_the_enumerated_values_and_proves_them(name, solver):
+    raw = problem_from_data(REPRODUCERS[name])
+    try:
+        solution = solve(raw, solver=solver)
+    except Exception as error:  # only the flow back-end may decline, saying why
+        assert solver == "flow", error
+        return
+    assert [g.value for g in solution.goals] == EXPECTED[name]
+    assert all(g.status == GoalStatus.OPTIMAL and g.bound == g.value for g in solution.goals), solution.goals
+
+
+@pytest.mark.parametrize("name", REPRODUCERS)
+def test_every_back_end_and_model_is_audited_clean(name):
+    audit = audit_problem(problem_from_data(REPRODUCERS[name]))
+    assert not audit.findings, [f"{run}: {finding}" for run, finding in audit.findings]
+    assert sum(optimal for _, optimal in audit.runs.values()) > 0
+
+
+def test_the_compressed_model_with_spreading_rows_keeps_the_optimum():
+    problem = normalize(problem_from_data(EVERY_CLIENT_A_COPY)).problem
+    goals = resolve_goals(None, problem)
+    for backend in ("milp", "cpsat"):
+        result = run_sequence(problem, goals, backend, compress=True)
+        assert any("with spreading rows" in note for note in result.notes), result.notes  # the rows that were wrong are in use
+        assert [s.objective for s in result.stages] == EXPECTED["every-client-a-copy"]
+
+
+def test_a_cooperative_answer_reaches_a_complete_target():
+    raw = problem_from_data(CONTESTED)
+    for solver in ("exact", "cpsat", "milp", "kafka"):
+        solution = solve(raw, solver=solver)
+        # withheld now (Kafka: the target assigns it), or given at once to one of its claimants
+        target = solution.target or solution.assignment
+        assert sorted(p for held in target.values() for p in held.active) == ["t0-0"], solver
+        assert evaluate(raw, solution).valid
+
+
+def heavy_pair_stage():
+    """The session and objective of HEAVY_PAIR's second stage: the highest load, balance frozen at 18."""
+    problem = normalize(problem_from_data(HEAVY_PAIR)).problem
+    formulation = formulate(problem)
+    balance, load = (goal.encode(formulation) for goal in resolve_goals(["balance", "weighted_balance"], problem))
+    session = milp.MilpSession(formulation.model)
+    session.add_row(balance, -UNBOUNDED, 18)
+    return session, load.compact()
+
+
+def test_highs_own_proof_is_not_taken_where_its_tolerances_hide_units():
+    session, load = heavy_pair_stage()
+    costs = np.zeros(session.n, dtype=np.int64)
+    costs[load.index] = load.coef
+    # HiGHS alone still gets this wrong (the reason the proof is not taken) ...
+    highs = session._mip(costs, 0, None, None, 0.0)
+    assert highs.status == GoalStatus.OPTIMAL and highs.objective > 4_010_000_600
+    assert not session._tame(costs, 0, highs.objective)
+    # ... and the session's answer is CP-SAT's proof over the same rows.
+    result = session.minimize(load, None, None)
+    assert (result.status, result.objective, result.bound) == (GoalStatus.OPTIMAL, 4_010_000_600, 4_010_000_600.0)
+
+
+def test_the_relaxation_bound_is_certified_in_integers():
+    session, load = heavy_pair_stage()
+    bound = session.relax(load, None)
+    optimum = session.lp.getInfo().objective_function_value
+    # a valid bound (the relaxation's optimum is 3,800,002,400 and change), below the optimum
+    assert bound is not None and bound <= 4_010_000_600
+    assert abs(bound - optimum) < 2 and bound == int(bound)
+    # multipliers far from optimal still give a valid bound, only a weaker one
+    costs = np.zeros(session.n, dtype=np.int64)
+    costs[load.index] = load.coef
+    rows = session.matrix.shape[0] + len(session.added)
+    assert session._certified_bound(costs, np.zeros(rows)) == 0
+    noisy = np.array(session.lp.getSolution().row_dual) * (1 + 1e-3)
+    assert session._certified_bound(costs, noisy) <= bound
+
+
+def test_a_bound_beyond_an_unbounded_variable_proves_nothing():
+    model = formulate(normalize(problem_from_data(HOT_PARTITIONS)).problem).model
+    free = model.add_vars(1, -UNBOUNDED, UNBOUNDED)[0]
+    session = milp.MilpSession(model)
+    costs = np.zeros(session.n, dtype=np.int64)
+    costs[free] = 1
+    assert session._certified_bound(costs, np.zeros(session.matrix.shape[0])) is None
+    assert session._relaxation(costs, None)[0] is None  # an unbounded relaxation bounds nothing
+
+
+@pytest.mark.parametrize("kind", ["streams", "consumer"])
+@pytest.mark.parametrize("block", range(4))
+def test_random_problems_of_every_shape_are_audited_clean(kind, block):
+    """40 problems of each kind per run of the suite (bench/optimality.py: 10,000)."""
+    for seed in range(block * 10, block * 10 + 10):
+        raw = varied_problem(3 * seed + (0 if kind == "streams" else 1) + 20_000, kind)
+        audit = audit_problem(raw)
+        assert not audit.findings, (raw.name, audit.shape, [f"{run}: {finding}" for run, finding in audit.findings])
+
+
+def test_the_audit_sees_a_false_claim():
+    """The auditor itself: a stage said optimal above the least value, a bound above it, a value
+    below it and a conflict that is none are all found."""
+    from optimizer.testing import Claim, Flaw
+
+    raw = problem_from_data(HOT_PARTITIONS)
+    problem = normalize(raw).problem
+    goals = resolve_goals(None, raw)
+    enumeration = Enumeration(problem, goals)
+    solution = solve(raw)
+    claims = claims_of(problem, goals, solution)
+    assert enumeration.audit(claims, solution.assignment) == []
+    balance, load = claims[0], claims[1]
+    wrong = [balance, Claim(load.goal, GoalStatus.OPTIMAL, 680_000_000, 680_000_000)]
+    assert [f.flaw for f in enumeration.audit(wrong)] == [Flaw.FALSE_OPTIMAL, Flaw.BOUND_ABOVE_OPTIMUM]
+    assert [f.flaw for f in enumeration.audit([balance, Claim(load.goal, GoalStatus.FEASIBLE, 1, None)])] == [Flaw.BETTER_THAN_POSSIBLE]
+    assert [f.flaw for f in enumeration.audit([Claim(balance.goal, GoalStatus.INFEASIBLE, None, None)])] == [Flaw.FALSE_INFEASIBLE]
+    emptied = {m: held.model_copy(update={"active": ()}) for m, held in solution.assignment.items()}
+    assert Flaw.NOT_THE_GOALS_VALUE in {f.flaw for f in enumeration.audit(claims, emptied)}
