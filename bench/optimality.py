@@ -9,10 +9,12 @@ lags, thread counts, weights and bytes, under every assignor and KIP-1071; consu
 every classic strategy and KIP-848, with owned partitions, contested claims, generations, bytes
 and capacities). `optimizer.testing.audit_problem` then checks, stage by stage, the default goal
 sequence on every back-end and model (full, compressed, pattern), the sequence of the assignment
-applied now, and `solve` with each solver: a stage's value against the least value enumeration
-finds given the stages before it, its status (`optimal` only at that value), its bound (never
-above it), `infeasible` only where nothing meets the rows, and the goal's own value on the
-assignment returned. The counts go to the results file by run and by shape, with every finding.
+applied now towards its target, and `solve` with each solver; then all of that again for a second
+sequence drawn from every goal of the problem's kind (1 to 4 goals in any order, sometimes a
+movement budget; runs named "drawn: ..."). Each stage's value is compared with the least value
+enumeration finds given the stages before it: `optimal` only at that value, a bound never above
+it, `infeasible` only where nothing meets the rows, the goal's own value on the assignment
+returned. The counts go to the results file by run and by shape, with every finding.
 """
 
 from __future__ import annotations
@@ -30,20 +32,25 @@ RESULTS = Path(__file__).parent / "results" / "optimality.json"
 
 
 def audit_seed(seed: int) -> dict:
-    """One problem's audit as plain data (for the worker processes)."""
+    """One problem's audit, on its default sequence and on a drawn one, as plain data (for the
+    worker processes)."""
     from optimizer.generate import varied_problem
-    from optimizer.testing import audit_problem
+    from optimizer.testing import audit_problem, drawn_sequence
 
     started = time.perf_counter()
-    audit = audit_problem(varied_problem(seed))
+    problem = varied_problem(seed)
+    audit = audit_problem(problem)
+    drawn = audit_problem(problem, sequence=drawn_sequence(problem.kind, seed))
+    runs = {**audit.runs, **{f"drawn: {run}": counts for run, counts in drawn.runs.items()}}
+    findings = [*audit.findings, *((f"drawn: {run}", finding) for run, finding in drawn.findings)]
     return {
         "seed": seed,
         "shape": audit.shape,
         "assignments": audit.assignments,
-        "runs": audit.runs,
+        "runs": runs,
         "findings": [
             {"run": run, "goal": f.goal, "flaw": str(f.flaw), "claimed": f.claimed, "enumerated": f.enumerated, "detail": f.detail}
-            for run, f in audit.findings
+            for run, f in findings
         ],
         "seconds": time.perf_counter() - started,
     }

@@ -347,6 +347,7 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
             progress.stages[:] = stages
         notes.append(note)
         if not order:
+            _held(stages, constrained, expressions, current)
             return SequenceResult(formulation.decode(current), stages, notes)
     elif constrained:
         # The hard constraints alone: is there an assignment at all?
@@ -402,8 +403,22 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
             progress.solution = current
         tolerance = tolerances.get(goal.name, Tolerance())
         session.add_row(expression, -UNBOUNDED, tolerance.limit(result.objective))
+    if current is not None and not fallback:
+        _held(stages, constrained, expressions, current)
     assignment = formulation.decode(current) if current is not None else None
     return SequenceResult(assignment, stages, notes, fallback)
+
+
+def _held(stages: list[Stage], constrained: list[Goal], expressions, point: np.ndarray) -> None:
+    """The stages of the hard goals with a bound, as the final `point` has them: a constraint
+    is not minimised, so its value is `optimal` only at the goal's lower bound (where nothing
+    can be lower), else `feasible` within its bound (a tolerance on `balance` lets it stray);
+    the bound reported is the lower bound."""
+    for i, stage in enumerate(stages):
+        if stage.goal in constrained and stage.status != GoalStatus.INFEASIBLE:
+            value = expressions[id(stage.goal)].value(point)
+            status = GoalStatus.OPTIMAL if value <= stage.goal.lower_bound() else GoalStatus.FEASIBLE
+            stages[i] = Stage(stage.goal, status, value, float(stage.goal.lower_bound()), stage.seconds, stage.backend)
 
 
 def _relaxed_pass(session, constrained, order, expressions, remaining, start, engine) -> tuple[list[Stage], np.ndarray, str] | None:

@@ -30,7 +30,7 @@ import numpy as np
 from optimizer.backends import named
 from optimizer.costs import StreamsIndex
 from optimizer.errors import SolverUnavailableError
-from optimizer.generate import random_consumer_problem, random_streams_problem
+from optimizer.generate import random_consumer_problem, random_streams_problem, varied_problem
 from optimizer.goal import Assignment, Goal, soft, stage_order
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id
@@ -188,17 +188,20 @@ def check_goal(
     after: Sequence[str] = ("stickiness",),
     seed: int = 0,
     weighted: bool = False,
+    varied: bool = False,
 ) -> int:
     """Check `goal` against every back-end on `cases` small random problems of each kind it
     applies to (`kinds`: those of them only): alone, and between the goals `before` and `after`
     (so that its encoding is checked both as the objective and frozen as a constraint). `goal` may
     be a function of the problem (a goal whose argument names clients, say). `weighted`: problems
-    with bytes per second, task weights and capacities (`small_problem`). Returns the number of
-    sequences checked."""
+    with bytes per second, task weights and capacities (`small_problem`); `varied`: problems of
+    every shape instead (`optimizer.generate.varied_problem`: every assignor and protocol, owned
+    partitions and contested claims, lags, tags, up to two standbys, rates up to 1.5 GB/s).
+    Returns the number of sequences checked."""
     checked = 0
     for kind in kinds if kinds is not None else ("streams", "consumer"):
         for case in range(cases):
-            problem = small_problem(kind, seed + case, weighted)
+            problem = normalize(varied_problem(seed + case, kind)).problem if varied else small_problem(kind, seed + case, weighted)
             made = goal(problem) if callable(goal) and not isinstance(goal, Goal) else goal
             if kind not in made.kinds:
                 assert kinds is None, f"goal {made.name!r} does not apply to {kind} problems"
@@ -321,9 +324,15 @@ class Enumeration:
             name = claim.goal.name
             column = self.values[:, self.column[name]]
             if name in hard and not conflict:
+                # a constraint, not minimised: within its bound, `optimal` only at the least value
                 limit = (tolerances or {}).get(name, Tolerance()).limit(claim.goal.hard_bound(self.problem) or 0)
+                least = float(column[mask].min()) if mask.any() else None
                 if claim.objective is not None and claim.objective > limit:
                     findings.append(Finding(name, Flaw.BOUND_BROKEN, claim.objective, limit))
+                elif least is not None and claim.status == GoalStatus.OPTIMAL and claim.objective is not None and claim.objective > least:
+                    findings.append(Finding(name, Flaw.FALSE_OPTIMAL, claim.objective, least))
+                if least is not None and claim.bound is not None and claim.bound > least + 1e-9:
+                    findings.append(Finding(name, Flaw.BOUND_ABOVE_OPTIMUM, claim.bound, least))
                 frozen[name] = limit
                 continue
             if claim.status == GoalStatus.INFEASIBLE and not (name in hard and conflict and claim.objective is not None):
@@ -406,15 +415,35 @@ def _has_weights(problem: Problem) -> bool:
     return any(m.capacity != 1.0 for m in problem.members)
 
 
-def audit_problem(raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool = True) -> Audit:
+DRAWN_GOALS = {
+    "streams": ("balance", "weighted_balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "cross_rack_bytes",
+                "stickiness", "caught_up", "kip925_cost", "restore_volume"),
+    "consumer": ("balance", "weighted_balance", "cross_rack_traffic", "cross_rack_bytes", "stickiness"),
+}  # fmt: skip
+"""The built-in goals `drawn_sequence` draws from, by kind."""
+
+
+def drawn_sequence(kind: str, seed: int) -> list[str]:
+    """A goal sequence other than the default, for an audit: 1 to 4 goals of `kind` in any
+    order (a hard goal listed late is still solved first, as the engine orders stages),
+    sometimes a movement budget after them."""
+    rng = random.Random(f"drawn-{seed}")
+    names = rng.sample(DRAWN_GOALS[kind], rng.randint(1, 4))
+    if rng.random() < 0.25:
+        names.append(f"movement_budget={rng.randint(0, 3)}")
+    return names
+
+
+def audit_problem(raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool = True, sequence: Sequence[str] | None = None) -> Audit:
     """Every claim the engine makes on `raw` (small enough to enumerate), against enumeration:
-    the default goal sequence on every back-end and model `models_for` names (`run_sequence`);
-    for Streams, the sequence of the assignment applied now towards that target (caught-up
-    actives, a soft balance, the distance to the target) where the target needs one; and, with
-    `public`, `solve` itself with each solver (its goal results and both of its assignments,
-    which `solve` checks with the evaluator)."""
+    the goal sequence (`sequence`, names as `solve` takes them; None: the default one) on every
+    back-end and model `models_for` names (`run_sequence`); for Streams, the sequence of the
+    assignment applied now towards that target (caught-up actives, a soft balance, the distance
+    to the target) where the target needs one; and, with `public`, `solve` itself with each
+    solver (its goal results and both of its assignments, which `solve` checks with the
+    evaluator)."""
     problem = normalize(raw).problem
-    goals = resolve_goals(None, raw)
+    goals = resolve_goals(sequence, raw)
     enumeration = Enumeration(problem, goals)
     audit = Audit(shape_of(raw), len(enumeration), {}, [])
 
@@ -457,7 +486,7 @@ def audit_problem(raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool =
         for solver in solvers:
             run = f"solve {solver}"
             try:
-                solution = solve(raw, solver=solver)
+                solution = solve(raw, solver=solver, goals=sequence)
             except SolverUnavailableError:
                 continue  # a back-end that cannot take this sequence says so: nothing claimed
             except Exception as error:  # noqa: BLE001 - as above

@@ -236,7 +236,8 @@ def solve_sequence(problem, goals, time_limit):
         assignment, notes = _solve_consumers(problem, goals)
     seconds = time.perf_counter() - started
     stages = []
-    for i, goal in enumerate(goals):
+    constrained, ordered = stage_order(problem, goals)
+    for i, goal in enumerate([*constrained, *ordered]):  # in the order they are weighted, as every engine lists them
         value = goal.evaluate(problem, assignment)
         stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(value), seconds if i == 0 else 0.0, "flow"))
     return SequenceResult(assignment, stages, ["back-end: flow (all goals in one min-cost flow)", *notes])

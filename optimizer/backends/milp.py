@@ -479,7 +479,8 @@ class MilpSession:
         if status == highspy.HighsModelStatus.kInfeasible:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         values = self._point(highs)
-        bound = float(info.mip_dual_bound) + constant if np.isfinite(info.mip_dual_bound) else None
+        # objectives are integers: the dual bound's ceiling (27.000000000000078 is 27)
+        bound = float(math.ceil(info.mip_dual_bound - 1e-6) + constant) if np.isfinite(info.mip_dual_bound) else None
         if values is not None and not self.feasible(values):  # within HiGHS's tolerances, not exactly
             values = None
             if hint is not None:

@@ -103,6 +103,14 @@ def test_the_kit_checks_the_weighted_goals_on_every_back_end(name):
     assert check_goal(resolve_goals([name], "streams")[0], cases=3, weighted=True) >= 6
 
 
+@pytest.mark.parametrize("name", ["balance", "weighted_balance", "cross_rack_traffic", "cross_rack_bytes", "stickiness", "caught_up", "restore_volume"])
+def test_the_kit_checks_the_goals_on_problems_of_every_shape(name):
+    """The kit's varied problems: every assignor and protocol, contested claims, two standbys,
+    rates up to 1.5 GB/s (what the first problems did not have, and issue 28's probe found)."""
+    goal = resolve_goals([name], "streams" if name in ("caught_up", "restore_volume") else "consumer")[0]
+    assert check_goal(goal, cases=4, varied=True, seed=100) >= 4
+
+
 def racks_problem(source_racks: list[str], **config):
     """Stateless tasks 0_i reading one partition with replicas in source_racks[i]; clients a (r1), b (r2)."""
     return normalize(
