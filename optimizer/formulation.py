@@ -161,6 +161,9 @@ class CheckedRows:
         self.matrix, self.row_lo, self.row_hi = rows
         self.added: list[tuple[np.ndarray, np.ndarray, int, int]] = []
         """Rows added since, as (index, coef, lo, hi), the expression's constant moved to the bounds."""
+        matrix = self.matrix
+        # the largest |row sum| per unit of the largest |value|: beyond 2^62 int64 could overflow
+        self._reach = int(np.abs(matrix.data).max()) * int(np.diff(matrix.indptr).max()) if matrix.nnz else 0
 
     def add(self, expr: LinExpr, lo: int, hi: int) -> None:
         expr = expr.compact()
@@ -173,10 +176,8 @@ class CheckedRows:
         """Whether the integer vector `values` meets every bound and row, in integer arithmetic."""
         if values is None or len(values) != len(self.lower) or np.any(values < self.lower) or np.any(values > self.upper):
             return False
-        largest = int(np.abs(values).max(initial=0))
         if self.matrix.nnz:
-            per_row = int(np.diff(self.matrix.indptr).max())
-            if int(np.abs(self.matrix.data).max()) * largest * per_row < 2**62:  # int64 cannot overflow
+            if self._reach * int(np.abs(values).max(initial=0)) < 2**62:
                 sums = self.matrix @ values
             else:
                 sums = _exact_products(self.matrix, values)

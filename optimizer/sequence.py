@@ -301,8 +301,14 @@ def _checked(problem, result: SequenceResult) -> tuple[SequenceResult | None, st
     if result.assignment is None or result.fallback:
         return None, "; ".join(result.notes[1:]) or "no assignment"
     for stage in result.stages:
-        if stage.objective is not None and stage.goal.evaluate(problem, result.assignment) > stage.objective:
+        if stage.objective is None:
+            continue
+        value = stage.goal.evaluate(problem, result.assignment)
+        if value > stage.objective:
             return None, f"its assignment misses the optimum of {stage.goal.name!r} (a bug)"
+        if value < stage.objective and stage.status == GoalStatus.OPTIMAL:
+            # below a proven optimum: the merged model's value is not the goal's (a bug)
+            return None, f"its assignment has {stage.goal.name!r} below the optimum the model proved (a bug)"
     return result, None
 
 

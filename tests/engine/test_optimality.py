@@ -258,3 +258,18 @@ def test_the_audit_sees_a_false_claim():
     assert [f.flaw for f in enumeration.audit([Claim(balance.goal, GoalStatus.INFEASIBLE, None, None)])] == [Flaw.FALSE_INFEASIBLE]
     emptied = {m: held.model_copy(update={"active": ()}) for m, held in solution.assignment.items()}
     assert Flaw.NOT_THE_GOALS_VALUE in {f.flaw for f in enumeration.audit(claims, emptied)}
+
+
+def test_points_are_checked_in_integers_beyond_int64():
+    """A row of two coefficients of 2^40 over values of 2^30 sums to 2^71: numpy's int64 would wrap."""
+    from scipy import sparse
+
+    from optimizer.formulation import CheckedRows, LinExpr, exact_dot
+
+    matrix = sparse.csr_matrix(np.array([[2**40, 2**40]], dtype=np.int64))
+    rows = CheckedRows((np.zeros(2, dtype=np.int64), np.full(2, 2**30)), (matrix, np.array([0]), np.array([2**71], dtype=object)))
+    assert rows.feasible(np.array([2**30, 2**30])) and not rows.feasible(np.array([2**30, 2**30 + 1]))
+    rows.add(LinExpr.of([0, 1], [2**40, 2**40]), 0, 2**71 - 1)
+    assert not rows.feasible(np.array([2**30, 2**30])) and rows.feasible(np.array([2**30, 2**30 - 1]))
+    assert exact_dot(np.array([2**40, 2**40]), np.array([2**30, 2**30])) == 2**71
+    assert LinExpr.of([0], [2**40], 5).value(np.array([2**30])) == 2**70 + 5
