@@ -273,3 +273,22 @@ def test_points_are_checked_in_integers_beyond_int64():
     assert not rows.feasible(np.array([2**30, 2**30])) and rows.feasible(np.array([2**30, 2**30 - 1]))
     assert exact_dot(np.array([2**40, 2**40]), np.array([2**30, 2**30])) == 2**71
     assert LinExpr.of([0], [2**40], 5).value(np.array([2**30])) == 2**70 + 5
+
+
+def test_kafkas_cooperative_target_is_where_it_settles():
+    """catalog-group-186 of the sample fleet: Kafka's general cooperative assignor withholds
+    partitions again in 12 follow-up rounds before it settles in the 13th; with 3 rounds
+    simulated its answer had no target, so its withheld partitions would never be assigned."""
+    import gzip
+    import json
+
+    from tests.conftest import EXAMPLES
+
+    with gzip.open(EXAMPLES / "fleet" / "fleet.jsonl.gz", "rt") as lines:
+        document = next(d for d in map(json.loads, lines) if d.get("name") == "catalog-group-186")
+    raw = problem_from_data(document)
+    solution = solve(raw, solver="kafka")
+    assert solution.followup_rebalance and solution.target is not None
+    assigned = sorted(p for held in solution.target.values() for p in held.active)
+    assert len(assigned) == len(set(assigned)) == sum(t.partitions for t in raw.topics)
+    assert evaluate(raw, solution).valid
