@@ -166,8 +166,11 @@ class CheckedRows:
         self._reach = int(np.abs(matrix.data).max()) * int(np.diff(matrix.indptr).max()) if matrix.nnz else 0
 
     def add(self, expr: LinExpr, lo: int, hi: int) -> None:
+        """Keep `lo <= expr <= hi` (+-UNBOUNDED: no bound on that side, kept as such)."""
         expr = expr.compact()
-        self.added.append((expr.index, expr.coef, lo - expr.constant, hi - expr.constant))
+        low = -UNBOUNDED if lo <= -UNBOUNDED else lo - expr.constant
+        high = UNBOUNDED if hi >= UNBOUNDED else hi - expr.constant
+        self.added.append((expr.index, expr.coef, low, high))
 
     def pop(self) -> None:
         self.added.pop()

@@ -329,6 +329,8 @@ class Enumeration:
                 least = float(column[mask].min()) if mask.any() else None
                 if claim.objective is not None and claim.objective > limit:
                     findings.append(Finding(name, Flaw.BOUND_BROKEN, claim.objective, limit))
+                elif least is not None and claim.objective is not None and claim.objective < least:
+                    findings.append(Finding(name, Flaw.BETTER_THAN_POSSIBLE, claim.objective, least))
                 elif least is not None and claim.status == GoalStatus.OPTIMAL and claim.objective is not None and claim.objective > least:
                     findings.append(Finding(name, Flaw.FALSE_OPTIMAL, claim.objective, least))
                 if least is not None and claim.bound is not None and claim.bound > least + 1e-9:
@@ -358,7 +360,8 @@ class Enumeration:
             for name, limit in frozen.items():
                 claim = by_name[name]
                 value = claim.goal.evaluate(self.problem, assignment)
-                exact = claim.status == GoalStatus.OPTIMAL and name not in hard and claim.objective is not None
+                # a hard goal's stage states the final assignment's value; an optimal one, the value
+                exact = claim.objective is not None and (claim.status == GoalStatus.OPTIMAL or (name in hard and not conflict))
                 if value > limit or (exact and value != claim.objective):
                     findings.append(Finding(name, Flaw.NOT_THE_GOALS_VALUE, claim.objective, value))
         return findings

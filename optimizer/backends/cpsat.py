@@ -25,6 +25,10 @@ def _row_bounds(lo: int, hi: int) -> tuple[int, int]:
 SEED = 20261122
 
 
+class ModelInvalid(RuntimeError):
+    """CP-SAT refused the model (its checks that no row's sum can overflow 64 bits, say)."""
+
+
 class CpSatSession:
     """CP-SAT on the model given as `bounds` (lower, upper) and CSR `rows` (matrix, lo, hi)."""
 
@@ -94,8 +98,9 @@ class CpSatSession:
         if status == cp_model.INFEASIBLE:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         if status == cp_model.MODEL_INVALID:
-            raise RuntimeError(f"CP-SAT rejected the model: {self.model.validate()}")
-        return StageResult(GoalStatus.TIME_LIMIT, None, None, float(round(solver.best_objective_bound)), seconds)
+            raise ModelInvalid(f"CP-SAT rejected the model: {self.model.validate()}")
+        # stopped before any point: CP-SAT's bound is then its default 0, which bounds nothing
+        return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
 
 
 POINT_EFFORT = 2.0

@@ -57,8 +57,10 @@ TAME_COEFFICIENT = 2**20
 (about 1e-6 of it, after scaling), so up to here a row it calls met is met within a unit."""
 
 TAME_MAGNITUDE = 2**24
-"""The largest objective value (about 1.7e7) with which HiGHS's own proofs are taken: its
-relative tolerances (about 1e-9 to 1e-7) then stay below one unit of the objective."""
+"""The largest objective value (about 1.7e7, without the objective's constant, which HiGHS never
+sees) with which HiGHS's own proofs are taken: its relative tolerances (about 1e-9 to 1e-7) then
+stay below one unit of the objective. Both limits are conservative readings of its tolerances,
+checked by measurement (bench/optimality.py), not proofs."""
 
 CERTIFY_EFFORT = 4.0
 """CP-SAT's deterministic time (about as many seconds on this 2-core VM) to prove a stage that
@@ -233,11 +235,16 @@ class MilpSession:
 
         point = found.solution if found.solution is not None and self.feasible(found.solution) else None
         proven = bound
+        checked = None
         if self._left(deadline) >= MIN_SECONDS:
-            checked = cpsat.point(
-                (self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, point,
-                self._left(deadline), first=False, effort=CERTIFY_EFFORT,
-            )  # fmt: skip
+            try:
+                checked = cpsat.point(
+                    (self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, point,
+                    self._left(deadline), first=False, effort=CERTIFY_EFFORT,
+                )  # fmt: skip
+            except cpsat.ModelInvalid:  # numbers beyond CP-SAT's 64-bit checks: no proof from it
+                checked = None
+        if checked is not None:
             seconds = time.perf_counter() - started
             if checked.status == GoalStatus.INFEASIBLE and point is None:
                 return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
@@ -397,10 +404,7 @@ class MilpSession:
             return None
         import optimizer.backends.cpsat as cpsat  # only here: CP-SAT's Python layer takes 0.3 s to load
 
-        found = cpsat.point((self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, hint, self._left(deadline) / 2, first)
-        if found.solution is not None and not self.feasible(found.solution):
-            return StageResult(GoalStatus.TIME_LIMIT, None, None, None, found.seconds)  # off CP-SAT's tolerance: as if none
-        return found
+        return cpsat.point((self.lower, self.upper), (self.matrix, self.row_lo, self.row_hi), self.added, costs, hint, self._left(deadline) / 2, first)
 
     def _support_mip(self, costs: np.ndarray, hint: np.ndarray | None, deadline: float | None) -> np.ndarray | None:
         """The best integer point (None if none) of the MIP on the relaxation's support and the
@@ -477,6 +481,8 @@ class MilpSession:
         status = highs.getModelStatus()
         info = highs.getInfo()
         if status == highspy.HighsModelStatus.kInfeasible:
+            if hint is not None:  # a start that meets every row exactly says otherwise: no proof
+                return StageResult(GoalStatus.FEASIBLE, hint, exact_dot(costs, hint) + constant, None, seconds)
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
         values = self._point(highs)
         # objectives are integers: the dual bound's ceiling (27.000000000000078 is 27)
@@ -488,7 +494,7 @@ class MilpSession:
         if values is None:
             return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
         value = exact_dot(costs, values) + constant
-        if status == highspy.HighsModelStatus.kOptimal:
+        if status == highspy.HighsModelStatus.kOptimal and (bound is None or value <= bound):
             kind = GoalStatus.OPTIMAL
         elif status == highspy.HighsModelStatus.kTimeLimit:
             kind = GoalStatus.TIME_LIMIT

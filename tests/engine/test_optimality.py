@@ -261,18 +261,49 @@ def test_the_audit_sees_a_false_claim():
 
 
 def test_points_are_checked_in_integers_beyond_int64():
-    """A row of two coefficients of 2^40 over values of 2^30 sums to 2^71: numpy's int64 would wrap."""
+    """A row of two coefficients of 2^40 over values of 2^30 sums to 2^71, which int64 wraps to 0:
+    a row bounded by 2^39 would look met."""
     from scipy import sparse
 
     from optimizer.formulation import CheckedRows, LinExpr, exact_dot
 
     matrix = sparse.csr_matrix(np.array([[2**40, 2**40]], dtype=np.int64))
-    rows = CheckedRows((np.zeros(2, dtype=np.int64), np.full(2, 2**30)), (matrix, np.array([0]), np.array([2**71], dtype=object)))
-    assert rows.feasible(np.array([2**30, 2**30])) and not rows.feasible(np.array([2**30, 2**30 + 1]))
-    rows.add(LinExpr.of([0, 1], [2**40, 2**40]), 0, 2**71 - 1)
-    assert not rows.feasible(np.array([2**30, 2**30])) and rows.feasible(np.array([2**30, 2**30 - 1]))
+    assert int((matrix @ np.array([2**30, 2**30]))[0]) == 0  # what numpy would say
+    rows = CheckedRows((np.zeros(2, dtype=np.int64), np.full(2, 2**30)), (matrix, np.array([0]), np.array([2**39])))
+    assert not rows.feasible(np.array([2**30, 2**30])) and rows.feasible(np.array([0, 0]))
+    rows = CheckedRows((np.zeros(2, dtype=np.int64), np.full(2, 2**30)), (matrix[:0], np.array([], dtype=np.int64), np.array([], dtype=np.int64)))
+    rows.add(LinExpr.of([0, 1], [2**40, 2**40]), -UNBOUNDED, 2**39)
+    assert not rows.feasible(np.array([2**30, 2**30])) and rows.feasible(np.array([0, 0]))
     assert exact_dot(np.array([2**40, 2**40]), np.array([2**30, 2**30])) == 2**71
     assert LinExpr.of([0], [2**40], 5).value(np.array([2**30])) == 2**70 + 5
+
+
+def test_certification_that_runs_out_of_time_proves_nothing():
+    """CP-SAT stopped before its first point reports a bound of 0 that bounds nothing; a stage
+    whose objective is 100 minus what it keeps (negative costs, as stickiness's) then looked
+    proven at 100 with points below it. Found by review; no small problem runs out of time."""
+    import random
+
+    from optimizer.backends import cpsat
+    from optimizer.formulation import LinearModel
+    from optimizer.results import StageResult
+
+    rng = random.Random(1)
+    model = LinearModel()
+    x = model.add_vars(3000)
+    rows = np.repeat(np.arange(1500), 20)
+    cols = np.concatenate([rng.sample(range(3000), 20) for _ in range(1500)])
+    model.add_rows(rows, x[cols], [rng.randint(1, 3 * 10**9) for _ in rows], np.zeros(1500), np.full(1500, 6 * 10**9))
+    session = milp.MilpSession(model)
+    costs = np.full(3000, -1, dtype=np.int64)
+    nothing = np.zeros(3000, dtype=np.int64)  # meets every row: its value is the constant, 100
+    stopped = cpsat.point((session.lower, session.upper), (session.matrix, session.row_lo, session.row_hi), [], costs, nothing, 0.001, first=False)
+    assert stopped.solution is None and stopped.bound is None
+    import time
+
+    found = StageResult(GoalStatus.FEASIBLE, nothing, 100, None, 0.0)
+    result = session._certify(costs, 100, found, None, time.perf_counter() + 0.03, time.perf_counter())
+    assert result.status != GoalStatus.OPTIMAL and (result.bound is None or result.bound < 100)
 
 
 def test_kafkas_cooperative_target_is_where_it_settles():
