@@ -409,6 +409,11 @@ def _run_linear(problem, goals, backend, time_limit, tolerances, hint, started, 
             progress.solution = current
         tolerance = tolerances.get(goal.name, Tolerance())
         session.add_row(expression, -UNBOUNDED, tolerance.limit(result.objective))
+    if current is not None and not session.feasible(current):
+        # the start, never replaced by a stage's point (the time ran out first) and no point of
+        # the model: Kafka's assignment applied now can leave partitions out or break balance
+        current = None
+        notes.append("no stage found an assignment: the start meets not every row")
     if current is not None and not fallback:
         _held(stages, constrained, expressions, current)
     assignment = formulation.decode(current) if current is not None else None

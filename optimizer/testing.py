@@ -29,7 +29,7 @@ import numpy as np
 
 from optimizer.backends import named
 from optimizer.costs import StreamsIndex
-from optimizer.errors import SolverUnavailableError
+from optimizer.errors import NoSolutionError, SolverUnavailableError
 from optimizer.generate import random_consumer_problem, random_streams_problem, varied_problem
 from optimizer.goal import Assignment, Goal, soft, stage_order
 from optimizer.model.consumer import ConsumerProblem
@@ -311,7 +311,11 @@ class Enumeration:
         and bound against the least value over the assignments that meet the hard bounds and
         every earlier stage's value (within its tolerance), as the engine freezes them. Hard
         goals said to conflict (`infeasible`) are checked to conflict and then count as soft
-        goals, as the engine minimises them. Empty when every claim holds."""
+        goals, as the engine minimises them. A result whose values are `heuristic` (Kafka's
+        assignment, the fallback when nothing was found in time) claims nothing. Empty when every
+        claim holds."""
+        if any(claim.status == GoalStatus.HEURISTIC for claim in claims):
+            return []
         constrained, _ = stage_order(self.problem, self.goals)
         hard = {goal.name for goal in constrained}
         conflict = any(c.status == GoalStatus.INFEASIBLE and c.goal.name in hard for c in claims)
@@ -437,14 +441,19 @@ def drawn_sequence(kind: str, seed: int) -> list[str]:
     return names
 
 
-def audit_problem(raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool = True, sequence: Sequence[str] | None = None) -> Audit:
+def audit_problem(
+    raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool = True, sequence: Sequence[str] | None = None,
+    time_limits: Sequence[float] = (),
+) -> Audit:  # fmt: skip
     """Every claim the engine makes on `raw` (small enough to enumerate), against enumeration:
     the goal sequence (`sequence`, names as `solve` takes them; None: the default one) on every
     back-end and model `models_for` names (`run_sequence`); for Streams, the sequence of the
     assignment applied now towards that target (caught-up actives, a soft balance, the distance
-    to the target) where the target needs one; and, with `public`, `solve` itself with each
-    solver (its goal results and both of its assignments, which `solve` checks with the
-    evaluator)."""
+    to the target) where the target needs one; with `public`, `solve` itself with each solver
+    (its goal results and both of its assignments, which `solve` checks with the evaluator); and
+    `solve` with the default solver cut short by each of `time_limits` (seconds), where stages
+    end `time_limit` or `feasible` and their bounds, or Kafka's fallback, are checked the same way
+    (which of them a run reaches depends on the machine's load)."""
     problem = normalize(raw).problem
     goals = resolve_goals(sequence, raw)
     enumeration = Enumeration(problem, goals)
@@ -496,4 +505,14 @@ def audit_problem(raw: Problem, solvers: Sequence[str] = SOLVERS, public: bool =
                 failed(run, error)
                 continue
             record(run, claims_of(problem, goals, solution), solution.target or solution.assignment, enumeration)
+    for limit in time_limits:
+        run = f"solve exact, {limit:g} s"
+        try:
+            solution = solve(raw, goals=sequence, time_limit=limit)
+        except NoSolutionError:
+            continue  # nothing within the limit, said so: nothing claimed
+        except Exception as error:  # noqa: BLE001 - as above
+            failed(run, error)
+            continue
+        record(run, claims_of(problem, goals, solution), solution.target or solution.assignment, enumeration)
     return audit
