@@ -15,6 +15,16 @@ reach that optimum stage by stage, prove it, and return an assignment on which e
 The checks raise `AssertionError` naming the back-end, the model and the goals, so they read well
 under pytest; nothing here needs pytest. The project's own suite (tests/engine/test_conformance.py)
 is built on the same functions.
+
+The audit goes further than a goal's own check: `Enumeration(problem, goals).audit(claims)`
+checks what a result claims stage by stage (statuses, bounds, values) against every valid
+assignment, and `audit_problem(problem)` runs that on every back-end, model and `solve` path
+(docs/engine.md, "How optimality is certified"; bench/optimality.py runs it on 10,000 problems).
+
+    from optimizer.testing import audit_problem
+    from optimizer.generate import varied_problem
+
+    assert not audit_problem(varied_problem(7)).findings
 """
 
 from __future__ import annotations
