@@ -276,12 +276,12 @@ class CompressedStreamsFormulation(Formulation):
         # standbys: z_s[k] + (routed standbys - their excess) of tasks special at k + excess
         # <= routed standbys in the class
         rows, cols = self.ds_rows, self.ds_cols
-        standby_vars, standby_signs = self.rs[rows, klass[cols]], None
+        ones = np.ones(len(rows), dtype=np.int64)
+        keys, special, signs = [cols], [self.rs[rows, klass[cols]]], [ones]
         standby_excess = None
         if self.standbys > 1:
             standby_excess, standby_extra = excess(None, self.standbys - 1)
-            standby_vars = np.concatenate([standby_vars, standby_extra[rows, klass[cols]]])
-            standby_signs = np.repeat([1, -1], len(rows))
+            keys, special, signs = [cols, cols], [special[0], standby_extra[rows, klass[cols]]], [ones, -ones]
 
         def standby_terms(k):
             variables = [int(self.zs[0, k]), int(routed_standbys[klass[k]])]
@@ -290,7 +290,7 @@ class CompressedStreamsFormulation(Formulation):
             return [*variables, int(standby_excess[klass[k]])], [1, -1, 1]
 
         every = range(c) if standby_excess is not None else ()
-        rows_per_client(np.concatenate([cols] * (1 if standby_signs is None else 2)), standby_vars, standby_terms, every, standby_signs)
+        rows_per_client(np.concatenate(keys), np.concatenate(special), standby_terms, every, np.concatenate(signs))
         # all copies: placed actives and standbys on k + (routed copies - their excess) of tasks
         # special at k + excess <= routed copies in the class
         copies_excess, copies_extra = excess(self.ra[self.stateful_rows], self.standbys)
@@ -305,7 +305,7 @@ class CompressedStreamsFormulation(Formulation):
             np.concatenate([self.ra[self.da_rows, klass[self.da_cols]], self.rs[rows, klass[cols]], copies_extra[rows, klass[cols]]]),
             copy_terms,
             range(c),
-            np.concatenate([np.ones(len(self.da_rows) + len(rows), dtype=np.int64), -np.ones(len(rows), dtype=np.int64)]),
+            np.concatenate([np.ones(len(self.da_rows), dtype=np.int64), ones, -ones]),
         )
         self.repairs += fixes
 

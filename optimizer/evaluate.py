@@ -20,7 +20,7 @@ import numpy as np
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import MILLI, milli, parse_partition_id, partition_id, partition_key, shown
+from optimizer.model.ids import MILLI, milli, parse_partition_id, partition_id, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import normalize
@@ -545,15 +545,17 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
 # --------------------------------------------------------------------------- consumer groups
 
 
-def _target_takes(problem: ConsumerProblem, target: Assignment | None, partition: str) -> bool:
-    """Whether `target` gives `partition` to a member of the group that subscribes to its topic."""
-    if target is None:
-        return False
-    topic, _ = partition_key(partition)
+def _taken_by_target(problem: ConsumerProblem, target: Assignment | None) -> set[str]:
+    """The partitions `target` gives to a member of the group that subscribes to their topic
+    (ids as a file may have them: one that is no partition id matches no partition)."""
     members = problem.member_by_id
-    return any(
-        partition in held.active and member in members and topic in members[member].subscriptions for member, held in target.items()
-    )
+    return {
+        partition
+        for member, held in (target or {}).items()
+        if member in members
+        for partition in held.active
+        if partition.rpartition("-")[0] in members[member].subscriptions
+    }
 
 
 def _evaluate_consumer(
@@ -635,6 +637,7 @@ def _evaluate_consumer(
     previous_owner = {p: m.id for m in problem.members for p in m.owned_partitions}
     cooperative = problem.config.cooperative
     withheld = 0
+    taken = _taken_by_target(problem, target) if cooperative and followup else set()
     for partition in assignable:
         holders = owners.get(partition, [])
         if len(holders) > 1:
@@ -656,7 +659,7 @@ def _evaluate_consumer(
                 )
             if not holders and followup:
                 withheld += 1
-                if not _target_takes(problem, target, partition):
+                if partition not in taken:
                     flag(
                         ViolationCode.PARTITION_UNASSIGNED,
                         f"partition {partition} is withheld until its holders revoke it, but "

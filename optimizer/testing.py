@@ -422,14 +422,7 @@ def shape_of(problem: Problem) -> str:
         group = problem.config
         assignor = f"kip848-{group.remote_assignor}" if group.group_protocol == "consumer" else str(group.partition_assignment_strategy)
         extra = ["owned"] if any(m.owned_partitions for m in problem.members) else []
-    weighted = ["weighted"] if problem.has_rates or _has_weights(problem) else []
-    return "/".join([problem.kind, assignor, *extra, *weighted])
-
-
-def _has_weights(problem: Problem) -> bool:
-    if isinstance(problem, StreamsProblem):
-        return any(t.weight != 1.0 for t in problem.tasks) or any(c.capacity != 1.0 for c in problem.clients)
-    return any(m.capacity != 1.0 for m in problem.members)
+    return "/".join([problem.kind, assignor, *extra, *(["weighted"] if problem.weighted else [])])
 
 
 DRAWN_GOALS = {
@@ -476,34 +469,30 @@ def audit_problem(
     def failed(run: str, error: Exception) -> None:
         audit.findings.append((run, Finding("", Flaw.RAISED, None, None, f"{type(error).__name__}: {error}")))
 
-    target = None
-    for solver in solvers:
-        for model in models_for(solver, problem, goals):
-            compress, patterns = MODELS[model]
-            run = f"{solver}{'' if model == 'full' else f' ({model})'}"
-            try:
-                result = run_sequence(problem, goals, solver, compress=compress, patterns=patterns)
-            except Exception as error:  # noqa: BLE001 - a run that raises is a finding, reported with the rest
-                failed(run, error)
-                continue
-            record(run, [Claim(s.goal, s.status, s.objective, s.bound) for s in result.stages], result.assignment, enumeration)
-            if solver == "exact" and model == "full":
-                target = result.assignment
-    if isinstance(problem, StreamsProblem) and target is not None and CaughtUpNow(target).evaluate(problem, target) > 0:
-        towards: list[Goal] = [CaughtUpNow(target), soft(goal_class("balance"))(), TargetDistance(target)]
-        now = Enumeration(problem, towards)
+    def sequences(sequence_goals: list[Goal], against: Enumeration, label: str) -> Mapping[str, ClientAssignment] | None:
+        """`sequence_goals` on each of `solvers` that can take them and each model `models_for`
+        names; returns the assignment of `exact` on the full model."""
+        found = None
         for solver in solvers:
-            if solver != "exact" and not named(solver).capabilities.linear:
-                continue
-            for model in models_for(solver, problem, towards):
+            if label and solver != "exact" and not named(solver).capabilities.linear:
+                continue  # the applied-now step runs on linear back-ends only (optimizer.transition)
+            for model in models_for(solver, problem, sequence_goals):
                 compress, patterns = MODELS[model]
-                run = f"applied now {solver}{'' if model == 'full' else f' ({model})'}"
+                run = f"{label}{solver}{'' if model == 'full' else f' ({model})'}"
                 try:
-                    result = run_sequence(problem, towards, solver, compress=compress, patterns=patterns)
-                except Exception as error:  # noqa: BLE001 - as above
+                    result = run_sequence(problem, sequence_goals, solver, compress=compress, patterns=patterns)
+                except Exception as error:  # noqa: BLE001 - a run that raises is a finding, reported with the rest
                     failed(run, error)
                     continue
-                record(run, [Claim(s.goal, s.status, s.objective, s.bound) for s in result.stages], result.assignment, now)
+                record(run, [Claim(s.goal, s.status, s.objective, s.bound) for s in result.stages], result.assignment, against)
+                if solver == "exact" and model == "full":
+                    found = result.assignment
+        return found
+
+    target = sequences(goals, enumeration, "")
+    if isinstance(problem, StreamsProblem) and target is not None and CaughtUpNow(target).evaluate(problem, target) > 0:
+        towards: list[Goal] = [CaughtUpNow(target), soft(goal_class("balance"))(), TargetDistance(target)]
+        sequences(towards, Enumeration(problem, towards), "applied now ")
     if public:
         for solver in solvers:
             run = f"solve {solver}"

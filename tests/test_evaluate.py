@@ -310,3 +310,10 @@ def test_solution_for_another_problem_is_warned_about():
     problem = problem_from_data({**STREAMS, "name": "orders"})
     sol = solution().model_copy(update={"problem": "payments"})
     assert [w.message for w in evaluate(problem, sol).warnings] == ["the solution is for problem 'payments', not 'orders'"]
+
+
+def test_a_target_with_ids_that_are_no_partitions_is_read_without_failing():
+    problem, sol = group_changed(lambda a: a["m3"].remove("orders-1"), strategy="cooperative-sticky", followup=True)
+    odd = {**group_solution().assignment, "m3": ClientAssignment(active=("not a partition", "orders-x"))}
+    violations = evaluate(problem, sol.model_copy(update={"target": odd})).violations
+    assert [(v.code, v.task) for v in violations] == [(ViolationCode.PARTITION_UNASSIGNED, "orders-1")]
