@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.backends import REGISTRY
+from optimizer.catalogue import SOLVERS, goal_class
 from optimizer.compare import Comparison, ProtocolComparison, compare, compare_protocols
 from optimizer.deadline import deadline_after, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
@@ -41,7 +42,7 @@ from optimizer.model.problem import (
 )
 from optimizer.model.solution import Solution
 from optimizer.money import money_text, rate_text
-from optimizer.solve import SOLVERS, goal_class, solve
+from optimizer.solve import solve
 from optimizer.text import plural, whole
 from optimizer.version import __version__
 from plugins.manager import plugins

@@ -13,12 +13,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from optimizer.catalogue import resolve_goals
 from optimizer.deadline import deadline_after, remaining
 from optimizer.evaluate import headline
 from optimizer.model.group_protocol import PROTOCOLS, assignor_label, with_protocol
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
-from optimizer.solve import resolve_goals, solve
+from optimizer.solve import solve
 from optimizer.text import plural, whole
 
 

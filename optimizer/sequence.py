@@ -30,6 +30,7 @@ import numpy as np
 
 import optimizer.compressed as compressed
 from optimizer.backends import REGISTRY, Backend, named
+from optimizer.catalogue import EXACT_SOLVERS
 from optimizer.costs import StreamsIndex
 from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, Formulation, LinExpr, formulate
@@ -52,11 +53,6 @@ if TYPE_CHECKING:  # mypy checks that the formulations the engine hands goals ar
 
     def _consumer_model(formulation: ConsumerFormulation) -> ConsumerFormulationAPI:
         return formulation
-
-
-BACKENDS = ("exact", *(backend.name for backend in REGISTRY))
-"""What `run_sequence` takes: `exact` (the engine's choice, `exact_backends`), or a registered
-back-end by name."""
 
 
 def exact_backends() -> list[Backend]:
@@ -131,8 +127,8 @@ def run_sequence(
     forces it, False never), and to the pattern formulation before it when nothing tells tasks of
     a subtopology apart (`patterns`: False never). `progress`, when given, follows the integer
     back-ends' stages."""
-    if backend not in BACKENDS:
-        raise SolverUnavailableError(f"unknown back-end {backend!r}: expected one of {', '.join(BACKENDS)}")
+    if backend not in EXACT_SOLVERS:
+        raise SolverUnavailableError(f"unknown back-end {backend!r}: expected one of {', '.join(EXACT_SOLVERS)}")
     tolerances = tolerances or {}
     started = time.perf_counter()
     for goal in goals:

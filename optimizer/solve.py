@@ -35,8 +35,9 @@ from optimizer.assignors.streams.high_availability import StreamsAssignorResult,
 from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign
 from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
+from optimizer.catalogue import SOLVERS, goal_class, resolve_goals
 from optimizer.deadline import deadline_after, now, remaining, run_within
-from optimizer.errors import GoalError, NoSolutionError, PluginError, SolverError, SolverUnavailableError, TimeLimitReached
+from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.goal import Assignment, Goal, soft
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol
@@ -55,17 +56,12 @@ from optimizer.model.solution import (
     SolverInfo,
 )
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
-from optimizer.model.suggest import did_you_mean
 from optimizer.results import SequenceResult
-from optimizer.sequence import BACKENDS, Progress, Tolerance, run_sequence
+from optimizer.sequence import Progress, Tolerance, run_sequence
 from optimizer.text import plural
 from optimizer.transition import accepted_skew, consumer_plan, exact_now, exact_now_needed, plan_transition, withhold_transfers, worse_than
 from optimizer.version import __version__
 from plugins.manager import plugins
-
-SOLVERS = (*BACKENDS, "kafka", "kip925")
-"""Solver names `solve` accepts: the exact engine's (`exact` and every registered back-end), and
-Kafka's assignor and the KIP-925 reference goal."""
 
 INTERRUPT_MARGIN = 1.0
 """Seconds past the time limit after which the exact engine's Python work is stopped (its
@@ -74,68 +70,6 @@ solvers stop at the limit itself; this leaves room to decode their last solution
 FALLBACK_SECONDS = 2.0
 """Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
 engine's fallback when it has not run yet."""
-
-DEFAULT_GOALS = {
-    "streams": ("balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"),
-    "consumer": ("balance", "cross_rack_traffic", "stickiness"),
-}
-"""Each kind's default sequence for a problem without weights (`default_goals`)."""
-
-
-def default_goals(problem: Problem) -> tuple[str, ...]:
-    """The default sequence for `problem`: its kind's, with `cross_rack_bytes` in place of
-    `cross_rack_traffic` when it gives any bytes per second, and `weighted_balance` after
-    `balance` when it gives task weights or capacities (a load model of its own: bytes per second
-    alone do not add it, as the highest load is a makespan problem that large groups do not
-    prove optimal in seconds; docs/goals.md)."""
-    goals = list(DEFAULT_GOALS[problem.kind])
-    if problem.has_rates:
-        goals[goals.index("cross_rack_traffic")] = "cross_rack_bytes"
-    if isinstance(problem, StreamsProblem):
-        loaded = any(t.weight != 1.0 for t in problem.tasks) or any(c.capacity != 1.0 for c in problem.clients)
-    else:
-        loaded = any(m.capacity != 1.0 for m in problem.members)
-    if loaded:
-        goals.insert(goals.index("balance") + 1, "weighted_balance")
-    return tuple(goals)
-
-
-def goal_class(name: str) -> type[Goal]:
-    """The goal class registered as `name`: GoalError when there is none, PluginError when a
-    plugin registered something that is not an `optimizer.Goal`."""
-    registry = plugins().goals
-    if name not in registry.goals:
-        hint = did_you_mean(name, registry.names())
-        raise GoalError(f"unknown goal {name!r}{hint}; known goals: {', '.join(registry.names())}")
-    found = registry.get(name)
-    if not (isinstance(found, type) and issubclass(found, Goal)):
-        raise PluginError(f"goal {name!r} of plugin {registry.owners[name]!r} is not an optimizer.Goal")
-    return found
-
-
-def resolve_goals(specs: Sequence[str | Goal] | None, of: str | Problem) -> list[Goal]:
-    """Goal objects from names like `balance` or `movement_budget=10`, for problems of a kind or
-    for one problem (`of`); None: the default sequence (`default_goals` of the problem, else the
-    kind's `DEFAULT_GOALS`)."""
-    kind = of if isinstance(of, str) else of.kind
-    if specs is None:
-        specs = DEFAULT_GOALS[kind] if isinstance(of, str) else default_goals(of)
-    goals: list[Goal] = []
-    for spec in specs:
-        if isinstance(spec, Goal):
-            goals.append(spec)
-            continue
-        name, _, argument = spec.strip().partition("=")
-        goals.append(goal_class(name.strip())(argument.strip() if argument else None))
-    names = [g.name for g in goals]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise GoalError(f"goal {repeated[0]!r} is listed twice")
-    for goal in goals:
-        if kind not in goal.kinds:
-            raise GoalError(f"goal {goal.name!r} does not apply to {kind} problems (only {', '.join(goal.kinds)})")
-    return goals
-
 
 def solve(
     problem: Problem,

@@ -38,6 +38,7 @@ from enum import StrEnum
 import numpy as np
 
 from optimizer.backends import named
+from optimizer.catalogue import EXACT_SOLVERS, goal_class, resolve_goals
 from optimizer.costs import StreamsIndex
 from optimizer.errors import NoSolutionError, SolverUnavailableError
 from optimizer.generate import random_consumer_problem, random_streams_problem, varied_problem
@@ -49,11 +50,11 @@ from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus, Solution
 from optimizer.model.streams import StreamsProblem
 from optimizer.patterns import pattern_variables
-from optimizer.sequence import BACKENDS, Tolerance, model_variables, run_sequence, told_apart
-from optimizer.solve import goal_class, resolve_goals, solve
+from optimizer.sequence import Tolerance, model_variables, run_sequence, told_apart
+from optimizer.solve import solve
 from optimizer.transition import CaughtUpNow, TargetDistance
 
-SOLVERS: tuple[str, ...] = BACKENDS
+SOLVERS: tuple[str, ...] = EXACT_SOLVERS
 """The engine's choice and every registered back-end."""
 
 

@@ -30,7 +30,10 @@ LAYERS = (
         "optimizer.text",
         "optimizer.evaluate", "optimizer.generate",
     ),
-    ("optimizer.sequence", "optimizer.compressed", "optimizer.patterns", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),
+    (
+        "optimizer.catalogue", "optimizer.sequence", "optimizer.compressed", "optimizer.patterns", "optimizer.backends",
+        "optimizer.results", "optimizer.rebalance",
+    ),
     ("optimizer.assignors",),
     (
         "optimizer.transition", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from optimizer import problem_from_data, solve
+from optimizer.catalogue import SOLVERS
 from optimizer.cli import cli
 from optimizer.errors import InvalidInputError
-from optimizer.solve import SOLVERS
 
 solve_module = importlib.import_module("optimizer.solve")  # `optimizer.solve` is also the function
 
@@ -339,10 +339,10 @@ def test_with_no_time_left_no_relaxation_or_mip_is_started(monkeypatch):
     """HiGHS does not stop a solve at a time limit of 0 (its interior point ran 16 s past the
     limit on 1,000 x 50 with two standbys): with the time used up, the session starts nothing."""
     from optimizer.backends import milp
+    from optimizer.catalogue import resolve_goals
     from optimizer.formulation import formulate
     from optimizer.generate import random_streams_problem
     from optimizer.model.normalize import normalize
-    from optimizer.solve import resolve_goals
 
     problem = normalize(random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)).problem
     formulation = formulate(problem)
@@ -362,12 +362,12 @@ def test_a_stage_stopped_in_branch_and_bound_reports_its_relaxations_bound(monke
     """Where branch and bound stops before its own bound reaches the relaxation's (it reported
     0 against 659 on the two-standby, two-tag diversity case), the stage reports the relaxation's."""
     from optimizer.backends import milp
+    from optimizer.catalogue import resolve_goals
     from optimizer.formulation import formulate
     from optimizer.generate import random_streams_problem
     from optimizer.model.normalize import normalize
     from optimizer.model.solution import GoalStatus
     from optimizer.results import StageResult
-    from optimizer.solve import resolve_goals
 
     problem = normalize(random_streams_problem(5, tasks=10, clients=3, standby_replicas=1, stateful_fraction=1.0)).problem
     formulation = formulate(problem)

@@ -19,9 +19,6 @@ from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
 ProtocolName = Literal["classic", "new"]
 PROTOCOLS: Final[tuple[ProtocolName, ...]] = ("classic", "new")
 
-PROTOCOL_SOLVERS: Final[dict[str, ProtocolName]] = {"kafka:classic": "classic", "kafka:new": "new"}
-"""The pipeline's per-protocol columns: Kafka's assignor with `group.protocol` set to each."""
-
 def with_protocol(problem: Problem, protocol: ProtocolName) -> Problem:
     """`problem` with its `group.protocol` set to the classic one or to the new one of its kind."""
     if protocol not in PROTOCOLS:

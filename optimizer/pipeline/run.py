@@ -32,8 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, PIPELINE_SOLVERS
 from optimizer.errors import PipelineError
-from optimizer.model.group_protocol import PROTOCOL_SOLVERS
 from optimizer.pipeline.inputs import read_records
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
@@ -48,13 +48,10 @@ from optimizer.pipeline.worker import (
     staged_batches,
     write_parts,
 )
-from optimizer.solve import SOLVERS
 from optimizer.text import plural
 from plugins.manager import plugins
 
-PIPELINE_SOLVERS = (*SOLVERS, *PROTOCOL_SOLVERS)
-"""The solvers, and Kafka's assignor under each protocol (`kafka:classic`, `kafka:new`)."""
-DEFAULT_SOLVERS = ("kafka", "kafka:new", "exact")
+DEFAULT_SOLVERS = DEFAULT_PIPELINE_SOLVERS
 RUNNERS = ("spark", "local")
 LOCAL_PART = 1000
 """Problems per part file written by the local runner."""

@@ -21,10 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from optimizer.catalogue import PROTOCOL_SOLVERS, default_goals
 from optimizer.errors import InvalidInputError, KafkaAssignmentError, NoSolutionError
 from optimizer.evaluate import cross_rack_reads, headline
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.group_protocol import PROTOCOL_SOLVERS, with_protocol
+from optimizer.model.group_protocol import with_protocol
 from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import parse_document, problem_from_data, problem_to_data
 from optimizer.model.racks import reads_across_racks
@@ -33,7 +34,7 @@ from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
-from optimizer.solve import default_goals, solve
+from optimizer.solve import solve
 from plugins.manager import plugins
 
 STRATEGY_KEY = "rack.aware.assignment.strategy"

@@ -24,20 +24,15 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from optimizer.backends import REGISTRY
-from optimizer.model.group_protocol import PROTOCOL_SOLVERS
+from optimizer.catalogue import EXACT_SOLVERS, SOLVER_ORDER
 from optimizer.money import monthly_cost
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
 BASELINE_SOLVER = "kafka"
 """Kafka's own heuristic: what a fleet gets today."""
 
-REFERENCE_SOLVERS = ("exact", *(backend.name for backend in REGISTRY))
-"""Exact-type solvers, best first (the engine's choice, then the back-ends in the registry's
-order): the first one present is compared with the baseline."""
-
-_SOLVER_ORDER = ("kafka", *PROTOCOL_SOLVERS, "kip925", *REFERENCE_SOLVERS)
-"""Display order of the known solvers; unknown names follow, alphabetically."""
+REFERENCE_SOLVERS = EXACT_SOLVERS
+"""Exact-type solvers, best first: the first one present is compared with the baseline."""
 
 _Entry = TypeVar("_Entry", bound=Mapping[str, Any])
 """An entry of `compared_problems`: `top_savings` gives back the entries it is given."""
@@ -61,7 +56,7 @@ def is_solved(row: Mapping[str, Any]) -> bool:
 def ordered_solvers(names: Iterable[str | None]) -> list[str]:
     """Distinct solver names, the known ones in a fixed order, so tables and plots line up."""
     distinct = {str(name) for name in names if name is not None}
-    known = [name for name in _SOLVER_ORDER if name in distinct]
+    known = [name for name in SOLVER_ORDER if name in distinct]
     return known + sorted(distinct - set(known))
 
 

@@ -14,13 +14,13 @@ import optimizer.backends.cpsat as cpsat
 import optimizer.backends.milp as milp
 import optimizer.patterns as patterns
 from optimizer import sequence, solve
+from optimizer.catalogue import resolve_goals
 from optimizer.compressed import CompressedStreamsFormulation, DecodeError, client_classes
 from optimizer.formulation import StreamsFormulation
 from optimizer.generate import random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.patterns import PatternStreamsFormulation, _standby_patterns, split_classes
 from optimizer.sequence import run_sequence, told_apart
-from optimizer.solve import resolve_goals
 from optimizer.testing import check_backends, models_for, small_problem
 from tests.conftest import shuffled
 

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 
 from optimizer import GoalError, Tolerance, problem_from_data, sequence, solve
 from optimizer.backends import REGISTRY, Backend, Capabilities
+from optimizer.catalogue import SOLVERS, resolve_goals
 from optimizer.cli import cli
 from optimizer.compressed import CompressedStreamsFormulation, DecodeError
 from optimizer.formulation import LinearModel
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.sequence import exact_backends, run_sequence
-from optimizer.solve import SOLVERS, resolve_goals
 from tests.conftest import EXAMPLES, shuffled
 
 

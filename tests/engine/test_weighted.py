@@ -8,9 +8,9 @@ import math
 import pytest
 
 from optimizer import evaluate, problem_from_data, solve
+from optimizer.catalogue import default_goals
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.solve import default_goals
 from optimizer.testing import SOLVERS
 
 
