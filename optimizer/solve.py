@@ -28,21 +28,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from optimizer.assignors.consumer.group import TP
-from optimizer.assignors.consumer.strategy import kafka_consumer_assign
-from optimizer.assignors.streams.group.assign import StreamsGroupResult, streams_group_assign
-from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
-from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign
-from optimizer.assignors.streams.kip925_reference import kip925_reference
-from optimizer.assignors.streams.sticky_task import sticky_task_assign
+from optimizer.assignors.answers import KafkaAnswer, kafka_answer, reference_answer
 from optimizer.catalogue import SOLVERS, goal_class, resolve_goals
 from optimizer.deadline import deadline_after, now, remaining, run_within
 from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
 from optimizer.goal import Assignment, Goal, soft
-from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol
-from optimizer.model.ids import partition_id, task_id, task_key
-from optimizer.model.issues import Issue, warning
+from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
+from optimizer.model.issues import Issue
 from optimizer.model.metrics import ConsumerMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
@@ -50,12 +43,11 @@ from optimizer.model.solution import (
     ClientAssignment,
     GoalResult,
     GoalStatus,
-    MemberAssignment,
     PluginInfo,
     Solution,
     SolverInfo,
 )
-from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
+from optimizer.model.streams import StreamsProblem
 from optimizer.results import SequenceResult
 from optimizer.sequence import Progress, Tolerance, run_sequence
 from optimizer.text import plural
@@ -70,6 +62,7 @@ solvers stop at the limit itself; this leaves room to decode their last solution
 FALLBACK_SECONDS = 2.0
 """Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
 engine's fallback when it has not run yet."""
+
 
 def solve(
     problem: Problem,
@@ -95,18 +88,18 @@ def solve(
     options: dict[str, Any] = {}
     solver_warnings: tuple[Issue, ...] = ()  # where Kafka's own answer is knowingly not reproduced
     deadline = deadline_after(time_limit)
+    assignment: Assignment
     if solver in ("kafka", "kip925"):
         try:
-            assignment, followup, notes, options, solver_warnings, target = run_within(
-                deadline, lambda: _heuristic(normalized.problem, solver, problem)
-            )
+            answer = run_within(deadline, lambda: _heuristic(normalized.problem, solver, problem))
         except TimeLimitReached:
             what = "Kafka's assignor" if solver == "kafka" else "the kip925 reference goal"
             raise NoSolutionError(f"{what} did not finish within the time limit") from None
+        assignment, followup, target = answer.assignment, answer.followup_rebalance, answer.target
+        notes, options, solver_warnings = list(answer.notes), dict(answer.options), answer.warnings
         scored = resolve_goals(goals, problem) if goals is not None else []
         goal_results = tuple(
-            GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, target or assignment)), status=GoalStatus.HEURISTIC)
-            for g in scored
+            GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, target or assignment)), status=GoalStatus.HEURISTIC) for g in scored
         )
     else:
         goal_objects = resolve_goals(goals, problem)
@@ -127,9 +120,7 @@ def solve(
     # Goal values are the target's (where the plan ends); value_now is the assignment's applied now
     # (the same value when the assignment is its own target: warm-ups do not count for goals).
     goal_results = tuple(
-        result.model_copy(
-            update={"value_now": result.value if target is None else float(goal.evaluate(normalized.problem, assignment))}
-        )
+        result.model_copy(update={"value_now": result.value if target is None else float(goal.evaluate(normalized.problem, assignment))})
         for goal, result in zip(scored, goal_results, strict=True)
     )
     seconds = time.perf_counter() - started
@@ -175,94 +166,21 @@ def _check_valid(evaluation: Evaluation, solver: str, what: str) -> None:
         raise SolverError(f"solver {solver!r} produced an invalid {what} (a bug): {details}")
 
 
-def _heuristic(
-    problem: Problem, solver: str, raw: Problem
-) -> tuple[Assignment, bool, list[str], dict[str, Any], tuple[Issue, ...], dict[str, ClientAssignment] | None]:
-    """Kafka's assignor (or the kip925 reference): (assignment applied now, follow-up rebalance,
-    notes, options, warnings, the target it defers when that differs)."""
-    if isinstance(problem, ConsumerProblem):
-        assert isinstance(raw, ConsumerProblem)  # the problem as given, before normalising
-        if solver == "kip925":
-            raise SolverUnavailableError("the kip925 reference goal applies to Kafka Streams problems only")
-        # Kafka's sticky assignors settle contested and stale claims themselves (KAFKA-12464):
-        # they get the members' claims as reported; partitions that no longer exist are dropped.
-        consumer = kafka_consumer_assign(raw)
-        assignment = {
-            member: ClientAssignment(active=tuple(partition_id(*tp) for tp in sorted(parts)))
-            for member, parts in sorted(consumer.assignment.items())
-        }
-        warnings = tuple(warning(where, what) for where, what in consumer.warnings)
-        if raw.config.group_protocol == GroupProtocol.CONSUMER:
-            options = {"assignor": str(raw.config.remote_assignor), "protocol": "consumer"}
-            if "partition_assignment_strategy" in raw.config.model_fields_set:
-                warnings += (_not_read("partition.assignment.strategy", "consumer (KIP-848)"),)
-        else:
-            options = {"assignor": str(problem.config.partition_assignment_strategy)}
-        target = _next_rounds(raw, consumer.assignment) if consumer.followup_rebalance else None
-        return assignment, consumer.followup_rebalance, list(consumer.notes), options, warnings, target
-    assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
-    if solver == "kafka" and problem.config.group_protocol == StreamsGroupProtocol.STREAMS:
-        # The broker sees the members' history as reported, tasks that no longer exist included.
-        group = streams_group_assign(raw)
-        ignored = tuple(_not_read(key, "streams (KIP-1071)") for key in group.ignored)
-        options = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
-        return _streams_group_assignment(problem, group), False, [], options, ignored, None
-    run, options = _streams_solver(problem, solver)
-    result = run(problem)
-    unread: tuple[Issue, ...] = ()
-    if solver == "kafka" and "streams_assignor_name" in raw.config.model_fields_set:
-        unread = (_not_read("streams.assignor.name", "classic"),)
-    target = None
-    if result.target is not None:
-        target = {
-            client: ClientAssignment(
-                active=tuple(task_id(*key) for key in sorted(active)),
-                standby=tuple(task_id(*key) for key in sorted(standby)),
-            )
-            for client, (active, standby) in sorted(result.target.items())
-        }
-    return _streams_assignment(result), result.followup_rebalance, list(result.notes), options, unread, target
-
-
-NEXT_ROUNDS = 50
-"""Follow-up rebalances simulated to find where Kafka's cooperative assignor settles. Its general
-sticky assignor (members with different subscriptions) can withhold partitions again in the
-follow-up rounds: 4 and 6 rounds on two of Kafka's answers in the parity cases, 13 on
-catalog-group-186 of the sample fleet (0.23 s in all), which 3 rounds left without a target (and
-so with partitions no rebalance would assign, as the evaluator says)."""
-
-
-def _next_rounds(problem: ConsumerProblem, assigned: Mapping[str, list[TP]]) -> dict[str, ClientAssignment] | None:
-    """Kafka's target when its cooperative assignor withholds partitions: its answer in the
-    follow-up rebalance, where every member owns what it was given now (one generation later),
-    repeated while it still withholds (at most NEXT_ROUNDS); None when it does not settle."""
-    generation = max(0, *(m.generation for m in problem.members)) + 1
-    seen: set[tuple[tuple[str, tuple[TP, ...]], ...]] = set()
-    for _ in range(NEXT_ROUNDS):
-        state = tuple(sorted((member, tuple(sorted(parts))) for member, parts in assigned.items()))
-        if state in seen:
-            return None  # a round it has been in before: it would go round for ever
-        seen.add(state)
-        members = tuple(
-            m.model_copy(
-                update={"owned_partitions": tuple(partition_id(*tp) for tp in sorted(assigned.get(m.id, ()))), "generation": generation}
-            )
-            for m in problem.members
-        )
-        result = kafka_consumer_assign(problem.model_copy(update={"members": members}))
-        assigned, generation = result.assignment, generation + 1
-        if not result.followup_rebalance:
-            return {m: ClientAssignment(active=tuple(partition_id(*tp) for tp in sorted(parts))) for m, parts in sorted(assigned.items())}
-    return None
-
-
-def _not_read(key: str, protocol: str) -> Issue:
-    return warning(f"config.{key}", f"not read under group.protocol={protocol}: Kafka's assignor there ignores it")
+def _heuristic(problem: Problem, solver: str, raw: Problem) -> KafkaAnswer:
+    """Kafka's answer (`kafka`) or the KIP-925 reference's (`kip925`) for the normalised `problem`."""
+    return reference_answer(problem) if solver == "kip925" else kafka_answer(problem, raw)
 
 
 def _exact(
-    problem: Problem, raw: Problem, solver: str, goals: list[Goal], time_limit: float | None, deadline: float | None,
-    tolerances: dict[str, Tolerance], warmups: bool, kafka: Solution | None,
+    problem: Problem,
+    raw: Problem,
+    solver: str,
+    goals: list[Goal],
+    time_limit: float | None,
+    deadline: float | None,
+    tolerances: dict[str, Tolerance],
+    warmups: bool,
+    kafka: Solution | None,
 ) -> tuple[Assignment, bool, list[str], tuple[GoalResult, ...], dict[str, Any], dict[str, ClientAssignment] | None]:
     backend = solver
     options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
@@ -277,7 +195,7 @@ def _exact(
         if kafka is not None:
             return kafka.assignment, kafka.followup_rebalance, kafka.target
         found = _heuristic(problem, "kafka", raw)
-        return found[0], found[1], found[5]
+        return found.assignment, found.followup_rebalance, found.target
 
     def hint() -> dict[str, ClientAssignment]:
         return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in kafka_answer()[0].items()}
@@ -294,10 +212,7 @@ def _exact(
         result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)
     if deadline is not None and result.assignment is None and kafka_answer.cache_info().currsize == 0:
         if started:  # it ran as the engine's start and was stopped: it will not finish now
-            raise NoSolutionError(
-                "no assignment within the time limit: the exact engine found none, "
-                "and Kafka's assignor, its fallback, did not finish either"
-            )
+            raise NoSolutionError("no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback, did not finish either")
         # what is left of the time limit (the engine may have given up early), and a bit more
         _within(deadline, kafka_answer, "no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback,")
     notes = list(result.notes)
@@ -363,48 +278,3 @@ def _within(deadline: float, run: Callable[[], Any], what: str) -> None:
         run_within(max(deadline, now()) + FALLBACK_SECONDS, run)
     except TimeLimitReached:
         raise NoSolutionError(f"{what} did not finish in {FALLBACK_SECONDS:g} s more") from None
-
-
-def _streams_solver(
-    problem: StreamsProblem, solver: str
-) -> tuple[Callable[[StreamsProblem], StreamsAssignorResult], dict[str, Any]]:
-    if solver == "kip925":
-        return kip925_reference, {"goal": "kip925"}
-    if problem.config.task_assignor_class == TaskAssignor.STICKY:
-        return sticky_task_assign, {"assignor": "sticky"}
-    if problem.config.task_assignor_class == TaskAssignor.KIP924_STICKY:
-        return kip924_sticky_assign, {"assignor": "kip924_sticky"}
-    return high_availability_assign, {"assignor": "high_availability"}
-
-
-def _streams_group_assignment(problem: StreamsProblem, group: StreamsGroupResult) -> dict[str, ClientAssignment]:
-    assignment = {}
-    for client in sorted(problem.client_by_id):
-        members = {
-            member: MemberAssignment(
-                active=tuple(sorted(tasks.active, key=task_key)),
-                standby=tuple(sorted(tasks.standby, key=task_key)),
-                warmup=tuple(sorted(tasks.warmup, key=task_key)),
-            )
-            for member, tasks in group.of_client(client).items()
-        }
-        assignment[client] = ClientAssignment(
-            active=tuple(sorted((t for m in members.values() for t in m.active), key=task_key)),
-            standby=tuple(sorted((t for m in members.values() for t in m.standby), key=task_key)),
-            warmup=tuple(sorted((t for m in members.values() for t in m.warmup), key=task_key)),
-            members=members,
-        )
-    return assignment
-
-
-def _streams_assignment(result: StreamsAssignorResult) -> dict[str, ClientAssignment]:
-    assignment = {}
-    for client in sorted(result.clients, key=lambda c: c.id):
-        warmups = result.warmups.get(client.id, set())
-        assignment[client.id] = ClientAssignment(
-            active=tuple(task_id(*key) for key in sorted(client.active)),
-            standby=tuple(task_id(*key) for key in sorted(client.standby - warmups)),
-            warmup=tuple(task_id(*key) for key in sorted(warmups)),
-        )
-    return assignment
-

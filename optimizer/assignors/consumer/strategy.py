@@ -1,4 +1,4 @@
-"""Which of Kafka's consumer assignors runs.
+"""Which of Kafka's consumer assignors runs: one table per protocol.
 
 Classic protocol, `partition.assignment.strategy`: `range` (RangeAssignor), `roundrobin`
 (RoundRobinAssignor), `sticky` (StickyAssignor) and `cooperative-sticky`
@@ -8,23 +8,44 @@ Classic protocol, `partition.assignment.strategy`: `range` (RangeAssignor), `rou
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from optimizer.assignors.consumer.group import ConsumerAssignorResult
 from optimizer.assignors.consumer.range import range_assign
 from optimizer.assignors.consumer.roundrobin import roundrobin_assign
 from optimizer.assignors.consumer.server_range import server_range_assign
 from optimizer.assignors.consumer.sticky import sticky_assign
 from optimizer.assignors.consumer.uniform import uniform_assign
+from optimizer.assignors.table import REPRODUCED, AssignorTable, KafkaRelease
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol, RemoteAssignor
 
+ConsumerAssignor = Callable[[ConsumerProblem], ConsumerAssignorResult]
 
-def kafka_consumer_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+CLASSIC_ASSIGNORS: AssignorTable[AssignmentStrategy, ConsumerAssignor] = AssignorTable(
+    "partition.assignment.strategy",
+    {
+        (AssignmentStrategy.RANGE, REPRODUCED): range_assign,
+        (AssignmentStrategy.ROUNDROBIN, REPRODUCED): roundrobin_assign,
+        (AssignmentStrategy.STICKY, REPRODUCED): functools.partial(sticky_assign, cooperative=False),
+        (AssignmentStrategy.COOPERATIVE_STICKY, REPRODUCED): functools.partial(sticky_assign, cooperative=True),
+    },
+)
+"""The classic protocol's client-side assignors (the group leader runs the first strategy all
+members support; a problem names that one)."""
+
+KIP848_ASSIGNORS: AssignorTable[RemoteAssignor, ConsumerAssignor] = AssignorTable(
+    "group.remote.assignor",
+    {
+        (RemoteAssignor.UNIFORM, REPRODUCED): uniform_assign,
+        (RemoteAssignor.RANGE, REPRODUCED): server_range_assign,
+    },
+)
+"""KIP-848's broker-side assignors (the group coordinator's `group.consumer.assignors`)."""
+
+
+def kafka_consumer_assign(problem: ConsumerProblem, release: KafkaRelease = REPRODUCED) -> ConsumerAssignorResult:
+    """Kafka's answer for the group: the assignor its `group.protocol` and that protocol's key select."""
     if problem.config.group_protocol == GroupProtocol.CONSUMER:
-        if problem.config.remote_assignor == RemoteAssignor.RANGE:
-            return server_range_assign(problem)
-        return uniform_assign(problem)
-    strategy = problem.config.partition_assignment_strategy
-    if strategy == AssignmentStrategy.RANGE:
-        return range_assign(problem)
-    if strategy == AssignmentStrategy.ROUNDROBIN:
-        return roundrobin_assign(problem)
-    return sticky_assign(problem, cooperative=strategy == AssignmentStrategy.COOPERATIVE_STICKY)
+        return KIP848_ASSIGNORS.select(problem.config.remote_assignor, release)(problem)
+    return CLASSIC_ASSIGNORS.select(problem.config.partition_assignment_strategy, release)(problem)
