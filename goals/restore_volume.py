@@ -5,7 +5,7 @@ date costs that client's lag on the task: the reported lag, 0 for a previous hol
 else the whole changelog (`changelog_end_offset`). Where the end offset is unknown, the largest
 known end offset of the problem stands in for it (1 when none is known). Ranked before
 `stickiness` (or anywhere), it lets the target be chosen knowing what reaching it costs: the
-restore volume is what warm-ups must replay before the target is reached (optimizer.transition).
+restore volume is what warm-ups must replay before the target is reached (optimizer.engine.transition).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ A goal plugin subclasses `Goal`, encodes on the members declared by `StreamsForm
 
 from optimizer.compare import Comparison, ProtocolComparison, compare, compare_protocols
 from optimizer.costs import StreamsIndex
+from optimizer.engine.sequence import Tolerance
 from optimizer.errors import (
     ExitCode,
     GoalError,
@@ -56,7 +57,6 @@ from optimizer.protocols import (
     StreamsVariablesAPI,
 )
 from optimizer.rebalance import next_rebalance
-from optimizer.sequence import Tolerance
 from optimizer.solve import solve
 from optimizer.version import __version__
 from plugins.hookspecs import hookimpl

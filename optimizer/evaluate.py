@@ -309,7 +309,7 @@ def headline(metrics: Metrics | None) -> dict[str, Any]:
 
 def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, ClientAssignment]) -> tuple[int, float]:
     """(`actives_not_caught_up`, `active_load_skew`) of an assignment, as the metrics count them:
-    what an assignment applied now must not make worse than Kafka's (optimizer.transition)."""
+    what an assignment applied now must not make worse than Kafka's (optimizer.engine.transition)."""
     client_ids = [c.id for c in problem.clients]
     position = {c: i for i, c in enumerate(client_ids)}
     counts = np.zeros(len(client_ids))

@@ -92,7 +92,7 @@ class LinearModel:
     row_hi: list[np.ndarray] = field(default_factory=list)
     n_rows: int = 0
     counts: bool = False
-    """A model of counts (the pattern model, optimizer.patterns): its integer variables are
+    """A model of counts (the pattern model, optimizer.engine.patterns): its integer variables are
     numbers of tasks, not 0/1 choices, and the MILP back-end searches its points with CP-SAT."""
 
     def add_vars(self, count: int, lower=0, upper=1) -> np.ndarray:

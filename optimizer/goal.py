@@ -56,7 +56,7 @@ class Goal:
     compressible: ClassVar[bool] = False
     """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
     `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation
-    (optimizer.compressed)."""
+    (optimizer.engine.compressed)."""
 
     def __init__(self, argument: str | None = None) -> None:
         if argument is not None:

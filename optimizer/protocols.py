@@ -3,7 +3,7 @@
 `Goal.encode` receives a `StreamsFormulationAPI` or a `ConsumerFormulationAPI` (tell them apart
 by `kind`), `Goal.flow` a `StreamsFlowTermsAPI` or a `ConsumerFlowTermsAPI`. Everything else on
 the objects the engine passes is internal and may change without notice. The engine's own
-classes (`optimizer.formulation`, `optimizer.compressed`, `optimizer.backends.flow`) satisfy
+classes (`optimizer.formulation`, `optimizer.engine.compressed`, `optimizer.backends.flow`) satisfy
 these protocols; `tests/engine/test_protocols.py` checks that they do.
 
 Variables are numbered (numpy int64 arrays of variable indices); costs, coefficients and bounds

@@ -25,22 +25,24 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from optimizer.assignors.answers import KafkaAnswer, kafka_answer, reference_answer
-from optimizer.catalogue import SOLVERS, goal_class, resolve_goals
-from optimizer.deadline import deadline_after, now, remaining, run_within
+from optimizer.catalogue import KAFKA_SOLVERS, SOLVERS, resolve_goals
+from optimizer.deadline import deadline_after, run_within
+from optimizer.engine.policy import run_exact
+from optimizer.engine.run import Tolerance
+from optimizer.engine.transition import consumer_plan, plan_transition
 from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
 from optimizer.evaluate import Evaluation, evaluate, record_evaluation
-from optimizer.goal import Assignment, Goal, soft
+from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem
 from optimizer.model.issues import Issue
 from optimizer.model.metrics import ConsumerMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import (
-    ClientAssignment,
     GoalResult,
     GoalStatus,
     PluginInfo,
@@ -48,20 +50,8 @@ from optimizer.model.solution import (
     SolverInfo,
 )
 from optimizer.model.streams import StreamsProblem
-from optimizer.results import SequenceResult
-from optimizer.sequence import Progress, Tolerance, run_sequence
-from optimizer.text import plural
-from optimizer.transition import accepted_skew, consumer_plan, exact_now, exact_now_needed, plan_transition, withhold_transfers, worse_than
 from optimizer.version import __version__
 from plugins.manager import plugins
-
-INTERRUPT_MARGIN = 1.0
-"""Seconds past the time limit after which the exact engine's Python work is stopped (its
-solvers stop at the limit itself; this leaves room to decode their last solution)."""
-
-FALLBACK_SECONDS = 2.0
-"""Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
-engine's fallback when it has not run yet."""
 
 
 def solve(
@@ -89,7 +79,8 @@ def solve(
     solver_warnings: tuple[Issue, ...] = ()  # where Kafka's own answer is knowingly not reproduced
     deadline = deadline_after(time_limit)
     assignment: Assignment
-    if solver in ("kafka", "kip925"):
+    target: Assignment | None
+    if solver in KAFKA_SOLVERS:
         try:
             answer = run_within(deadline, lambda: _heuristic(normalized.problem, solver, problem))
         except TimeLimitReached:
@@ -107,14 +98,17 @@ def solve(
         unknown = sorted(set(parsed) - {g.name for g in goal_objects})
         if unknown:
             raise GoalError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
-        assignment, followup, notes, goal_results, options, target = _exact(
-            normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups, kafka
-        )
+        exact = run_exact(
+            normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups,
+            (lambda: kafka) if kafka is not None else functools.partial(_heuristic, normalized.problem, "kafka", problem),
+        )  # fmt: skip
+        assignment, followup, target = exact.assignment, exact.followup_rebalance, exact.target
+        notes, goal_results, options = exact.notes, exact.goals, exact.options
         scored = goal_objects
     plan = None
     if isinstance(normalized.problem, StreamsProblem):
         # Kafka's answer has its own warm-ups (also when the exact engine returns it as its fallback)
-        own_warmups = warmups and solver not in ("kafka", "kip925") and options.get("fallback") != "kafka"
+        own_warmups = warmups and solver not in KAFKA_SOLVERS and options.get("fallback") != "kafka"
         assignment, plan = plan_transition(normalized.problem, assignment, target or assignment, own_warmups)
         followup = followup or plan.followup_rebalances > 0
     # Goal values are the target's (where the plan ends); value_now is the assignment's applied now
@@ -169,112 +163,3 @@ def _check_valid(evaluation: Evaluation, solver: str, what: str) -> None:
 def _heuristic(problem: Problem, solver: str, raw: Problem) -> KafkaAnswer:
     """Kafka's answer (`kafka`) or the KIP-925 reference's (`kip925`) for the normalised `problem`."""
     return reference_answer(problem) if solver == "kip925" else kafka_answer(problem, raw)
-
-
-def _exact(
-    problem: Problem,
-    raw: Problem,
-    solver: str,
-    goals: list[Goal],
-    time_limit: float | None,
-    deadline: float | None,
-    tolerances: dict[str, Tolerance],
-    warmups: bool,
-    kafka: Solution | None,
-) -> tuple[Assignment, bool, list[str], tuple[GoalResult, ...], dict[str, Any], dict[str, ClientAssignment] | None]:
-    backend = solver
-    options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
-    if tolerances:
-        options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
-    started: list[bool] = []
-
-    @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
-    def kafka_answer() -> tuple[Assignment, bool, dict[str, ClientAssignment] | None]:
-        """Kafka's assignment applied now (warm-ups included), its follow-up flag, its target."""
-        started.append(True)
-        if kafka is not None:
-            return kafka.assignment, kafka.followup_rebalance, kafka.target
-        found = _heuristic(problem, "kafka", raw)
-        return found.assignment, found.followup_rebalance, found.target
-
-    def hint() -> dict[str, ClientAssignment]:
-        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in kafka_answer()[0].items()}
-
-    progress = Progress()
-
-    def sequence() -> SequenceResult:
-        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint, progress=progress)
-
-    try:
-        result = run_within(None if deadline is None else deadline + INTERRUPT_MARGIN, sequence)
-    except TimeLimitReached:  # what the stages done so far found is kept
-        stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"
-        result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)
-    if deadline is not None and result.assignment is None and kafka_answer.cache_info().currsize == 0:
-        if started:  # it ran as the engine's start and was stopped: it will not finish now
-            raise NoSolutionError("no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback, did not finish either")
-        # what is left of the time limit (the engine may have given up early), and a bit more
-        _within(deadline, kafka_answer, "no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback,")
-    notes = list(result.notes)
-    if result.assignment is None:  # Kafka's answer as it is: applied now, its target, its plan
-        kafka_now, kafka_followup, kafka_target = kafka_answer()
-        target = kafka_target if kafka_target is not None else {c: held.model_copy(update={"warmup": ()}) for c, held in kafka_now.items()}
-    else:
-        target = result.assignment
-    last_stage = {stage.goal.name: stage for stage in result.stages}
-    conflicted = {s.goal.name for s in result.stages if s.status == GoalStatus.INFEASIBLE}
-    if result.assignment is None:
-        notes.append("the exact engine has no assignment (see above): Kafka's assignment is returned instead")
-        options["fallback"] = "kafka"
-    elif result.fallback:
-        options["fallback"] = "hard goals minimised as soft goals"
-    results = []
-    for goal in goals:
-        stage = last_stage.get(goal.name)
-        value = float(goal.evaluate(problem, target))
-        if options.get("fallback") == "kafka":
-            status, bound, gap, seconds = GoalStatus.HEURISTIC, None, None, 0.0
-        elif stage is None:
-            status, bound, gap, seconds = GoalStatus.TIME_LIMIT, None, None, 0.0
-        else:
-            status = GoalStatus.INFEASIBLE if goal.name in conflicted else stage.status
-            bound, gap, seconds = stage.bound, stage.gap, round(stage.seconds, 6)
-        results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds))
-    followup = False
-    assignment = target
-    if options.get("fallback") == "kafka":
-        assignment, followup = dict(kafka_now), kafka_followup
-    elif isinstance(problem, StreamsProblem) and warmups:
-        # Balance counts now only when it is one of the goals: a user may have traded it away.
-        balanced = any(g.name == "balance" for g in goals)
-        balance_value = next((r.value for r in results if r.name == "balance"), None)
-        # A tolerance on balance is skew the user accepted: the target keeps it, and the
-        # assignment applied now is not judged less safe than Kafka's for it.
-        loosened = "balance" in tolerances
-        allowed = tolerances["balance"].limit(0) if loosened else 0
-        if exact_now_needed(problem, target) or (balanced and balance_value is not None and balance_value > allowed):
-            if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
-                what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
-                _within(deadline, kafka_answer, what)
-            soft_balance = soft(goal_class("balance"))() if balanced else None
-            assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
-            notes += found
-            kafka_now = hint()
-            why = worse_than(problem, assignment, kafka_now, balanced, accepted_skew(problem, target) if loosened else 1.0)
-            if why is not None:
-                notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
-                assignment = kafka_now
-    elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
-        assignment, followup, count = withhold_transfers(raw, target)
-        if count:
-            notes.append(f"{plural(count, 'partition')} withheld until their holders revoke them (cooperative)")
-    return assignment, followup, notes, tuple(results), options, (None if assignment == target else target)
-
-
-def _within(deadline: float, run: Callable[[], Any], what: str) -> None:
-    """`run()` within what is left of the time limit and FALLBACK_SECONDS more; NoSolutionError
-    saying `what` did not finish otherwise."""
-    try:
-        run_within(max(deadline, now()) + FALLBACK_SECONDS, run)
-    except TimeLimitReached:
-        raise NoSolutionError(f"{what} did not finish in {FALLBACK_SECONDS:g} s more") from None

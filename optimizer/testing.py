@@ -40,6 +40,9 @@ import numpy as np
 from optimizer.backends import named
 from optimizer.catalogue import EXACT_SOLVERS, goal_class, resolve_goals
 from optimizer.costs import StreamsIndex
+from optimizer.engine.patterns import pattern_variables
+from optimizer.engine.sequence import Tolerance, model_variables, run_sequence, told_apart
+from optimizer.engine.transition import CaughtUpNow, TargetDistance
 from optimizer.errors import NoSolutionError, SolverUnavailableError
 from optimizer.generate import random_consumer_problem, random_streams_problem, varied_problem
 from optimizer.goal import Assignment, Goal, soft, stage_order
@@ -49,10 +52,7 @@ from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus, Solution
 from optimizer.model.streams import StreamsProblem
-from optimizer.patterns import pattern_variables
-from optimizer.sequence import Tolerance, model_variables, run_sequence, told_apart
 from optimizer.solve import solve
-from optimizer.transition import CaughtUpNow, TargetDistance
 
 SOLVERS: tuple[str, ...] = EXACT_SOLVERS
 """The engine's choice and every registered back-end."""
@@ -476,7 +476,7 @@ def audit_problem(
         found = None
         for solver in solvers:
             if label and solver != "exact" and not named(solver).capabilities.linear:
-                continue  # the applied-now step runs on linear back-ends only (optimizer.transition)
+                continue  # the applied-now step runs on linear back-ends only (optimizer.engine.transition)
             for model in models_for(solver, problem, sequence_goals):
                 compress, patterns = MODELS[model]
                 run = f"{label}{solver}{'' if model == 'full' else f' ({model})'}"

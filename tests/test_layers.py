@@ -30,13 +30,10 @@ LAYERS = (
         "optimizer.text",
         "optimizer.evaluate", "optimizer.generate",
     ),
-    (
-        "optimizer.catalogue", "optimizer.sequence", "optimizer.compressed", "optimizer.patterns", "optimizer.backends",
-        "optimizer.results", "optimizer.rebalance",
-    ),
+    ("optimizer.catalogue", "optimizer.engine", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),
     ("optimizer.assignors",),
     (
-        "optimizer.transition", "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",
+        "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",
         "optimizer.__main__", "optimizer.testing", "optimizer",
     ),
     ("goals",),

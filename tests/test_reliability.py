@@ -15,6 +15,7 @@ from optimizer.cli import cli
 from optimizer.errors import InvalidInputError
 
 solve_module = importlib.import_module("optimizer.solve")  # `optimizer.solve` is also the function
+policy = importlib.import_module("optimizer.engine.policy")
 
 RACKLESS_STATELESS = {
     "kind": "streams",
@@ -184,7 +185,7 @@ def test_the_time_limit_bounds_the_exact_engine_and_its_fallback(tmp_path, monke
     started = time.monotonic()
     result = run("solve", path, "--time-limit", "0.5")
     assert result.exit_code == 3 and "did not finish either" in result.output
-    assert time.monotonic() - started < 0.5 + solve_module.INTERRUPT_MARGIN + 1
+    assert time.monotonic() - started < 0.5 + policy.INTERRUPT_MARGIN + 1
 
 
 def test_a_stopped_exact_engine_returns_kafkas_assignment_marked(tmp_path, monkeypatch):
@@ -194,13 +195,13 @@ def test_a_stopped_exact_engine_returns_kafkas_assignment_marked(tmp_path, monke
         hint()
         _spin_forever()
 
-    monkeypatch.setattr(solve_module, "run_sequence", slow_sequence)
+    monkeypatch.setattr(policy, "run_sequence", slow_sequence)
     path = _streams(tmp_path)
     out = tmp_path / "s.json"
     started = time.monotonic()
     result = run("solve", path, "--time-limit", "0.3", "-o", out)
     assert result.exit_code == 3
-    assert time.monotonic() - started < 0.3 + solve_module.INTERRUPT_MARGIN + 1
+    assert time.monotonic() - started < 0.3 + policy.INTERRUPT_MARGIN + 1
     solution = json.loads(out.read_text())
     assert solution["solver"]["options"]["fallback"] == "kafka"
     assert any("stopped" in note for note in solution["solver"]["options"]["notes"])
@@ -230,7 +231,7 @@ def test_the_stages_done_before_the_engine_is_stopped_are_kept(tmp_path, monkeyp
     goals = ["balance", "cross_rack_traffic", "stickiness", "subtopology_spread"]
     started = time.monotonic()
     solution = solve(problem, solver="milp", goals=goals, time_limit=1.0, warmups=False)  # stickiness hangs
-    assert time.monotonic() - started < 1.0 + solve_module.INTERRUPT_MARGIN + 1
+    assert time.monotonic() - started < 1.0 + policy.INTERRUPT_MARGIN + 1
     statuses = {g.name: str(g.status) for g in solution.goals}
     assert statuses["balance"] == "optimal" and statuses["cross_rack_traffic"] == "optimal"
     assert statuses["stickiness"] == statuses["subtopology_spread"] == "time_limit"
@@ -284,9 +285,10 @@ def test_a_solver_bug_and_an_unexpected_exception_exit_4(tmp_path, monkeypatch):
 def test_a_model_too_large_to_build_returns_kafkas_assignment(monkeypatch):
     """No exact model beyond MAX_MODEL_VARIABLES: Kafka's assignment, marked, with or without a
     time limit."""
-    import optimizer.sequence
+    from optimizer.engine import models, sequence
 
-    monkeypatch.setattr(optimizer.sequence, "MAX_MODEL_VARIABLES", 10)
+    for module in (sequence, models):  # the full model's check, and the merged models'
+        monkeypatch.setattr(module, "MAX_MODEL_VARIABLES", 10)
     from optimizer.generate import random_consumer_problem, random_streams_problem
 
     for problem in (

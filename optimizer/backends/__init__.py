@@ -10,7 +10,7 @@ Two kinds, told apart by their capabilities:
   (and raises `optimizer.results.Unsupported` for what only building or solving finds).
 
 Everything that names back-ends reads `REGISTRY`: the solver names `solve()` and the command line
-accept, the engine's choice under `exact` (`optimizer.sequence`) and the conformance suite. Adding
+accept, the engine's choice under `exact` (`optimizer.engine.sequence`) and the conformance suite. Adding
 a back-end is writing its module and adding one entry here (docs/engine.md). An entry names its
 module, imported on first use (as plugins are): the command line starts without loading every
 solver's Python layer (CP-SAT's takes 0.3 s, with pandas).
@@ -48,6 +48,24 @@ class Session(Protocol):
         integer arithmetic (`optimizer.formulation.CheckedRows`)."""
 
 
+class RelaxingSession(Session, Protocol):
+    """The session of a back-end that also solves the linear relaxation (`Capabilities.relaxes`):
+    the engine's relaxed pass freezes each goal at its relaxation's bound and searches one integer
+    point for all (`optimizer.engine.relaxed`)."""
+
+    def relax(self, objective: LinExpr, time_limit: float | None) -> float | None:
+        """The linear relaxation's optimum of `objective` under every row, as a proven integer
+        lower bound on the integer optimum: `math.inf` when the relaxation is infeasible, None when
+        it was not solved in time (or not proven)."""
+
+    def pop_row(self) -> None:
+        """Take back the row added last."""
+
+    def find(self, time_limit: float | None, hint: np.ndarray | None) -> np.ndarray | None:
+        """An integer point meeting every row, exactly, within `time_limit`; None when none was
+        found (which proves nothing)."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a back-end can do: the engine decides with these, never with a back-end's name."""
@@ -60,6 +78,9 @@ class Capabilities:
     """An `optimal` stage is proven optimal, so `exact` may use it."""
     deterministic: bool
     """The same problem gives the same assignment (fixed seeds, one thread), so `exact` may use it."""
+    relaxes: bool = False
+    """Linear back-ends: its session is a `RelaxingSession` (solves linear relaxations), so the
+    engine may try its relaxed pass before stage by stage."""
 
 
 LINEAR_ENTRY_POINTS = ("start",)
@@ -95,7 +116,8 @@ class Backend:
         return module
 
     def start(self, model: LinearModel) -> Session:
-        """Linear back-ends: a session on the integer model."""
+        """Linear back-ends: a session on the integer model (a `RelaxingSession` when the
+        capabilities say `relaxes`)."""
         return cast(Session, self.implementation().start(model))
 
     def unsupported(self, problem: Problem, goals: Sequence[Goal], tolerances: dict[str, Any]) -> str | None:
@@ -111,6 +133,7 @@ if TYPE_CHECKING:  # mypy checks the modules the registry names provide its entr
     from optimizer.backends import cpsat, flow, milp
 
     _linear_entry_points: tuple[Callable[[LinearModel], Session], ...] = (milp.start, cpsat.start)
+    _relaxing_entry_points: tuple[Callable[[LinearModel], RelaxingSession], ...] = (milp.start,)
     _flow_unsupported: Callable[[Problem, Sequence[Goal], dict[str, Any]], str | None] = flow.unsupported
     _flow_solve: Callable[[Problem, Sequence[Goal], float | None], SequenceResult] = flow.solve_sequence
 
@@ -122,7 +145,7 @@ REGISTRY: tuple[Backend, ...] = (
         "optimizer.backends.flow",
     ),
     # HiGHS proves these assignment models optimal faster than CP-SAT (docs/benchmarks.md).
-    Backend("milp", "MILP (HiGHS)", Capabilities(linear=True, proves_optimality=True, deterministic=True), "optimizer.backends.milp"),
+    Backend("milp", "MILP (HiGHS)", Capabilities(linear=True, proves_optimality=True, deterministic=True, relaxes=True), "optimizer.backends.milp"),
     Backend("cpsat", "CP-SAT", Capabilities(linear=True, proves_optimality=True, deterministic=True), "optimizer.backends.cpsat"),
 )  # fmt: skip
 """Every back-end, most preferred first."""

@@ -19,10 +19,10 @@ import pytest
 from optimizer import problem_from_data, solve
 from optimizer.backends import named
 from optimizer.catalogue import resolve_goals
+from optimizer.engine.sequence import Tolerance, run_sequence
 from optimizer.errors import SolverUnavailableError
 from optimizer.generate import random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.sequence import Tolerance, run_sequence
 from optimizer.testing import SOLVERS, brute_force, check, check_backends, check_goal, small_problem
 
 STREAMS_GOALS = ["standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness", "caught_up", "kip925_cost"]

@@ -15,12 +15,12 @@ import pytest
 from optimizer import evaluate, problem_from_data, solve
 from optimizer.backends import milp
 from optimizer.catalogue import resolve_goals
+from optimizer.engine.sequence import run_sequence
 from optimizer.errors import SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, formulate
 from optimizer.generate import varied_problem
 from optimizer.model.normalize import normalize
 from optimizer.model.solution import GoalStatus
-from optimizer.sequence import run_sequence
 from optimizer.testing import SOLVERS, Enumeration, audit_problem, claims_of, drawn_sequence
 
 # Two members reading 1.5 GB/s partitions (a member of half capacity): HiGHS's branch and bound

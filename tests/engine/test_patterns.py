@@ -1,4 +1,4 @@
-"""The pattern Streams model (optimizer.patterns): tasks of a subtopology merged when no goal tells
+"""The pattern Streams model (optimizer.engine.patterns): tasks of a subtopology merged when no goal tells
 them apart. Its optimum against enumeration and against the full and compressed models, its
 patterns, its fall-backs, and the CP-SAT point search on models of counts."""
 
@@ -12,15 +12,16 @@ import pytest
 
 import optimizer.backends.cpsat as cpsat
 import optimizer.backends.milp as milp
-import optimizer.patterns as patterns
-from optimizer import sequence, solve
+import optimizer.engine.patterns as patterns
+from optimizer import solve
 from optimizer.catalogue import resolve_goals
-from optimizer.compressed import CompressedStreamsFormulation, DecodeError, client_classes
+from optimizer.engine import models
+from optimizer.engine.compressed import CompressedStreamsFormulation, DecodeError, client_classes
+from optimizer.engine.patterns import PatternStreamsFormulation, _standby_patterns, split_classes
+from optimizer.engine.sequence import run_sequence, told_apart
 from optimizer.formulation import StreamsFormulation
 from optimizer.generate import random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.patterns import PatternStreamsFormulation, _standby_patterns, split_classes
-from optimizer.sequence import run_sequence, told_apart
 from optimizer.testing import check_backends, models_for, small_problem
 from tests.conftest import shuffled
 
@@ -143,7 +144,7 @@ def test_a_second_round_splits_the_classes_a_task_can_fill(monkeypatch):
     problem = tagged(0, tasks=400, clients=30)
     goals = resolve_goals(GOALS, "streams")
     told = told_apart(problem, goals)
-    small, _ = sequence.model_variables(problem, goals, told)
+    small, _ = models.model_variables(problem, goals, told)
     assert patterns.pattern_variables(problem, *told) < patterns.pattern_variables(problem, *told, split=True) < small
     decode = PatternStreamsFormulation.decode
 

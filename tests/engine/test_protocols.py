@@ -26,9 +26,9 @@ from optimizer import (
     normalize,
 )
 from optimizer.backends.flow import ConsumerFlowTerms, StreamsFlowTerms, _ConsumerGroup
-from optimizer.compressed import CompressedStreamsFormulation
+from optimizer.engine.compressed import CompressedStreamsFormulation
+from optimizer.engine.patterns import PatternStreamsFormulation
 from optimizer.formulation import formulate
-from optimizer.patterns import PatternStreamsFormulation
 from tests.conftest import EXAMPLES
 
 STREAMS = EXAMPLES / "kip925" / "three-clients-1-2-3-threads.problem.yaml"

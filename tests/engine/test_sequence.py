@@ -13,15 +13,17 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from optimizer import GoalError, Tolerance, problem_from_data, sequence, solve
+from optimizer import GoalError, Tolerance, problem_from_data, solve
 from optimizer.backends import REGISTRY, Backend, Capabilities
 from optimizer.catalogue import SOLVERS, resolve_goals
 from optimizer.cli import cli
-from optimizer.compressed import CompressedStreamsFormulation, DecodeError
+from optimizer.engine import models
+from optimizer.engine import relaxed as relaxed_module
+from optimizer.engine.compressed import CompressedStreamsFormulation, DecodeError
+from optimizer.engine.sequence import exact_backends, run_sequence
 from optimizer.formulation import LinearModel
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
-from optimizer.sequence import exact_backends, run_sequence
 from tests.conftest import EXAMPLES, shuffled
 
 
@@ -295,7 +297,7 @@ def test_goals_guessed_at_their_lower_bound_are_proven_by_the_point_or_relaxed(m
     assert values[1:3] == [0, 0] and values[3] > 0
     assert [s.seconds for s in result.stages[1:3]] == [0.0, 0.0]
     assert relaxed == [math.inf, values[3], values[4]]  # stickiness with traffic guessed at 0; traffic; stickiness
-    monkeypatch.setattr(sequence, "_frozen_bounds", functools.partial(_no_guesses, sequence._frozen_bounds))
+    monkeypatch.setattr(relaxed_module, "frozen_bounds", functools.partial(_no_guesses, relaxed_module.frozen_bounds))
     assert [s.objective for s in run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "milp").stages] == values
 
 
@@ -349,14 +351,14 @@ def test_the_compressed_model_tells_clients_apart_only_by_what_the_goals_price()
     direct variable, and it proves the same optimum as the full model (and as the pattern model,
     which the engine prefers here). With stickiness, the clients that held a task are told apart
     again."""
-    from optimizer.compressed import client_classes, special_clients
     from optimizer.costs import StreamsIndex
+    from optimizer.engine.compressed import client_classes, special_clients
 
     tagged = random_streams_problem(2, tasks=60, clients=12, standby_replicas=2, threads=(1, 1), subtopologies=3, churn=0.1, tags=("zone", "cluster"))
     problem = normalize(tagged).problem
     goals = resolve_goals(["balance", "standby_rack_diversity"], "streams")
     index = StreamsIndex.of(problem)
-    apart = sequence.apart(problem, goals)
+    apart = models.apart(problem, goals)
     assert apart == {"tags"}
     tag_values = {(c.tags["zone"], c.tags["cluster"]) for c in problem.clients}
     assert client_classes(index, problem, apart).max() + 1 == len(tag_values) < client_classes(index, problem).max() + 1
@@ -368,7 +370,7 @@ def test_the_compressed_model_tells_clients_apart_only_by_what_the_goals_price()
     full = run_sequence(problem, goals, "milp", compress=False)
     assert [s.objective for s in merged.stages] == [s.objective for s in small.stages] == [s.objective for s in full.stages] == [0, 75]
     assert all(str(s.status) == "optimal" for s in [*small.stages, *merged.stages])
-    assert sequence.apart(problem, resolve_goals(["balance", "standby_rack_diversity", "stickiness"], "streams")) == {"tags", "state"}
+    assert models.apart(problem, resolve_goals(["balance", "standby_rack_diversity", "stickiness"], "streams")) == {"tags", "state"}
 
 
 def test_a_goal_that_prices_more_than_it_says_gets_the_full_model():
@@ -395,9 +397,9 @@ def _no_guesses(frozen_bounds, session, order, expressions, remaining, guess):
 def test_the_assignment_applied_now_uses_the_compressed_model_with_the_target_clients_told_apart():
     """The distance to the target prices each task's target clients apart from their class: they
     become direct variables of the compressed model (Goal.distinguished) instead of forcing the full one."""
-    from optimizer.compressed import sizes
     from optimizer.costs import StreamsIndex
-    from optimizer.transition import TargetDistance, target_clients
+    from optimizer.engine.compressed import sizes
+    from optimizer.engine.transition import TargetDistance, target_clients
 
     problem = normalize(random_streams_problem(6, tasks=200, clients=40, standby_replicas=1, threads=(1, 1), subtopologies=4, churn=0.3)).problem
     target = solve(problem, warmups=False).assignment

@@ -35,6 +35,7 @@ import numpy as np
 
 from optimizer.backends import named
 from optimizer.costs import StreamsIndex
+from optimizer.engine.sequence import run_sequence
 from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
@@ -43,7 +44,6 @@ from optimizer.model.solution import ClientAssignment, PlanRound, TransitionPlan
 from optimizer.model.streams import StreamsProblem
 from optimizer.placement import behind, caught_up_ranks, restore_offsets, streams_placement
 from optimizer.protocols import FormulationAPI
-from optimizer.sequence import run_sequence
 
 
 def target_clients(index: StreamsIndex, target: Assignment) -> np.ndarray:

@@ -26,6 +26,7 @@ of 85,000, and each stage solves in a fraction of the time (docs/engine.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 import numpy as np
@@ -33,7 +34,7 @@ from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import COUNT_BOUND, UNBOUNDED, Formulation, LinearModel, LinExpr, copies_beyond
-from optimizer.goal import APART
+from optimizer.goal import APART, Assignment
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
@@ -214,13 +215,21 @@ class CompressedStreamsFormulation(Formulation):
             fixes.append(fix)
             return sums
 
-        def rows_per_client(keys, special_vars, base_terms, every=(), special_signs=None):
+        def rows_per_client(
+            keys: np.ndarray,
+            special_vars: np.ndarray,
+            base_terms: Callable[[int], tuple[list[int], list[int]]],
+            every: Iterable[int] = (),
+            special_signs: np.ndarray | None = None,
+        ) -> None:
             """A row per key (those of `keys`, and `every`): base_terms(key) + the special_vars of
             that key (times `special_signs`, 1 by default) <= 0."""
             signs_of = np.ones(len(special_vars), dtype=np.int64) if special_signs is None else special_signs
             grouped = _grouped(keys, np.stack([special_vars, signs_of], axis=1))
             empty = np.empty((0, 2), dtype=np.int64)
-            rows, cols, coefs = [], [], []
+            rows: list[int] = []
+            cols: list[int] = []
+            coefs: list[int] = []
             chosen = sorted(set(grouped) | set(every))
             for r, key in enumerate(chosen):
                 variables, signs = base_terms(key)
@@ -283,7 +292,7 @@ class CompressedStreamsFormulation(Formulation):
             standby_excess, standby_extra = excess(None, self.standbys - 1)
             keys, special, signs = [cols, cols], [special[0], standby_extra[rows, klass[cols]]], [ones, -ones]
 
-        def standby_terms(k):
+        def standby_terms(k: int) -> tuple[list[int], list[int]]:
             variables = [int(self.zs[0, k]), int(routed_standbys[klass[k]])]
             if standby_excess is None:
                 return variables, [1, -1]
@@ -295,7 +304,7 @@ class CompressedStreamsFormulation(Formulation):
         # special at k + excess <= routed copies in the class
         copies_excess, copies_extra = excess(self.ra[self.stateful_rows], self.standbys)
 
-        def copy_terms(k):
+        def copy_terms(k: int) -> tuple[list[int], list[int]]:
             variables = [*self.za[:, k].tolist(), int(self.zs[0, k]), *routed_actives[:, klass[k]].tolist()]
             signs = [1] * (n_groups + 1) + [-1] * n_groups
             return [*variables, int(routed_standbys[klass[k]]), int(copies_excess[klass[k]])], [*signs, -1, 1]
@@ -398,7 +407,7 @@ class CompressedStreamsFormulation(Formulation):
 
     # ------------------------------------------------------------------ assignments in and out
 
-    def encode(self, assignment) -> np.ndarray | None:
+    def encode(self, assignment: Assignment) -> np.ndarray | None:
         values = np.zeros(self.model.n_vars, dtype=np.int64)
         tasks, clients = self.index.task_position, self.index.client_position
         ds_key = self.ds_rows * self.n_clients + self.ds_cols
@@ -483,15 +492,18 @@ class CompressedStreamsFormulation(Formulation):
         """((task rows, clients) of the class's routed actives, the same of its routed standbys)."""
         empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
-        def actives():
+        def actives() -> tuple[np.ndarray, np.ndarray]:
             parts = []
             for group in range(len(self.group_stateful)):
                 tasks = np.flatnonzero((routed[:, klass] > 0) & (self.group_of == group))
                 if len(tasks):
                     parts.append(self._spread(tasks, np.ones(len(tasks), dtype=np.int64), members, values[self.za[group, members]], holds))
-            return tuple(np.concatenate(p) for p in zip(*parts, strict=True)) if parts else empty
+            if not parts:
+                return empty
+            rows, clients = zip(*parts, strict=True)
+            return np.concatenate(rows), np.concatenate(clients)
 
-        def standbys():
+        def standbys() -> tuple[np.ndarray, np.ndarray]:
             if standby_counts is None:
                 return empty
             counts = standby_counts[:, klass]
@@ -506,7 +518,7 @@ class CompressedStreamsFormulation(Formulation):
         second = standbys()
         return actives(), second
 
-    def _spread(self, tasks, copies, clients, slots, holds) -> tuple[np.ndarray, np.ndarray]:
+    def _spread(self, tasks: np.ndarray, copies: np.ndarray, clients: np.ndarray, slots: np.ndarray, holds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Place `copies[j]` copies of task `tasks[j]` on distinct ordinary `clients` of the task
         not holding it yet, client k taking `slots[k]` of them (a flow). Marks the placements in
         `holds`; returns (task rows, clients) of the copies."""

@@ -5,7 +5,7 @@ and costs that depend only on the subtopology.
 
 Such tasks are interchangeable. What an assignment decides for them is how many take each
 *pattern*: the client class of the active and the number of standbys in each class (classes as in
-`optimizer.compressed`). The variables are those numbers, per task group (subtopology x
+`optimizer.engine.compressed`). The variables are those numbers, per task group (subtopology x
 stateful), and the compressed model's counts placed on each client (za, zs), tied to them class by
 class. Everything a task costs is a function of its pattern: sharing a rack or tag value
 (`copies_beyond`) is a coefficient per pattern instead of a variable and a row per task. The
@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 
-from optimizer.compressed import CompressedStreamsFormulation, DecodeError, NotCompressible, client_classes, special_clients
 from optimizer.costs import StreamsIndex
+from optimizer.engine.compressed import CompressedStreamsFormulation, DecodeError, NotCompressible, client_classes, special_clients
 from optimizer.formulation import COUNT_BOUND, UNBOUNDED, LinExpr
-from optimizer.goal import APART
+from optimizer.goal import APART, Assignment
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
 
@@ -167,7 +168,7 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
 
     # ------------------------------------------------------------------ what goals encode with
 
-    def _per_group(self, values: np.ndarray, rows_of) -> list[np.ndarray | None]:
+    def _per_group(self, values: np.ndarray, rows_of: Callable[[int, np.ndarray], np.ndarray | None]) -> list[np.ndarray | None]:
         """Per group, the one row of `values` (rows x classes) that all its tasks share (`rows_of`
         gives their rows; None for a group it gives none, such as stateless groups for standby
         costs); NotCompressible when two tasks of a group differ."""
@@ -217,7 +218,7 @@ class PatternStreamsFormulation(CompressedStreamsFormulation):
 
     # ------------------------------------------------------------------ assignments in and out
 
-    def encode(self, assignment) -> np.ndarray | None:
+    def encode(self, assignment: Assignment) -> np.ndarray | None:
         values = np.zeros(self.model.n_vars, dtype=np.int64)
         tasks, clients = self.index.task_position, self.index.client_position
         active = np.full(self.n_tasks, -1, dtype=np.int64)

@@ -1,0 +1,181 @@
+"""The exact engine's policy: what `solve` returns for an exact solver, whatever the engine finds.
+
+* The sequence runs within the time limit; Python work past it by more than `INTERRUPT_MARGIN` is
+  stopped, and what the stages done so far found is kept.
+* When the engine has no assignment, Kafka's is returned (its assignment applied now, its target,
+  its plan): the fallback. Kafka's answer is handed in (`kafka`), computed once, when the engine
+  first needs it: as the stages' start, as the fallback (with `FALLBACK_SECONDS` more when it has
+  not run yet), or as what the assignment applied now is measured against.
+* For Kafka Streams, an exact target that needs warm-ups first gets an assignment applied now of
+  its own (`optimizer.engine.transition.exact_now`), kept only when it is at least as safe as
+  Kafka's; for cooperative consumer groups, the partitions that change hands are withheld until
+  their holders revoke them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from optimizer.catalogue import goal_class
+from optimizer.deadline import now, remaining, run_within
+from optimizer.engine.sequence import Progress, Tolerance, run_sequence
+from optimizer.engine.transition import accepted_skew, exact_now, exact_now_needed, withhold_transfers, worse_than
+from optimizer.errors import NoSolutionError, TimeLimitReached
+from optimizer.goal import Assignment, Goal, soft
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.problem import Problem
+from optimizer.model.solution import ClientAssignment, GoalResult, GoalStatus
+from optimizer.model.streams import StreamsProblem
+from optimizer.results import SequenceResult
+from optimizer.text import plural
+
+INTERRUPT_MARGIN = 1.0
+"""Seconds past the time limit after which the exact engine's Python work is stopped (its
+solvers stop at the limit itself; this leaves room to decode their last solution)."""
+
+FALLBACK_SECONDS = 2.0
+"""Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
+engine's fallback when it has not run yet."""
+
+
+class KafkaAnswered(Protocol):
+    """Kafka's answer as the engine reads it: a solution of `--solver kafka`, or the answer of
+    Kafka's assignor (`optimizer.assignors.answers.KafkaAnswer`)."""
+
+    @property
+    def assignment(self) -> Assignment: ...
+
+    @property
+    def followup_rebalance(self) -> bool: ...
+
+    @property
+    def target(self) -> Assignment | None: ...
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """What the exact solvers answer, before the transition plan and the evaluator."""
+
+    assignment: Assignment
+    """Applied at this rebalance."""
+    followup_rebalance: bool
+    notes: list[str]
+    goals: tuple[GoalResult, ...]
+    """Each goal's value at the target, status, bound, gap and seconds."""
+    options: dict[str, Any]
+    """The solver options the solution reports (`goals`, `time_limit`, `fallback`, ...)."""
+    target: Assignment | None
+    """Where the plan ends, when it differs from `assignment`."""
+
+
+def run_exact(
+    problem: Problem,
+    raw: Problem,
+    backend: str,
+    goals: list[Goal],
+    time_limit: float | None,
+    deadline: float | None,
+    tolerances: dict[str, Tolerance],
+    warmups: bool,
+    kafka: Callable[[], KafkaAnswered],
+) -> ExactResult:
+    """The exact engine on the normalised `problem` (`raw`: as given) with `backend` (`exact` or a
+    back-end's name), within `deadline` (`time_limit` seconds from the start; None: none).
+    `kafka()` computes Kafka's answer; it is called at most once, only when the engine needs a
+    start, a fallback or the assignment applied now to measure against."""
+    options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
+    if tolerances:
+        options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
+    started: list[bool] = []
+
+    @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
+    def kafka_answer() -> tuple[Assignment, bool, Assignment | None]:
+        """Kafka's assignment applied now (warm-ups included), its follow-up flag, its target."""
+        started.append(True)
+        found = kafka()
+        return found.assignment, found.followup_rebalance, found.target
+
+    def hint() -> dict[str, ClientAssignment]:
+        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in kafka_answer()[0].items()}
+
+    progress = Progress()
+
+    def sequence() -> SequenceResult:
+        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint, progress=progress)
+
+    try:
+        result = run_within(None if deadline is None else deadline + INTERRUPT_MARGIN, sequence)
+    except TimeLimitReached:  # what the stages done so far found is kept
+        stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"
+        result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)
+    if deadline is not None and result.assignment is None and kafka_answer.cache_info().currsize == 0:
+        if started:  # it ran as the engine's start and was stopped: it will not finish now
+            raise NoSolutionError("no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback, did not finish either")
+        # what is left of the time limit (the engine may have given up early), and a bit more
+        _within(deadline, kafka_answer, "no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback,")
+    notes = list(result.notes)
+    if result.assignment is None:  # Kafka's answer as it is: applied now, its target, its plan
+        kafka_now, kafka_followup, kafka_target = kafka_answer()
+        target = kafka_target if kafka_target is not None else {c: held.model_copy(update={"warmup": ()}) for c, held in kafka_now.items()}
+    else:
+        target = result.assignment
+    last_stage = {stage.goal.name: stage for stage in result.stages}
+    conflicted = {s.goal.name for s in result.stages if s.status == GoalStatus.INFEASIBLE}
+    if result.assignment is None:
+        notes.append("the exact engine has no assignment (see above): Kafka's assignment is returned instead")
+        options["fallback"] = "kafka"
+    elif result.fallback:
+        options["fallback"] = "hard goals minimised as soft goals"
+    results = []
+    for goal in goals:
+        stage = last_stage.get(goal.name)
+        value = float(goal.evaluate(problem, target))
+        if options.get("fallback") == "kafka":
+            status, bound, gap, seconds = GoalStatus.HEURISTIC, None, None, 0.0
+        elif stage is None:
+            status, bound, gap, seconds = GoalStatus.TIME_LIMIT, None, None, 0.0
+        else:
+            status = GoalStatus.INFEASIBLE if goal.name in conflicted else stage.status
+            bound, gap, seconds = stage.bound, stage.gap, round(stage.seconds, 6)
+        results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds))
+    followup = False
+    assignment = target
+    if options.get("fallback") == "kafka":
+        assignment, followup = dict(kafka_now), kafka_followup
+    elif isinstance(problem, StreamsProblem) and warmups:
+        # Balance counts now only when it is one of the goals: a user may have traded it away.
+        balanced = any(g.name == "balance" for g in goals)
+        balance_value = next((r.value for r in results if r.name == "balance"), None)
+        # A tolerance on balance is skew the user accepted: the target keeps it, and the
+        # assignment applied now is not judged less safe than Kafka's for it.
+        loosened = "balance" in tolerances
+        allowed = tolerances["balance"].limit(0) if loosened else 0
+        if exact_now_needed(problem, target) or (balanced and balance_value is not None and balance_value > allowed):
+            if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
+                what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
+                _within(deadline, kafka_answer, what)
+            soft_balance = soft(goal_class("balance"))() if balanced else None
+            assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
+            notes += found
+            kafka_now = hint()
+            why = worse_than(problem, assignment, kafka_now, balanced, accepted_skew(problem, target) if loosened else 1.0)
+            if why is not None:
+                notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
+                assignment = kafka_now
+    elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
+        assignment, followup, count = withhold_transfers(raw, target)
+        if count:
+            notes.append(f"{plural(count, 'partition')} withheld until their holders revoke them (cooperative)")
+    return ExactResult(assignment, followup, notes, tuple(results), options, None if assignment == target else target)
+
+
+def _within(deadline: float, run: Callable[[], Any], what: str) -> None:
+    """`run()` within what is left of the time limit and FALLBACK_SECONDS more; NoSolutionError
+    saying `what` did not finish otherwise."""
+    try:
+        run_within(max(deadline, now()) + FALLBACK_SECONDS, run)
+    except TimeLimitReached:
+        raise NoSolutionError(f"{what} did not finish in {FALLBACK_SECONDS:g} s more") from None
