@@ -17,8 +17,12 @@ under `kafka`/`kip925` must finish within it (else NoSolutionError); the exact e
 share it, and what Python work runs past it by more than `INTERRUPT_MARGIN` is stopped. When the
 exact engine has no assignment at the limit, Kafka's assignor is the fallback: its assignment
 if it already ran as the engine's start, else it gets `FALLBACK_SECONDS` more (else
-NoSolutionError). Checking the result and planning warm-ups come on top; they grow with the
-problem's size only, which validation bounds (docs/validation.md).
+NoSolutionError; both in `optimizer.engine.policy`). Checking the result and planning warm-ups
+come on top; they grow with the problem's size only, which validation bounds (docs/validation.md).
+
+This module is the façade: Kafka's answers come from `optimizer.assignors.answers`, the exact
+engine's from `optimizer.engine.policy`, the names from `optimizer.catalogue`; here they are
+planned, measured and checked.
 """
 
 from __future__ import annotations
@@ -42,13 +46,7 @@ from optimizer.model.issues import Issue
 from optimizer.model.metrics import ConsumerMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
-from optimizer.model.solution import (
-    GoalResult,
-    GoalStatus,
-    PluginInfo,
-    Solution,
-    SolverInfo,
-)
+from optimizer.model.solution import GoalResult, GoalStatus, PluginInfo, Solution, SolverInfo
 from optimizer.model.streams import StreamsProblem
 from optimizer.version import __version__
 from plugins.manager import plugins
