@@ -38,12 +38,8 @@ from optimizer.model import (
     Solution,
     StreamsMetrics,
     StreamsProblem,
-    load_problem,
-    load_solution,
     normalize,
     problem_from_data,
-    save_problem,
-    save_solution,
 )
 from optimizer.model.group_protocol import PROTOCOLS, with_protocol
 from optimizer.protocols import (
@@ -58,6 +54,7 @@ from optimizer.protocols import (
 )
 from optimizer.rebalance import next_rebalance
 from optimizer.solve import solve
+from optimizer.sources.problem_file import load_problem, load_solution, save_problem, save_solution
 from optimizer.version import __version__
 from plugins.hookspecs import hookimpl
 from plugins.registry import GoalRegistry, PluginGoals

@@ -33,16 +33,12 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.normalize import normalize
-from optimizer.model.problem import (
-    Problem,
-    load_problem,
-    load_solution,
-    save_solution,
-    solution_to_data,
-)
+from optimizer.model.problem import Problem, solution_to_data
 from optimizer.model.solution import Solution
 from optimizer.money import money_text, rate_text
 from optimizer.solve import solve
+from optimizer.sources import PROBLEM_SUFFIXES
+from optimizer.sources.problem_file import load_problem, load_solution, save_solution
 from optimizer.text import plural, whole
 from optimizer.version import __version__
 from plugins.manager import plugins
@@ -542,7 +538,7 @@ def examples(directory: Path) -> None:
     Streams figures are active/stateful or active/standby pairs. Exits 1 if anything is invalid.
     """
     problems = sorted(
-        p for p in directory.rglob("*.problem.*") if p.suffix.lower() in (".json", ".yaml", ".yml")
+        p for p in directory.rglob("*.problem.*") if p.suffix.lower() in PROBLEM_SUFFIXES
     )
     table = Table(title=f"Examples under {escape(str(directory))}", title_justify="left")
     table.add_column("problem", overflow="fold", ratio=2)

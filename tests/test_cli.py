@@ -9,7 +9,7 @@ import sys
 from click.testing import CliRunner
 
 from optimizer.cli import cli
-from optimizer.model import load_solution
+from optimizer.sources.problem_file import load_solution
 from tests.conftest import EXAMPLES, REPO
 
 PROBLEM = str(EXAMPLES / "kip54" / "example2-c0-removed-after-sticky.problem.yaml")

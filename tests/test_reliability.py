@@ -159,7 +159,7 @@ def _spin_forever(*args, **kwargs):
 
 def _streams(tmp_path):
     from optimizer.generate import random_streams_problem
-    from optimizer.model import save_problem
+    from optimizer.sources.problem_file import save_problem
 
     path = tmp_path / "app.json"
     save_problem(random_streams_problem(3, tasks=12, clients=3, standby_replicas=1), path)

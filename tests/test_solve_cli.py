@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from optimizer.cli import cli
 from optimizer.generate import random_consumer_problem, random_streams_problem
-from optimizer.model import load_solution, save_problem
+from optimizer.sources.problem_file import load_solution, save_problem
 from tests.conftest import EXAMPLES, example_problems
 
 

@@ -6,12 +6,8 @@ from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import Normalized, normalize
 from optimizer.model.problem import (
     Problem,
-    load_problem,
-    load_solution,
     problem_from_data,
     problem_to_data,
-    save_problem,
-    save_solution,
     solution_from_data,
     solution_to_data,
 )
@@ -63,13 +59,9 @@ __all__ = [
     "Topic",
     "TopicPartition",
     "TransitionPlan",
-    "load_problem",
-    "load_solution",
     "normalize",
     "problem_from_data",
     "problem_to_data",
-    "save_problem",
-    "save_solution",
     "solution_from_data",
     "solution_to_data",
 ]

@@ -34,11 +34,9 @@ import pyarrow.parquet as pq
 
 from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, PIPELINE_SOLVERS
 from optimizer.errors import PipelineError
-from optimizer.pipeline.inputs import read_records
-from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
 from optimizer.pipeline.spark import requested_master, spark_session
-from optimizer.pipeline.tables import is_table_directory, spark_table_records
+from optimizer.pipeline.tables import spark_table_records
 from optimizer.pipeline.worker import (
     STAGED_INPUT,
     arrow_batches,
@@ -48,6 +46,8 @@ from optimizer.pipeline.worker import (
     staged_batches,
     write_parts,
 )
+from optimizer.sources import TABLE_DIRECTORY, form_of, read_records
+from optimizer.sources.records import Record
 from optimizer.text import plural
 from plugins.manager import plugins
 
@@ -204,7 +204,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
 
     options = dict(stage=str(stage), solvers=list(solvers), goals=goals, time_limit=time_limit)
     joined = None
-    if is_table_directory(Path(input_path)):
+    if form_of(input_path) is TABLE_DIRECTORY:
         # Kept once joined: the names are collected first, then the same rows are solved.
         phase(f"reading {input_path} (joining the tables on Spark)")
         joined = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error").persist()

@@ -27,14 +27,15 @@ from optimizer.evaluate import cross_rack_reads, headline
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.group_protocol import with_protocol
 from optimizer.model.metrics import StreamsMetrics
-from optimizer.model.problem import parse_document, problem_from_data, problem_to_data
+from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.racks import reads_across_racks
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
-from optimizer.pipeline.records import Record
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
 from optimizer.solve import solve
+from optimizer.sources.documents import parse_document
+from optimizer.sources.records import Record
 from plugins.manager import plugins
 
 STRATEGY_KEY = "rack.aware.assignment.strategy"

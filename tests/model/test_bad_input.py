@@ -292,7 +292,7 @@ def test_yaml_merge_keys_may_be_overridden(tmp_path):
         "  - &base {id: a, threads: 2}\n"
         "  - {<<: *base, id: b}\n"
     )
-    from optimizer.model import load_problem
+    from optimizer.sources.problem_file import load_problem
 
     assert [(c.id, c.threads) for c in load_problem(path).clients] == [("a", 2), ("b", 2)]
 

@@ -7,17 +7,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from optimizer.costs import StreamsIndex
 from optimizer.errors import InvalidInputError
-from optimizer.model import (
-    load_problem,
-    load_solution,
-    problem_from_data,
-    save_problem,
-    save_solution,
-)
+from optimizer.model import problem_from_data
 from optimizer.model.ids import PartitionId, TaskId, TopicName
 from optimizer.model.metrics import ConsumerMetrics, StreamsMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import solution_from_data, solution_to_data
+from optimizer.sources.problem_file import load_problem, load_solution, save_problem, save_solution
 from tests.conftest import CONSUMER, EXAMPLES, STREAMS, example_problems, example_solutions
 
 
@@ -113,8 +108,9 @@ def test_topic_names_may_contain_dashes():
 
 
 def test_non_default_config_and_full_solution_round_trip(tmp_path):
-    from optimizer.model import ClientAssignment, GoalResult, PluginInfo, Solution, SolverInfo, load_solution
+    from optimizer.model import ClientAssignment, GoalResult, PluginInfo, Solution, SolverInfo
     from optimizer.model.issues import Issue, Severity
+    from optimizer.sources.problem_file import load_solution
 
     data = {
         **STREAMS,

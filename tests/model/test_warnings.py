@@ -95,7 +95,7 @@ def test_warnings_are_printed_and_do_not_fail_validation(tmp_path):
     data = copy.deepcopy(CONSUMER)
     data["members"][1]["subscriptions"] = ["orders-eu", "audit"]
     path = tmp_path / "group.yaml"
-    from optimizer.model import save_problem
+    from optimizer.sources.problem_file import save_problem
 
     save_problem(problem_from_data(data), path)
     result = CliRunner().invoke(cli, ["validate", str(path)])

@@ -14,9 +14,9 @@ from optimizer.cli import cli
 from optimizer.errors import InvalidInputError, PipelineError
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline.fleet import sample_fleet
-from optimizer.pipeline.inputs import read_records
-from optimizer.pipeline.records import Record
 from optimizer.pipeline.run import run_pipeline
+from optimizer.sources import read_records
+from optimizer.sources.records import Record
 from tests.conftest import EXAMPLES
 
 SOLVERS = ["kafka", "exact", "kip925"]
@@ -243,7 +243,7 @@ def _without_weights(document):
 
 def test_normalised_tables_give_the_rows_of_the_same_problems_as_json_lines(fleet, tmp_path, spark):
     from optimizer.model.problem import problem_from_data
-    from optimizer.pipeline.tables import write_tables
+    from optimizer.sources.tables.writer import write_tables
 
     problems, documents = [], []
     for record in read_records(fleet):

@@ -20,10 +20,10 @@ from optimizer.cli import cli
 from optimizer.errors import PipelineError
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.problem import problem_to_data
-from optimizer.pipeline import inputs as inputs_module
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline import worker as worker_module
 from optimizer.pipeline.run import run_pipeline
+from optimizer.sources import json_lines, read_records
 
 solve_module = importlib.import_module("optimizer.solve")
 
@@ -81,18 +81,18 @@ def test_a_cut_off_compressed_fleet_keeps_its_lines_and_reports_the_rest(tmp_pat
     whole = gzip.compress(b"".join(json.dumps(d).encode() + b"\n" for d in GOOD * 40))
     fleet = tmp_path / "cut.jsonl.gz"
     fleet.write_bytes(whole[: len(whole) * 2 // 3])
-    records = inputs_module.read_records(fleet)
+    records = read_records(fleet)
     assert records[-1].input_error is not None and "cannot be read from here on" in records[-1].input_error
     assert all(r.input_error is None or "duplicate" in r.input_error for r in records[:-1])
     assert len(records) > 2
 
 
 def test_a_line_over_the_size_limit_costs_one_row(tmp_path, monkeypatch):
-    monkeypatch.setattr(inputs_module, "MAX_DOCUMENT_BYTES", 2000)
+    monkeypatch.setattr(json_lines, "MAX_DOCUMENT_BYTES", 2000)
     fleet = tmp_path / "fleet.jsonl"
     huge = json.dumps({**GOOD[0], "description": "x" * 5000})
     fleet.write_text(f"{json.dumps(GOOD[2])}\n{huge}\n{json.dumps(GOOD[1])}\n")
-    records = inputs_module.read_records(fleet)
+    records = read_records(fleet)
     assert [r.name for r in records] == ["group", "fleet.jsonl:2", "rackless"]
     assert "the line is longer than" in records[1].input_error
 

@@ -19,17 +19,12 @@ from optimizer.model.consumer import ConsumerConfig
 from optimizer.model.ids import natural_key, parse_partition_id
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsConfig
-from optimizer.pipeline.inputs import read_records
-from optimizer.pipeline.tables import (
-    CONSUMER_CONFIG,
-    STREAMS_CONFIG,
-    TABLES,
-    is_table_directory,
-    problem_table_rows,
-    read_table_records,
-    spark_table_records,
-    write_tables,
-)
+from optimizer.pipeline.tables import spark_table_records
+from optimizer.sources import read_records
+from optimizer.sources.tables.directory import is_table_directory
+from optimizer.sources.tables.layout import CONSUMER_CONFIG, STREAMS_CONFIG, TABLES
+from optimizer.sources.tables.reader import read_table_records
+from optimizer.sources.tables.writer import problem_table_rows, write_tables
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "pipeline-tables.md"
 

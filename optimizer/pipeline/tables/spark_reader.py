@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.issues import Issue
-from optimizer.pipeline.tables.assembly import application_record
-from optimizer.pipeline.tables.directory import (
+from optimizer.sources.tables.assembly import application_record
+from optimizer.sources.tables.directory import (
     PANDAS_INDEX,
     Located,
     application_reference_issues,
@@ -31,7 +31,7 @@ from optimizer.pipeline.tables.directory import (
     usable_application_column,
     valid_kinds,
 )
-from optimizer.pipeline.tables.layout import CHILD_TABLES, error_issue
+from optimizer.sources.tables.layout import CHILD_TABLES, error_issue
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

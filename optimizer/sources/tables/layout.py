@@ -1,6 +1,6 @@
 """The layout of a table directory: which tables there are, their columns, types and keys.
 
-The lowest layer of `optimizer.pipeline.tables`: everything else in the package reads the layout
+The lowest layer of `optimizer.sources.tables`: everything else in the package reads the layout
 from here, and nothing here reads the rest. docs/pipeline-tables.md describes the layout in full
 (a test holds the two together); in brief:
 
@@ -36,8 +36,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from optimizer.model.issues import Issue, Severity
 
 STRING = "string"
@@ -60,7 +58,6 @@ EXPECTED = {
     BOOL: "true/false",
     LIST: "lists of text (or text separated by ';')",
 }
-PARQUET_TYPES = {STRING: pa.string(), INT: pa.int64(), BOOL: pa.bool_(), LIST: pa.list_(pa.string())}
 
 STREAMS = "streams"
 CONSUMER = "consumer"

@@ -1,7 +1,8 @@
 """The reader without Spark: a table directory to Records with pyarrow and the standard library.
 
-`read_table_records(path)` is what the local runner (and `read_records`) uses; it gives the same
-Records as `spark_table_records`.
+`read_table_records(path)` is what `TableDirectory`, the table directory as a source, reads (the
+local runner's input, through `optimizer.sources.read_records`); it gives the same Records as
+`optimizer.pipeline.tables.spark_table_records`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import pyarrow.parquet as pq
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.issues import Issue
-from optimizer.pipeline.records import Record
-from optimizer.pipeline.tables.assembly import application_record
-from optimizer.pipeline.tables.directory import (
+from optimizer.sources.records import Record
+from optimizer.sources.tables.assembly import application_record
+from optimizer.sources.tables.directory import (
     PANDAS_INDEX,
     Located,
     application_reference_issues,
@@ -30,7 +31,7 @@ from optimizer.pipeline.tables.directory import (
     usable_application_column,
     valid_kinds,
 )
-from optimizer.pipeline.tables.layout import error_issue
+from optimizer.sources.tables.layout import error_issue
 
 
 def _arrow_class(type_: pa.DataType) -> str:
@@ -187,3 +188,13 @@ def read_table_records(path: str | Path) -> list[Record]:
         application_record(row, {name: rows.get(row["application"], []) for name, rows in grouped.items()}, str(root))
         for row in sorted(applications.rows, key=lambda row: row["application"])
     ]
+
+
+@dataclass(frozen=True)
+class TableDirectory:
+    """A directory of normalised tables given as the pipeline's input."""
+
+    path: Path
+
+    def records(self) -> list[Record]:
+        return read_table_records(self.path)

@@ -20,7 +20,7 @@ from typing import Any
 from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
 from optimizer.model.suggest import did_you_mean
-from optimizer.pipeline.tables.layout import ACCEPTED, EXPECTED, KINDS, REQUIRED_TABLES, TABLES, error_issue
+from optimizer.sources.tables.layout import ACCEPTED, EXPECTED, KINDS, REQUIRED_TABLES, TABLES, error_issue
 
 # ---------------------------------------------------------------------------------------------
 # Finding the tables

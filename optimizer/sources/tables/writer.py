@@ -17,11 +17,14 @@ import pyarrow.parquet as pq
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id
 from optimizer.model.streams import StreamsProblem
-from optimizer.pipeline.tables.directory import candidates
-from optimizer.pipeline.tables.layout import BOOL, CONFIG_KIND, LIST, PARQUET_TYPES, TABLES, Column, TableSpec
+from optimizer.sources.tables.directory import candidates
+from optimizer.sources.tables.layout import BOOL, CONFIG_KIND, INT, LIST, STRING, TABLES, Column, TableSpec
 
 if TYPE_CHECKING:
     Problem = StreamsProblem | ConsumerProblem
+
+PARQUET_TYPES = {STRING: pa.string(), INT: pa.int64(), BOOL: pa.bool_(), LIST: pa.list_(pa.string())}
+"""How each column type is stored in the Parquet files written."""
 
 
 def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, Any]]]:

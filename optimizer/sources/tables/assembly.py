@@ -24,8 +24,8 @@ from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
 from optimizer.model.limits import MAX_PARTITIONS
 from optimizer.model.streams import PROBLEM_FORMAT
-from optimizer.pipeline.records import Record
-from optimizer.pipeline.tables.layout import BOOL, CONFIG_KIND, CONSUMER, INT, KINDS, STREAMS, STRING, TABLES, TableSpec, error_issue
+from optimizer.sources.records import Record
+from optimizer.sources.tables.layout import BOOL, CONFIG_KIND, CONSUMER, INT, KINDS, STREAMS, STRING, TABLES, TableSpec, error_issue
 
 _SOURCE_ROLES = {"source": "source_partitions", "changelog": "changelog_partitions"}
 _PREVIOUS_ROLES = {"active": "previous_active", "standby": "previous_standby"}
