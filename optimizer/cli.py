@@ -5,7 +5,9 @@ invalid assignment given to `evaluate`), 2 usage error, 3 no feasible solution o
 without a solution, 4 an internal error (a bug: a solver's result failed the evaluator, or an
 unexpected exception; the message says so, and KAFKA_ASSIGN_TRACEBACK=1 prints the traceback
 too). Every error the project raises on purpose reaches `_fail`, which prints it and exits with
-the error's own `exit_code`; commands catch errors only to go on with the next file.
+the error's own `exit_code`; commands catch errors only to go on with the next file. What they print
+on a terminal is `optimizer.console`'s; they read problem and solution files through
+`optimizer.sources`.
 """
 
 from __future__ import annotations
@@ -18,79 +20,42 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from optimizer.backends import REGISTRY
 from optimizer.catalogue import SOLVERS, goal_class
-from optimizer.compare import Comparison, ProtocolComparison, compare, compare_protocols
+from optimizer.compare import compare, compare_protocols
+from optimizer.console import (
+    ExampleCheck,
+    comparison_table,
+    describe,
+    err,
+    figures,
+    out,
+    print_error,
+    print_evaluation,
+    print_examples,
+    print_fleet,
+    print_goals,
+    print_invalid,
+    print_line,
+    print_solution,
+    print_valid,
+    protocol_comparison_table,
+)
 from optimizer.deadline import deadline_after, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
-from optimizer.evaluate import Evaluation, evaluate, record_evaluation
-from optimizer.model.consumer import ConsumerProblem
+from optimizer.evaluate import evaluate, record_evaluation
 from optimizer.model.issues import Issue, Severity
-from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem, solution_to_data
 from optimizer.model.solution import Solution
-from optimizer.money import money_text, rate_text
 from optimizer.solve import solve
 from optimizer.sources import PROBLEM_SUFFIXES
 from optimizer.sources.problem_file import load_problem, load_solution, save_solution
-from optimizer.text import plural, whole
 from optimizer.version import __version__
 from plugins.manager import plugins
 
-PIPED_WIDTH = 200
-"""Console width when the output is not a terminal and COLUMNS is unset: wide enough that tables
-keep their natural width (words are never cut to rich's default 80 columns), narrow enough for a
-log viewer."""
-
-
-def _console(stderr: bool = False) -> Console:
-    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=PIPED_WIDTH)
-    return console
-
-
-out = _console()
-err = _console(stderr=True)
-
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-
-
-def _describe(problem: Problem) -> str:
-    label = f" {problem.name!r}" if problem.name else ""
-    if isinstance(problem, ConsumerProblem):
-        partitions = sum(t.partitions for t in problem.topics)
-        return (
-            f"consumer group{label}: {plural(len(problem.members), 'member')}, {plural(len(problem.topics), 'topic')} "
-            f"({plural(partitions, 'partition')}), strategy {problem.config.partition_assignment_strategy}"
-        )
-    stateful = sum(t.stateful for t in problem.tasks)
-    return (
-        f"streams application{label}: {plural(len(problem.clients), 'client')}, {plural(len(problem.tasks), 'task')} "
-        f"({stateful} stateful), {plural(problem.config.num_standby_replicas, 'standby replica')}"
-    )
-
-
-# Everything printed through rich that comes from a user's files (ids, names, paths, messages
-# quoting them) goes through escape(): "[bold]" in a client id is text, not markup.
-
-
-def _print_issues(issues: tuple[Issue, ...] | list[Issue], console: Console) -> None:
-    for issue in issues:
-        style = "red" if issue.severity == Severity.ERROR else "yellow"
-        console.print(f"  [{style}]{issue.severity}[/{style}] {escape(str(issue))}")
-
-
-def _print_invalid(error: InvalidInputError) -> None:
-    count = len(error.issues)
-    err.print(f"[red]✗[/red] {escape(error.source)}: {count} problem{'s' if count != 1 else ''}")
-    _print_issues(error.issues, err)
 
 
 def _issue_json(issues: tuple[Issue, ...] | list[Issue]) -> list[dict[str, Any]]:
@@ -105,24 +70,23 @@ def _fail(error: KafkaAssignmentError) -> NoReturn:
     """An error the project raised on purpose reached the command line: print it, exit with its
     own code (`optimizer.errors`)."""
     if isinstance(error, InvalidInputError):
-        _print_invalid(error)
+        print_invalid(error)
     elif error.exit_code == ExitCode.INTERNAL:
-        err.print(f"[red]✗[/red] internal error: {escape(str(error))}")
+        print_error(f"internal error: {error}")
     else:
-        err.print(f"[red]✗[/red] {escape(str(error))}")
+        print_error(str(error))
     sys.exit(error.exit_code)
 
 
 def _internal_error(error: BaseException) -> NoReturn:
     """A bug reached the command line: say so in one message, exit 4 (never a bare traceback)."""
-    err.print(
-        f"[red]✗[/red] internal error (a bug in kafka-assignment-optimizer {escape(__version__)}, please report it): "
-        f"{escape(type(error).__name__)}: {escape(str(error)[:2000])}"
+    print_error(
+        f"internal error (a bug in kafka-assignment-optimizer {__version__}, please report it): {type(error).__name__}: {str(error)[:2000]}"
     )
     if os.environ.get(TRACEBACK_ENV) == "1":
-        err.print(escape("".join(traceback.format_exception(error))))
+        print_line("".join(traceback.format_exception(error)), stderr=True)
     else:
-        err.print(f"  set {TRACEBACK_ENV}=1 to print the traceback")
+        print_line(f"  set {TRACEBACK_ENV}=1 to print the traceback", stderr=True)
     sys.exit(ExitCode.INTERNAL)
 
 
@@ -168,15 +132,14 @@ def validate(problems: tuple[Path, ...], as_json: bool) -> None:
             failed = True
             results.append({"source": str(path), "valid": False, "issues": _issue_json(error.issues)})
             if not as_json:
-                _print_invalid(error)
+                print_invalid(error)
             continue
         warnings = normalize(problem).warnings
         results.append(
             {"source": str(path), "valid": True, "kind": problem.kind, "issues": _issue_json(warnings)}
         )
         if not as_json:
-            out.print(f"[green]✓[/green] {escape(str(path))}: {escape(_describe(problem))}")
-            _print_issues(warnings, out)
+            print_valid(path, problem, warnings)
     if as_json:
         click.echo(json.dumps(results, indent=2))
     sys.exit(ExitCode.INVALID_INPUT if failed else ExitCode.OK)
@@ -227,7 +190,7 @@ def evaluate_command(
         )
     if invalid or problem is None or solution is None:
         for failure in invalid:
-            _print_invalid(failure)
+            print_invalid(failure)
         sys.exit(ExitCode.INVALID_INPUT)
 
     evaluation = evaluate(problem, solution)
@@ -236,38 +199,8 @@ def evaluate_command(
     if as_json:
         click.echo(evaluation.model_dump_json(indent=2))
     else:
-        _print_evaluation(problem_path, solution_path, problem, evaluation)
+        print_evaluation(problem_path, solution_path, problem, evaluation)
     sys.exit(ExitCode.OK if evaluation.valid else ExitCode.INVALID_INPUT)
-
-
-def _print_evaluation(
-    problem_path: Path, solution_path: Path, problem: Problem, evaluation: Evaluation
-) -> None:
-    verdict = "[green]valid[/green]" if evaluation.valid else "[red]INVALID[/red]"
-    out.print(f"{escape(str(solution_path))} for {escape(str(problem_path))}: {verdict}")
-    out.print(f"  {escape(_describe(problem))}")
-    if evaluation.warnings:
-        _print_issues(evaluation.warnings, out)
-    if evaluation.violations:
-        table = Table(title="Violations", title_justify="left", show_lines=False)
-        table.add_column("code", style="red", no_wrap=True)
-        table.add_column("message")
-        for violation in evaluation.violations:
-            table.add_row(violation.code.value, escape(violation.message))
-        out.print(table)
-    table = Table(title="Metrics", title_justify="left")
-    table.add_column("metric", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("meaning")
-    fields = type(evaluation.metrics).model_fields
-    for name, value in evaluation.metrics.model_dump(mode="json").items():
-        meaning = (fields[name].description or "").split("\n")[0].rstrip(" (")
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "-"
-        elif isinstance(value, float):
-            value = f"{value:.3f}"
-        table.add_row(name, escape(str(value)), meaning)
-    out.print(table)
 
 
 def _tolerances(values: tuple[str, ...]) -> dict[str, str]:
@@ -342,7 +275,7 @@ def solve_command(
     if as_json:
         click.echo(json.dumps(solution_to_data(solution), indent=2))
     else:
-        _print_solution(problem, solution)
+        print_solution(problem, solution)
     if solution.solver is not None and solution.solver.options.get("fallback"):
         sys.exit(ExitCode.NO_SOLUTION)
 
@@ -385,15 +318,16 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
     how many tasks or partitions the two place differently."""
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
     problem = _load(problem_path, deadline, time_limit)
-    comparison: Comparison | ProtocolComparison
     if protocols:
-        comparison = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+        by_protocol = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+        data, table = by_protocol.to_dict(), protocol_comparison_table(by_protocol)
     else:
         comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+        data, table = comparison.to_dict(), comparison_table(comparison)
     if as_json:
-        click.echo(json.dumps(comparison.to_dict(), indent=2))
+        click.echo(json.dumps(data, indent=2))
     else:
-        out.print(comparison.table())
+        out.print(table)
 
 
 @cli.command("goals")
@@ -417,112 +351,7 @@ def goals_command(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"plugins": [vars(p) for p in loaded.loaded], "goals": rows}, indent=2))
         return
-    table = Table(title="Goals", title_justify="left")
-    for column in ("goal", "plugin", "kinds", "hard", "what it counts (lower is better)"):
-        table.add_column(column)
-    for goal in goals:
-        table.add_row(escape(goal.name), escape(loaded.goals.owners[goal.name]), ", ".join(goal.kinds), "yes" if goal.hard else "", escape(goal.summary))
-    out.print(table)
-    out.print("plugins: " + ", ".join(escape(f"{p.name} {p.version}") for p in loaded.loaded))
-
-
-LARGE_ASSIGNMENT = 5_000
-"""Entries (tasks or partitions held) beyond which `solve` prints plain lines, not a table:
-laying out a table of 100,000 partitions takes seconds, and nobody reads it in a terminal."""
-
-
-def _print_solution(problem: Problem, solution) -> None:
-    out.print(f"{escape(_describe(problem))}: solved with {solution.solver.name}")
-    _print_issues(solution.warnings, out)
-    streams = problem.kind == "streams"
-    entries = sum(len(h.active) + len(h.standby) + len(h.warmup) for h in solution.assignment.values())
-    if entries > LARGE_ASSIGNMENT:
-        # ids are validated (no control characters), and plain text has no markup to escape
-        lines = []
-        for member, held in solution.assignment.items():
-            parts = [f"active ({len(held.active)}): {', '.join(held.active) or '-'}"]
-            if streams:
-                parts += [f"standby ({len(held.standby)}): {', '.join(held.standby) or '-'}", f"warm-up ({len(held.warmup)}): {', '.join(held.warmup) or '-'}"]
-            lines.append(f"{member}: " + "; ".join(parts))
-        click.echo("\n".join(lines))
-    else:
-        table = Table(title_justify="left")
-        table.add_column("client" if streams else "member", no_wrap=True)
-        table.add_column("active")
-        if streams:
-            table.add_column("standby")
-            table.add_column("warm-up")
-        for member, held in solution.assignment.items():
-            cells = [", ".join(held.active) or "-"]
-            if streams:
-                cells += [", ".join(held.standby) or "-", ", ".join(held.warmup) or "-"]
-            table.add_row(escape(member), *map(escape, cells))
-        out.print(table)
-    if solution.plan is not None:
-        for line in _plan_lines(solution, streams):
-            out.print(escape(line))
-    for goal in solution.goals:
-        bound = "" if goal.bound is None else f", bound {whole(goal.bound)}"
-        now = f", applied now {whole(goal.value_now)}" if solution.target is not None else ""
-        out.print(f"goal {escape(goal.name)}: {whole(goal.value)}{now} ({goal.status}{bound}, {goal.seconds:.3f} s)")
-    label = "applied now" if solution.target is not None else "figures"
-    out.print(f"{label}: {escape(_figures(solution.metrics))}")  # solve() evaluated it
-    if solution.target_metrics is not None:
-        out.print(f"target: {escape(_figures(solution.target_metrics, target=True))}")
-    for note in solution.solver.options.get("notes", ()):
-        out.print(f"note: {escape(str(note))}")
-
-
-def _plan_lines(solution, streams: bool) -> list[str]:
-    """The plan from the assignment applied now to the target, for a person."""
-    plan = solution.plan
-    if len(plan.rounds) == 1:
-        return ["plan: this assignment is the target (no follow-up rebalance)"]
-    if not streams:
-        withheld = plan.rounds[1].moves
-        return [
-            f"plan: {plural(withheld, 'partition')} withheld now (cooperative), assigned in the follow-up rebalance "
-            "the revoking members trigger at once; goal values are the target's"
-        ]
-    minutes = plan.seconds_to_target / 60
-    lines = [
-        f"plan: {plural(plan.followup_rebalances, 'probing rebalance')} to the target, at least {whole(round(minutes, 1))} min "
-        f"(probing.rebalance.interval.ms); {plural(plan.warmups, 'warm-up replica')}, "
-        f"{whole(plan.restore_offsets)} changelog offsets to restore"
-        + (f" ({plural(plan.restore_unknown, 'copy', 'copies')} of unknown size)" if plan.restore_unknown else "")
-        + "; goal values are the target's"
-    ]
-    shown_rounds = plan.rounds if len(plan.rounds) <= 6 else (*plan.rounds[:3], None, *plan.rounds[-2:])
-    for entry in shown_rounds:
-        if entry is None:
-            lines.append(f"  ... {len(plan.rounds) - 5} more rounds")
-            continue
-        when = "now" if entry.round == 1 else f"rebalance {entry.round - 1}"
-        warm = sum(len(tasks) for tasks in entry.warmups.values())
-        lines.append(
-            f"  round {entry.round} ({when}): {plural(entry.moves, 'active')} moved, {plural(warm, 'warm-up')} started, "
-            f"{whole(entry.restore_offsets)} offsets to restore"
-        )
-    return lines
-
-
-def _figures(metrics: Metrics, target: bool = False) -> str:
-    """The headline metrics of an evaluation on one line, labelled (`target`: of a target, whose
-    warm-ups and caught-up state are those it is reached with, so left out)."""
-    m = metrics
-    if isinstance(m, ConsumerMetrics):
-        return (
-            f"partitions per member {m.min_size}-{m.max_size}, balance score {whole(m.balance_score)}, owned kept "
-            f"{whole(m.owned_kept)}, owned moved {whole(m.owned_moved)}, cross-rack partitions {whole(m.cross_rack_partitions)}"
-            + (f", withheld {whole(m.withheld_partitions)}" if m.withheld_partitions else "")
-        )
-    return (
-        f"tasks per thread max - min {whole(m.active_load_skew)} (actives), {whole(m.stateful_load_skew)} (stateful); "
-        f"cross-rack partitions {whole(m.cross_rack_active_partitions)} (actives), {whole(m.cross_rack_standby_partitions)} "
-        f"(standbys); moved {plural(m.active_moves, 'active')}, {plural(m.standby_moves, 'standby', 'standbys')}; "
-        + ("" if target else f"{plural(m.warmup_tasks, 'warm-up')}; {plural(m.actives_not_caught_up, 'active')} not caught up; ")
-        + f"tag conflicts {whole(m.standby_tag_conflicts)}; kip925 cost {whole(m.kip925_cost)}"
-    )
+    print_goals(goals, loaded.goals.owners, loaded.loaded)
 
 
 @cli.command()
@@ -540,44 +369,35 @@ def examples(directory: Path) -> None:
     problems = sorted(
         p for p in directory.rglob("*.problem.*") if p.suffix.lower() in PROBLEM_SUFFIXES
     )
-    table = Table(title=f"Examples under {escape(str(directory))}", title_justify="left")
-    table.add_column("problem", overflow="fold", ratio=2)
-    table.add_column("solution", overflow="fold", ratio=1)
-    table.add_column("valid", no_wrap=True)
-    table.add_column("figures", min_width=24, ratio=4)
+    checks: list[ExampleCheck] = []
     failures = 0
     for problem_path in problems:
         name = problem_path.name.split(".problem.")[0]
-        shown = escape(str(problem_path.relative_to(directory)))
+        shown = str(problem_path.relative_to(directory))
         try:
             problem = load_problem(problem_path)
         except InvalidInputError as error:
             failures += 1
-            table.add_row(shown, "", "[red]invalid problem[/red]", escape("; ".join(map(str, error.issues))))
+            checks.append(ExampleCheck(shown, "", "invalid problem", "; ".join(map(str, error.issues))))
             continue
         solutions = sorted(problem_path.parent.glob(f"{name}.*.solution.json"))
         if not solutions:
-            table.add_row(shown, "-", "[green]problem ok[/green]", escape(_describe(problem)))
+            checks.append(ExampleCheck(shown, "-", "problem ok", describe(problem)))
         for solution_path in solutions:
-            label = escape(solution_path.name.removeprefix(f"{name}.").removesuffix(".solution.json"))
+            label = solution_path.name.removeprefix(f"{name}.").removesuffix(".solution.json")
             try:
                 evaluation = evaluate(problem, load_solution(solution_path))
             except InvalidInputError as error:
                 failures += 1
-                table.add_row(shown, label, "[red]invalid file[/red]", escape("; ".join(map(str, error.issues))))
+                checks.append(ExampleCheck(shown, label, "invalid file", "; ".join(map(str, error.issues))))
                 continue
             if evaluation.valid:
-                table.add_row(shown, label, "[green]yes[/green]", escape(_figures(evaluation.metrics)))
+                checks.append(ExampleCheck(shown, label, "yes", figures(evaluation.metrics)))
             else:
                 failures += 1
-                codes = ", ".join(sorted({v.code.value for v in evaluation.violations}))
-                table.add_row(shown, label, "[red]NO[/red]", codes)
+                checks.append(ExampleCheck(shown, label, "NO", ", ".join(sorted({v.code.value for v in evaluation.violations}))))
             shown = ""
-    out.print(table)
-    out.print(
-        f"{plural(len(problems), 'problem')}, {plural(failures, 'failure')}; "
-        f"details: kafka-assign evaluate PROBLEM SOLUTION"
-    )
+    print_examples(directory, checks, len(problems), failures)
     sys.exit(ExitCode.INVALID_INPUT if failures else ExitCode.OK)
 
 
@@ -646,7 +466,7 @@ def pipeline_command(
             runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,
         )  # fmt: skip
         shown.finish(result.problems)
-    _print_fleet(result, price_per_gb)
+    print_fleet(result, price_per_gb)
     if report_path is not None:
         _write_report(output, report_path, price_per_gb)
 
@@ -674,7 +494,7 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
     from optimizer.pipeline.fleet import write_sample_fleet
 
     count = write_sample_fleet(output, seed=seed, applications=applications, groups=groups, broken=broken)
-    out.print(f"wrote {count} problem documents to {escape(str(output))}")
+    print_line(f"wrote {count} problem documents to {output}")
 
 
 def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:
@@ -684,86 +504,7 @@ def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = No
         written = write_report(input_dir, output, price_per_gb)
     except OSError as error:
         raise _cannot_write(output, error) from None
-    out.print(f"report: {escape(str(written.resolve()))}")
-
-
-FAILED_LISTED = 20
-"""Problems without an assignment named in the terminal summary (the report lists them all)."""
-
-
-def _print_fleet(result, price_per_gb: float | None = None) -> None:
-    from optimizer.report import failed_rows, fleet_totals
-
-    totals = fleet_totals(result.summary, price_per_gb)
-    title = f"Fleet: {plural(result.problems, 'problem')}, {plural(result.rows, 'row')}, {result.seconds:.1f} s end to end"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    widest = max((len(name) for name in totals["per_solver"]), default=0)
-    columns = (
-        "solver", "solved", "invalid", "errors", "cross-rack\nnow", "cross-rack\ntarget", "moves\nnow",
-        "mean skew\nnow", "mean skew\ntarget", "probing\nrounds", "restore\noffsets", "solve s",
-    )  # fmt: skip
-    for column in columns:
-        width = max(len(column), widest) if column == "solver" else None  # kafka:classic whole
-        table.add_column(column, justify="left" if column == "solver" else "right", no_wrap=True, min_width=width)
-    for solver, t in totals["per_solver"].items():
-        table.add_row(
-            escape(solver), whole(t["solved"]), whole(t["invalid"]), whole(t["errors"]), whole(t["cross_rack_partitions"]),
-            whole(t["target_cross_rack_partitions"]), whole(t["moves"]), whole(t["load_skew_mean"]),
-            whole(t["target_load_skew_mean"]), whole(t["followup_rebalances"]), whole(t["restore_offsets"]),
-            f"{t['seconds_total']:.1f}",
-        )  # fmt: skip
-    out.print(table)
-    out.print(
-        "now: the assignments applied at this rebalance; target: where each plan ends (Streams: warm-ups caught up, "
-        "one probing rebalance per round; cooperative groups: withheld partitions assigned)."
-    )
-    c = totals["comparison"]
-    if c:
-
-        def saved(figure: int, percent: float | None) -> str:
-            return f"saved {whole(figure)}" + ("" if percent is None else f" ({percent:+.1f} %)")
-
-        out.print(
-            f"{c['reference']} vs {c['baseline']} on {plural(c['problems'], 'problem')}: cross-rack partitions now "
-            f"{whole(c['baseline_cross_rack'])} -> {whole(c['reference_cross_rack'])}, {saved(c['saved'], c['saved_percent'])}; "
-            f"at the targets {whole(c['baseline_target_cross_rack'])} -> {whole(c['reference_target_cross_rack'])}, "
-            f"{saved(c['target_saved'], c['target_saved_percent'])}; moves now {whole(c['baseline_moves'])} -> "
-            f"{whole(c['reference_moves'])}; probing rounds {whole(c['baseline_rounds'])} -> {whole(c['reference_rounds'])}, "
-            f"restore offsets {whole(c['baseline_restore_offsets'])} -> {whole(c['reference_restore_offsets'])}; "
-            f"better now on {c['better']}, equal on {c['equal']}, worse on {c['worse']} "
-            "(goals rank before cross-rack traffic: see the report)"
-        )
-    money = totals["money"]
-    if c and money:
-        priced = (
-            f"; {money_text(money['money_saved'])} on the {plural(money['priced'], 'problem')} with a price"
-            if money["money_saved"] is not None
-            else "; no price (--price-per-gb) for money"
-        )
-        out.print(
-            f"cross-zone traffic at the targets on {plural(money['with_bytes'], 'problem')} with throughputs: "
-            f"{rate_text(money['baseline_bytes'])} -> {rate_text(money['reference_bytes'])}, saved {rate_text(money['bytes_saved'])}{priced}"
-        )
-        curve = totals["pareto"]
-        if curve and curve["top"]:
-            out.print(f"the top {curve['top']} of {curve['problems']} compared problems give {curve['share']:.0f} % of the saving (the report ranks them)")
-    failed = failed_rows(result.summary)
-    if failed:
-        problems = sorted({str(row.get("problem")) for row in failed})
-        out.print(f"not solved ({plural(len(problems), 'problem')}; every row has its reason in the summary's error column):")
-        shown_rows: dict[str, dict[str, Any]] = {}
-        for row in failed:  # one line per problem: the first solver's reason (invalid: the same for all)
-            shown_rows.setdefault(str(row.get("problem")), row)
-        for name in problems[:FAILED_LISTED]:
-            row = shown_rows[name]
-            reason = " ".join(str(row.get("error") or row.get("status")).split())
-            if len(reason) > 300:
-                reason = reason[:297] + "..."
-            solvers = sorted({str(r.get("solver")) for r in failed if str(r.get("problem")) == name})
-            out.print(f"  {escape(name)} ({row.get('status')}; {', '.join(solvers)}): {escape(reason)}")
-        if len(problems) > FAILED_LISTED:
-            out.print(f"  ... and {len(problems) - FAILED_LISTED} more (see the report)")
-    out.print(f"output: {escape(str(result.output.resolve()))}")
+    print_line(f"report: {written.resolve()}")
 
 
 def main() -> None:

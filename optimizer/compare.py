@@ -1,26 +1,25 @@
 """Kafka's heuristic against the exact optimum, goal by goal (`compare`); the classic protocol's
-assignor against the new protocol's and the exact optimum (`compare_protocols`)."""
+assignor against the new protocol's and the exact optimum (`compare_protocols`).
+
+The results are data (`to_dict()` for JSON); their tables are drawn by `optimizer.console`.
+"""
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 from optimizer.catalogue import resolve_goals
+from optimizer.console import comparison_table, protocol_comparison_table, text
 from optimizer.deadline import deadline_after, remaining
 from optimizer.evaluate import headline
 from optimizer.model.group_protocol import PROTOCOLS, assignor_label, with_protocol
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.solve import solve
-from optimizer.text import plural, whole
+from optimizer.text import whole
 
 
 @dataclass(frozen=True)
@@ -91,99 +90,9 @@ class Comparison:
             "exact_followup_rebalance": self.exact.followup_rebalance,
         }
 
-    def table(self) -> Table:
-        name = f" {self.problem!r}" if self.problem else ""
-        table = Table(title=escape(f"Kafka heuristic vs exact on{name}"), title_justify="left")
-        table.add_column("goal or figure (lower is better)", justify="left")
-        for column in ("Kafka\nnow", "Kafka\ntarget", "exact\nnow", "exact\ntarget", "bound", "status", "seconds"):
-            table.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)
-        marks: list[str] = []
-
-        def marked(value: float | None, why: str | None) -> str:
-            text = whole(value)
-            if why is None:
-                return text
-            if why not in marks:
-                marks.append(why)
-            return f"{text} ({marks.index(why) + 1})"
-
-        for number, g in enumerate(self.goals, start=1):
-            reasons = {column: g.notes.get(column) for column in ("kafka_now", "kafka", "exact_now")}
-            better = g.exact is not None and g.exact < g.kafka
-            exact = whole(g.exact)
-            table.add_row(
-                escape(f"goal {g.name}"),
-                marked(g.kafka_now, reasons["kafka_now"]),
-                marked(g.kafka, reasons["kafka"]),
-                marked(g.exact_now, reasons["exact_now"]),
-                f"[green]{exact}[/green]" if better else exact,
-                whole(g.bound),
-                g.status,
-                f"{g.seconds:.3f}",
-                end_section=number == len(self.goals),
-            )
-        labels = dict(FIGURE_LABELS[self.kind])
-        for figure, values in self.figures().items():
-            table.add_row(
-                escape(labels.get(figure, figure)),
-                *(whole(values.get(c)) for c in ("kafka_now", "kafka", "exact_now", "exact")),
-                "",
-                "",
-                "",
-            )
-        caption = [
-            f"Kafka {self.kafka_seconds:.3f} s, exact {self.exact_seconds:.3f} s; "
-            f"{plural(self.moves, 'task' if self.kind == 'streams' else 'partition')} placed differently in the two targets.",
-            CAPTIONS[self.kind if self.kind == "streams" else _consumer_kind(self.kafka)],
-        ]
-        caption += [f"({i}) {why}" for i, why in enumerate(marks, start=1)]
-        table.caption = escape("\n".join(caption))
-        table.caption_justify = "left"
-        return table
-
     def to_table(self) -> str:
-        buffer = io.StringIO()
-        Console(file=buffer, width=130, highlight=False).print(self.table())
-        return buffer.getvalue()
-
-
-CAPTIONS = {
-    "streams": (
-        "now: the assignment applied at this rebalance (stateful actives on caught-up clients, warm-ups started); "
-        "target: where the plan ends, one probing rebalance per round (probing.rebalance.interval.ms), assuming each "
-        "warm-up catches up within one interval. Goal values of the exact target are proven against the bound."
-    ),
-    "cooperative": (
-        "now: the assignment applied at this rebalance (cooperative: partitions that change owner are withheld until "
-        "revoked); target: after the follow-up rebalance the revoking members trigger at once. No warm-ups: "
-        "consumer groups have none."
-    ),
-    "eager": "Consumer groups have no warm-ups; this strategy assigns everything at once: now is the target.",
-}
-
-FIGURE_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
-    "streams": (
-        ("cross_rack_partitions", "cross-rack partitions (actives, standbys, warm-ups)"),
-        ("load_skew", "active tasks per thread, max - min"),
-        ("moves", "active + standby moves"),
-        ("followup_rebalances", "probing rebalances to the target"),
-        ("warmups", "warm-up replicas over the plan"),
-        ("restore_offsets", "changelog offsets restored over the plan"),
-        ("restore_unknown", "copies restored whose size is unknown"),
-        ("minutes_to_target", "minutes to the target (at least)"),
-    ),
-    "consumer": (
-        ("cross_rack_partitions", "cross-rack partitions"),
-        ("load_skew", "partitions per member, max - min"),
-        ("moves", "owned partitions moved or withheld"),
-        ("withheld", "partitions withheld a round"),
-        ("followup_rebalances", "follow-up rebalances to the target"),
-    ),
-}
-
-
-def _consumer_kind(solution: Solution) -> str:
-    return "cooperative" if solution.plan is not None and solution.plan.followup_rebalances else "eager"
+        """The table `kafka-assign compare` prints, as text 130 columns wide."""
+        return text(comparison_table(self))
 
 
 def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
@@ -271,23 +180,18 @@ def compare(
 
 
 # What moving a group to the new protocol costs, read from the evaluator's metrics (lower is better).
-PROTOCOL_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
+PROTOCOL_METRICS: dict[str, tuple[str, ...]] = {
     "streams": (
-        ("cross_rack_active_partitions", "cross-rack source partitions (actives)"),
-        ("cross_rack_standby_partitions", "cross-rack changelog partitions (standbys)"),
-        ("active_load_skew", "active tasks per thread, max - min"),
-        ("stateful_load_skew", "stateful tasks per thread, max - min"),
-        ("active_moves", "active tasks moved"),
-        ("standby_moves", "standbys placed anew"),
-        ("standby_rack_conflicts", "standbys sharing a rack with a copy"),
-        ("actives_not_caught_up", "actives not caught up"),
+        "cross_rack_active_partitions",
+        "cross_rack_standby_partitions",
+        "active_load_skew",
+        "stateful_load_skew",
+        "active_moves",
+        "standby_moves",
+        "standby_rack_conflicts",
+        "actives_not_caught_up",
     ),
-    "consumer": (
-        ("cross_rack_partitions", "cross-rack partitions"),
-        ("size_skew", "partitions per member, max - min"),
-        ("owned_moved", "owned partitions moved"),
-        ("withheld_partitions", "partitions withheld a round"),
-    ),
+    "consumer": ("cross_rack_partitions", "size_skew", "owned_moved", "withheld_partitions"),
 }
 
 
@@ -320,34 +224,13 @@ class ProtocolComparison:
             "followup_rebalance": {c: s.followup_rebalance for c, s in self.solutions.items()},
         }
 
-    def table(self) -> Table:
-        name = f" {self.problem!r}" if self.problem else ""
-        table = Table(title=escape(f"Classic protocol vs new protocol vs exact on{name}"), title_justify="left")
-        table.add_column("figure (lower is better)", justify="left", no_wrap=True)
-        for column in self.columns:
-            table.add_column(escape(f"{column}\n{self.assignors[column]}"), justify="right", no_wrap=True)
-        labels = dict(PROTOCOL_METRICS[self.kind])
-        for metric, figures in self.metrics.items():
-            table.add_row(escape(f"now: {labels[metric]}"), *(whole(figures[c]) for c in self.columns))
-        for goal, values in self.goals.items():
-            table.add_row(escape(f"target: goal {goal}"), *(whole(values[c]) for c in self.columns))
-        plans = {c: _plan_figures(self.kind, self.solutions[c]) for c in self.columns}
-        plan_labels = dict(FIGURE_LABELS[self.kind])
-        for figure in (f for f in plans[self.columns[0]] if f != "withheld"):  # a metric row already
-            table.add_row(escape(plan_labels[figure]), *(whole(plans[c].get(figure)) for c in self.columns))
-        table.caption = escape(
-            ", ".join(f"{c} {self.seconds[c]:.3f} s" for c in self.columns)
-            + f"; goals in order: {', '.join(self.goals)}. now: the assignment applied at this rebalance; "
-            "target: where each plan ends"
-            + (" (warm-ups caught up, one probing rebalance per round)." if self.kind == "streams" else " (withheld partitions assigned).")
-        )
-        table.caption_justify = "left"
-        return table
+    def plans(self) -> dict[str, dict[str, float]]:
+        """Column -> the figures of its plan (probing or follow-up rebalances, warm-ups, ...)."""
+        return {c: _plan_figures(self.kind, self.solutions[c]) for c in self.columns}
 
     def to_table(self) -> str:
-        buffer = io.StringIO()
-        Console(file=buffer, width=130, highlight=False).print(self.table())
-        return buffer.getvalue()
+        """The table `kafka-assign compare --protocols` prints, as text 130 columns wide."""
+        return text(protocol_comparison_table(self))
 
 
 def compare_protocols(
@@ -378,7 +261,7 @@ def compare_protocols(
     columns = [*PROTOCOLS, "exact"]
     metrics = {
         name: {c: float(getattr(solutions[c].metrics, name)) for c in columns}
-        for name, _ in PROTOCOL_METRICS[problem.kind]
+        for name in PROTOCOL_METRICS[problem.kind]
     }
     goal_values: dict[str, dict[str, float | None]] = {
         name: {c: solutions[c].goals[i].value for c in columns} for i, name in enumerate(names)

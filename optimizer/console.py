@@ -1,0 +1,586 @@
+"""What the command line prints on a terminal: every table and line of text, with rich.
+
+The commands (`optimizer.cli`) compute and decide, then hand their results here; `compare`'s
+`to_table()` renders here too. Everything printed through rich that comes from a user's files
+(ids, names, paths, messages quoting them) goes through escape(): "[bold]" in a client id is
+text, not markup.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import click
+from rich import box
+from rich.console import Console, RenderableType
+from rich.markup import escape
+from rich.table import Table
+
+from optimizer.errors import InvalidInputError
+from optimizer.evaluate import Evaluation
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.issues import Issue, Severity
+from optimizer.model.metrics import ConsumerMetrics, Metrics
+from optimizer.model.problem import Problem
+from optimizer.model.solution import GoalStatus, Solution
+from optimizer.money import money_text, rate_text
+from optimizer.text import plural, whole
+
+if TYPE_CHECKING:
+    from optimizer.goal import Goal
+    from optimizer.pipeline.run import PipelineResult
+    from plugins.manager import LoadedPlugin
+
+PIPED_WIDTH = 200
+"""Console width when the output is not a terminal and COLUMNS is unset: wide enough that tables
+keep their natural width (words are never cut to rich's default 80 columns), narrow enough for a
+log viewer."""
+
+
+def terminal(stderr: bool = False) -> Console:
+    """A console on stdout (or stderr), PIPED_WIDTH wide when piped without COLUMNS."""
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=PIPED_WIDTH)
+    return console
+
+
+out = terminal()
+err = terminal(stderr=True)
+
+
+def text(renderable: RenderableType, width: int = 130) -> str:
+    """`renderable` as plain text `width` columns wide, as `to_table()` returns it."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, highlight=False).print(renderable)
+    return buffer.getvalue()
+
+
+def print_line(line: str, stderr: bool = False) -> None:
+    """One line of plain text (no markup)."""
+    (err if stderr else out).print(escape(line))
+
+
+def print_error(message: str) -> None:
+    """An error on stderr, marked as one."""
+    err.print(f"[red]✗[/red] {escape(message)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Problems, issues and evaluations
+# ---------------------------------------------------------------------------------------------
+
+
+def describe(problem: Problem) -> str:
+    """The problem in one line: its kind, name, size and the setting that matters most."""
+    label = f" {problem.name!r}" if problem.name else ""
+    if isinstance(problem, ConsumerProblem):
+        partitions = sum(t.partitions for t in problem.topics)
+        return (
+            f"consumer group{label}: {plural(len(problem.members), 'member')}, {plural(len(problem.topics), 'topic')} "
+            f"({plural(partitions, 'partition')}), strategy {problem.config.partition_assignment_strategy}"
+        )
+    stateful = sum(t.stateful for t in problem.tasks)
+    return (
+        f"streams application{label}: {plural(len(problem.clients), 'client')}, {plural(len(problem.tasks), 'task')} "
+        f"({stateful} stateful), {plural(problem.config.num_standby_replicas, 'standby replica')}"
+    )
+
+
+def print_issues(issues: Sequence[Issue], console: Console) -> None:
+    for issue in issues:
+        style = "red" if issue.severity == Severity.ERROR else "yellow"
+        console.print(f"  [{style}]{issue.severity}[/{style}] {escape(str(issue))}")
+
+
+def print_invalid(error: InvalidInputError) -> None:
+    count = len(error.issues)
+    err.print(f"[red]✗[/red] {escape(error.source)}: {count} problem{'s' if count != 1 else ''}")
+    print_issues(error.issues, err)
+
+
+def print_valid(path: Path, problem: Problem, warnings: Sequence[Issue]) -> None:
+    """A problem file that passed `validate`, with the warnings Kafka would give."""
+    out.print(f"[green]✓[/green] {escape(str(path))}: {escape(describe(problem))}")
+    print_issues(warnings, out)
+
+
+def print_evaluation(problem_path: Path, solution_path: Path, problem: Problem, evaluation: Evaluation) -> None:
+    verdict = "[green]valid[/green]" if evaluation.valid else "[red]INVALID[/red]"
+    out.print(f"{escape(str(solution_path))} for {escape(str(problem_path))}: {verdict}")
+    out.print(f"  {escape(describe(problem))}")
+    if evaluation.warnings:
+        print_issues(evaluation.warnings, out)
+    if evaluation.violations:
+        table = Table(title="Violations", title_justify="left", show_lines=False)
+        table.add_column("code", style="red", no_wrap=True)
+        table.add_column("message")
+        for violation in evaluation.violations:
+            table.add_row(violation.code.value, escape(violation.message))
+        out.print(table)
+    table = Table(title="Metrics", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("meaning")
+    fields = type(evaluation.metrics).model_fields
+    for name, value in evaluation.metrics.model_dump(mode="json").items():
+        meaning = (fields[name].description or "").split("\n")[0].rstrip(" (")
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "-"
+        elif isinstance(value, float):
+            value = f"{value:.3f}"
+        table.add_row(name, escape(str(value)), meaning)
+    out.print(table)
+
+
+def figures(metrics: Metrics, target: bool = False) -> str:
+    """The headline metrics of an evaluation on one line, labelled (`target`: of a target, whose
+    warm-ups and caught-up state are those it is reached with, so left out)."""
+    m = metrics
+    if isinstance(m, ConsumerMetrics):
+        return (
+            f"partitions per member {m.min_size}-{m.max_size}, balance score {whole(m.balance_score)}, owned kept "
+            f"{whole(m.owned_kept)}, owned moved {whole(m.owned_moved)}, cross-rack partitions {whole(m.cross_rack_partitions)}"
+            + (f", withheld {whole(m.withheld_partitions)}" if m.withheld_partitions else "")
+        )
+    return (
+        f"tasks per thread max - min {whole(m.active_load_skew)} (actives), {whole(m.stateful_load_skew)} (stateful); "
+        f"cross-rack partitions {whole(m.cross_rack_active_partitions)} (actives), {whole(m.cross_rack_standby_partitions)} "
+        f"(standbys); moved {plural(m.active_moves, 'active')}, {plural(m.standby_moves, 'standby', 'standbys')}; "
+        + ("" if target else f"{plural(m.warmup_tasks, 'warm-up')}; {plural(m.actives_not_caught_up, 'active')} not caught up; ")
+        + f"tag conflicts {whole(m.standby_tag_conflicts)}; kip925 cost {whole(m.kip925_cost)}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Solutions
+# ---------------------------------------------------------------------------------------------
+
+LARGE_ASSIGNMENT = 5_000
+"""Entries (tasks or partitions held) beyond which `solve` prints plain lines, not a table:
+laying out a table of 100,000 partitions takes seconds, and nobody reads it in a terminal."""
+
+
+def print_solution(problem: Problem, solution: Solution) -> None:
+    """A solution as `solve` prints it: the assignment, the plan, each goal, the figures, notes."""
+    assert solution.solver is not None and solution.metrics is not None  # solve() recorded and evaluated it
+    out.print(f"{escape(describe(problem))}: solved with {solution.solver.name}")
+    print_issues(solution.warnings, out)
+    streams = problem.kind == "streams"
+    entries = sum(len(h.active) + len(h.standby) + len(h.warmup) for h in solution.assignment.values())
+    if entries > LARGE_ASSIGNMENT:
+        # ids are validated (no control characters), and plain text has no markup to escape
+        lines = []
+        for member, held in solution.assignment.items():
+            parts = [f"active ({len(held.active)}): {', '.join(held.active) or '-'}"]
+            if streams:
+                parts += [f"standby ({len(held.standby)}): {', '.join(held.standby) or '-'}", f"warm-up ({len(held.warmup)}): {', '.join(held.warmup) or '-'}"]
+            lines.append(f"{member}: " + "; ".join(parts))
+        click.echo("\n".join(lines))
+    else:
+        table = Table(title_justify="left")
+        table.add_column("client" if streams else "member", no_wrap=True)
+        table.add_column("active")
+        if streams:
+            table.add_column("standby")
+            table.add_column("warm-up")
+        for member, held in solution.assignment.items():
+            cells = [", ".join(held.active) or "-"]
+            if streams:
+                cells += [", ".join(held.standby) or "-", ", ".join(held.warmup) or "-"]
+            table.add_row(escape(member), *map(escape, cells))
+        out.print(table)
+    if solution.plan is not None:
+        for line in plan_lines(solution, streams):
+            out.print(escape(line))
+    for goal in solution.goals:
+        bound = "" if goal.bound is None else f", bound {whole(goal.bound)}"
+        now = f", applied now {whole(goal.value_now)}" if solution.target is not None else ""
+        out.print(f"goal {escape(goal.name)}: {whole(goal.value)}{now} ({goal.status}{bound}, {goal.seconds:.3f} s)")
+    label = "applied now" if solution.target is not None else "figures"
+    out.print(f"{label}: {escape(figures(solution.metrics))}")
+    if solution.target_metrics is not None:
+        out.print(f"target: {escape(figures(solution.target_metrics, target=True))}")
+    for note in solution.solver.options.get("notes", ()):
+        out.print(f"note: {escape(str(note))}")
+
+
+def plan_lines(solution: Solution, streams: bool) -> list[str]:
+    """The plan from the assignment applied now to the target, for a person."""
+    plan = solution.plan
+    assert plan is not None
+    if len(plan.rounds) == 1:
+        return ["plan: this assignment is the target (no follow-up rebalance)"]
+    if not streams:
+        withheld = plan.rounds[1].moves
+        return [
+            f"plan: {plural(withheld, 'partition')} withheld now (cooperative), assigned in the follow-up rebalance "
+            "the revoking members trigger at once; goal values are the target's"
+        ]
+    minutes = plan.seconds_to_target / 60
+    lines = [
+        f"plan: {plural(plan.followup_rebalances, 'probing rebalance')} to the target, at least {whole(round(minutes, 1))} min "
+        f"(probing.rebalance.interval.ms); {plural(plan.warmups, 'warm-up replica')}, "
+        f"{whole(plan.restore_offsets)} changelog offsets to restore"
+        + (f" ({plural(plan.restore_unknown, 'copy', 'copies')} of unknown size)" if plan.restore_unknown else "")
+        + "; goal values are the target's"
+    ]
+    shown_rounds = plan.rounds if len(plan.rounds) <= 6 else (*plan.rounds[:3], None, *plan.rounds[-2:])
+    for entry in shown_rounds:
+        if entry is None:
+            lines.append(f"  ... {len(plan.rounds) - 5} more rounds")
+            continue
+        when = "now" if entry.round == 1 else f"rebalance {entry.round - 1}"
+        warm = sum(len(tasks) for tasks in entry.warmups.values())
+        lines.append(
+            f"  round {entry.round} ({when}): {plural(entry.moves, 'active')} moved, {plural(warm, 'warm-up')} started, "
+            f"{whole(entry.restore_offsets)} offsets to restore"
+        )
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Goals and examples
+# ---------------------------------------------------------------------------------------------
+
+
+def print_goals(goals: Sequence[type[Goal]], owners: Mapping[str, str], loaded: Sequence[LoadedPlugin]) -> None:
+    """The goals available, with the plugin that registered each, and the plugins loaded."""
+    table = Table(title="Goals", title_justify="left")
+    for column in ("goal", "plugin", "kinds", "hard", "what it counts (lower is better)"):
+        table.add_column(column)
+    for goal in goals:
+        table.add_row(escape(goal.name), escape(owners[goal.name]), ", ".join(goal.kinds), "yes" if goal.hard else "", escape(goal.summary))
+    out.print(table)
+    out.print("plugins: " + ", ".join(escape(f"{p.name} {p.version}") for p in loaded))
+
+
+EXAMPLE_VERDICTS = {
+    "problem ok": "green",
+    "yes": "green",
+    "invalid problem": "red",
+    "invalid file": "red",
+    "NO": "red",
+}
+"""What `examples` says of a problem or a solution, and its colour."""
+
+
+@dataclass(frozen=True)
+class ExampleCheck:
+    """One row of `kafka-assign examples`: a problem, or one of the solutions next to it."""
+
+    problem: str
+    """The problem file under the directory; empty below its first row."""
+    solution: str
+    """The solution's label (`NAME.LABEL.solution.json`), `-` when the problem has none."""
+    verdict: str
+    """One of EXAMPLE_VERDICTS."""
+    detail: str
+    """The figures, the problem's description, or what is wrong."""
+
+
+def print_examples(directory: Path, checks: Sequence[ExampleCheck], problems: int, failures: int) -> None:
+    table = Table(title=f"Examples under {escape(str(directory))}", title_justify="left")
+    table.add_column("problem", overflow="fold", ratio=2)
+    table.add_column("solution", overflow="fold", ratio=1)
+    table.add_column("valid", no_wrap=True)
+    table.add_column("figures", min_width=24, ratio=4)
+    for check in checks:
+        style = EXAMPLE_VERDICTS[check.verdict]
+        table.add_row(escape(check.problem), escape(check.solution), f"[{style}]{check.verdict}[/{style}]", escape(check.detail))
+    out.print(table)
+    out.print(f"{plural(problems, 'problem')}, {plural(failures, 'failure')}; details: kafka-assign evaluate PROBLEM SOLUTION")
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons (`compare` renders through these without this module importing it: the protocols
+# below are what the tables read of `optimizer.compare`'s dataclasses)
+# ---------------------------------------------------------------------------------------------
+
+
+class ComparedGoal(Protocol):
+    """One goal of a `Comparison` (`optimizer.compare.GoalComparison`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kafka(self) -> float: ...
+    @property
+    def exact(self) -> float | None: ...
+    @property
+    def status(self) -> GoalStatus: ...
+    @property
+    def bound(self) -> float | None: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def kafka_now(self) -> float: ...
+    @property
+    def exact_now(self) -> float | None: ...
+    @property
+    def notes(self) -> Mapping[str, str]: ...
+
+
+class KafkaAgainstExact(Protocol):
+    """Kafka's heuristic against the exact optimum (`optimizer.compare.Comparison`)."""
+
+    @property
+    def problem(self) -> str | None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def goals(self) -> Sequence[ComparedGoal]: ...
+    @property
+    def kafka_seconds(self) -> float: ...
+    @property
+    def exact_seconds(self) -> float: ...
+    @property
+    def moves(self) -> int: ...
+    @property
+    def kafka(self) -> Solution: ...
+    def figures(self) -> dict[str, dict[str, float]]: ...
+
+
+class ProtocolsAgainstExact(Protocol):
+    """The classic protocol's assignor, the new one's and the exact optimum
+    (`optimizer.compare.ProtocolComparison`)."""
+
+    @property
+    def problem(self) -> str | None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def columns(self) -> Sequence[str]: ...
+    @property
+    def assignors(self) -> Mapping[str, str]: ...
+    @property
+    def metrics(self) -> Mapping[str, Mapping[str, float]]: ...
+    @property
+    def goals(self) -> Mapping[str, Mapping[str, float | None]]: ...
+    @property
+    def seconds(self) -> Mapping[str, float]: ...
+    def plans(self) -> dict[str, dict[str, float]]: ...
+
+
+CAPTIONS = {
+    "streams": (
+        "now: the assignment applied at this rebalance (stateful actives on caught-up clients, warm-ups started); "
+        "target: where the plan ends, one probing rebalance per round (probing.rebalance.interval.ms), assuming each "
+        "warm-up catches up within one interval. Goal values of the exact target are proven against the bound."
+    ),
+    "cooperative": (
+        "now: the assignment applied at this rebalance (cooperative: partitions that change owner are withheld until "
+        "revoked); target: after the follow-up rebalance the revoking members trigger at once. No warm-ups: "
+        "consumer groups have none."
+    ),
+    "eager": "Consumer groups have no warm-ups; this strategy assigns everything at once: now is the target.",
+}
+
+FIGURE_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
+    "streams": (
+        ("cross_rack_partitions", "cross-rack partitions (actives, standbys, warm-ups)"),
+        ("load_skew", "active tasks per thread, max - min"),
+        ("moves", "active + standby moves"),
+        ("followup_rebalances", "probing rebalances to the target"),
+        ("warmups", "warm-up replicas over the plan"),
+        ("restore_offsets", "changelog offsets restored over the plan"),
+        ("restore_unknown", "copies restored whose size is unknown"),
+        ("minutes_to_target", "minutes to the target (at least)"),
+    ),
+    "consumer": (
+        ("cross_rack_partitions", "cross-rack partitions"),
+        ("load_skew", "partitions per member, max - min"),
+        ("moves", "owned partitions moved or withheld"),
+        ("withheld", "partitions withheld a round"),
+        ("followup_rebalances", "follow-up rebalances to the target"),
+    ),
+}
+
+PROTOCOL_METRIC_LABELS = {
+    "cross_rack_active_partitions": "cross-rack source partitions (actives)",
+    "cross_rack_standby_partitions": "cross-rack changelog partitions (standbys)",
+    "active_load_skew": "active tasks per thread, max - min",
+    "stateful_load_skew": "stateful tasks per thread, max - min",
+    "active_moves": "active tasks moved",
+    "standby_moves": "standbys placed anew",
+    "standby_rack_conflicts": "standbys sharing a rack with a copy",
+    "actives_not_caught_up": "actives not caught up",
+    "cross_rack_partitions": "cross-rack partitions",
+    "size_skew": "partitions per member, max - min",
+    "owned_moved": "owned partitions moved",
+    "withheld_partitions": "partitions withheld a round",
+}
+"""How `compare --protocols` names the metrics `optimizer.compare.PROTOCOL_METRICS` lists."""
+
+
+def _consumer_kind(solution: Solution) -> str:
+    return "cooperative" if solution.plan is not None and solution.plan.followup_rebalances else "eager"
+
+
+def comparison_table(comparison: KafkaAgainstExact) -> Table:
+    """`kafka-assign compare`'s table: each goal and headline figure, Kafka's and the exact
+    answer, each as applied now and as its target, with the bound, status and time."""
+    name = f" {comparison.problem!r}" if comparison.problem else ""
+    table = Table(title=escape(f"Kafka heuristic vs exact on{name}"), title_justify="left")
+    table.add_column("goal or figure (lower is better)", justify="left")
+    for column in ("Kafka\nnow", "Kafka\ntarget", "exact\nnow", "exact\ntarget", "bound", "status", "seconds"):
+        table.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)
+    marks: list[str] = []
+
+    def marked(value: float | None, why: str | None) -> str:
+        text = whole(value)
+        if why is None:
+            return text
+        if why not in marks:
+            marks.append(why)
+        return f"{text} ({marks.index(why) + 1})"
+
+    for number, g in enumerate(comparison.goals, start=1):
+        reasons = {column: g.notes.get(column) for column in ("kafka_now", "kafka", "exact_now")}
+        better = g.exact is not None and g.exact < g.kafka
+        exact = whole(g.exact)
+        table.add_row(
+            escape(f"goal {g.name}"),
+            marked(g.kafka_now, reasons["kafka_now"]),
+            marked(g.kafka, reasons["kafka"]),
+            marked(g.exact_now, reasons["exact_now"]),
+            f"[green]{exact}[/green]" if better else exact,
+            whole(g.bound),
+            g.status,
+            f"{g.seconds:.3f}",
+            end_section=number == len(comparison.goals),
+        )
+    labels = dict(FIGURE_LABELS[comparison.kind])
+    for figure, values in comparison.figures().items():
+        table.add_row(
+            escape(labels.get(figure, figure)),
+            *(whole(values.get(c)) for c in ("kafka_now", "kafka", "exact_now", "exact")),
+            "",
+            "",
+            "",
+        )
+    caption = [
+        f"Kafka {comparison.kafka_seconds:.3f} s, exact {comparison.exact_seconds:.3f} s; "
+        f"{plural(comparison.moves, 'task' if comparison.kind == 'streams' else 'partition')} placed differently in the two targets.",
+        CAPTIONS[comparison.kind if comparison.kind == "streams" else _consumer_kind(comparison.kafka)],
+    ]
+    caption += [f"({i}) {why}" for i, why in enumerate(marks, start=1)]
+    table.caption = escape("\n".join(caption))
+    table.caption_justify = "left"
+    return table
+
+
+def protocol_comparison_table(comparison: ProtocolsAgainstExact) -> Table:
+    """`kafka-assign compare --protocols`' table: the metrics of each assignment applied now, the
+    goal values of each target and each plan, one column per protocol and the exact optimum."""
+    name = f" {comparison.problem!r}" if comparison.problem else ""
+    table = Table(title=escape(f"Classic protocol vs new protocol vs exact on{name}"), title_justify="left")
+    table.add_column("figure (lower is better)", justify="left", no_wrap=True)
+    for column in comparison.columns:
+        table.add_column(escape(f"{column}\n{comparison.assignors[column]}"), justify="right", no_wrap=True)
+    for metric, values in comparison.metrics.items():
+        table.add_row(escape(f"now: {PROTOCOL_METRIC_LABELS[metric]}"), *(whole(values[c]) for c in comparison.columns))
+    for goal, goal_values in comparison.goals.items():
+        table.add_row(escape(f"target: goal {goal}"), *(whole(goal_values[c]) for c in comparison.columns))
+    plans = comparison.plans()
+    plan_labels = dict(FIGURE_LABELS[comparison.kind])
+    for figure in (f for f in plans[comparison.columns[0]] if f != "withheld"):  # a metric row already
+        table.add_row(escape(plan_labels[figure]), *(whole(plans[c].get(figure)) for c in comparison.columns))
+    table.caption = escape(
+        ", ".join(f"{c} {comparison.seconds[c]:.3f} s" for c in comparison.columns)
+        + f"; goals in order: {', '.join(comparison.goals)}. now: the assignment applied at this rebalance; "
+        "target: where each plan ends"
+        + (" (warm-ups caught up, one probing rebalance per round)." if comparison.kind == "streams" else " (withheld partitions assigned).")
+    )
+    table.caption_justify = "left"
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# The fleet pipeline
+# ---------------------------------------------------------------------------------------------
+
+FAILED_LISTED = 20
+"""Problems without an assignment named in the terminal summary (the report lists them all)."""
+
+
+def print_fleet(result: PipelineResult, price_per_gb: float | None = None) -> None:
+    """The terminal summary of a pipeline run: per solver, Kafka against the exact solver, the
+    money, and the problems not solved."""
+    from optimizer.report import failed_rows, fleet_totals
+
+    totals = fleet_totals(result.summary, price_per_gb)
+    title = f"Fleet: {plural(result.problems, 'problem')}, {plural(result.rows, 'row')}, {result.seconds:.1f} s end to end"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    widest = max((len(name) for name in totals["per_solver"]), default=0)
+    columns = (
+        "solver", "solved", "invalid", "errors", "cross-rack\nnow", "cross-rack\ntarget", "moves\nnow",
+        "mean skew\nnow", "mean skew\ntarget", "probing\nrounds", "restore\noffsets", "solve s",
+    )  # fmt: skip
+    for column in columns:
+        width = max(len(column), widest) if column == "solver" else None  # kafka:classic whole
+        table.add_column(column, justify="left" if column == "solver" else "right", no_wrap=True, min_width=width)
+    for solver, t in totals["per_solver"].items():
+        table.add_row(
+            escape(solver), whole(t["solved"]), whole(t["invalid"]), whole(t["errors"]), whole(t["cross_rack_partitions"]),
+            whole(t["target_cross_rack_partitions"]), whole(t["moves"]), whole(t["load_skew_mean"]),
+            whole(t["target_load_skew_mean"]), whole(t["followup_rebalances"]), whole(t["restore_offsets"]),
+            f"{t['seconds_total']:.1f}",
+        )  # fmt: skip
+    out.print(table)
+    out.print(
+        "now: the assignments applied at this rebalance; target: where each plan ends (Streams: warm-ups caught up, "
+        "one probing rebalance per round; cooperative groups: withheld partitions assigned)."
+    )
+    c = totals["comparison"]
+    if c:
+
+        def saved(figure: int, percent: float | None) -> str:
+            return f"saved {whole(figure)}" + ("" if percent is None else f" ({percent:+.1f} %)")
+
+        out.print(
+            f"{c['reference']} vs {c['baseline']} on {plural(c['problems'], 'problem')}: cross-rack partitions now "
+            f"{whole(c['baseline_cross_rack'])} -> {whole(c['reference_cross_rack'])}, {saved(c['saved'], c['saved_percent'])}; "
+            f"at the targets {whole(c['baseline_target_cross_rack'])} -> {whole(c['reference_target_cross_rack'])}, "
+            f"{saved(c['target_saved'], c['target_saved_percent'])}; moves now {whole(c['baseline_moves'])} -> "
+            f"{whole(c['reference_moves'])}; probing rounds {whole(c['baseline_rounds'])} -> {whole(c['reference_rounds'])}, "
+            f"restore offsets {whole(c['baseline_restore_offsets'])} -> {whole(c['reference_restore_offsets'])}; "
+            f"better now on {c['better']}, equal on {c['equal']}, worse on {c['worse']} "
+            "(goals rank before cross-rack traffic: see the report)"
+        )
+    money = totals["money"]
+    if c and money:
+        priced = (
+            f"; {money_text(money['money_saved'])} on the {plural(money['priced'], 'problem')} with a price"
+            if money["money_saved"] is not None
+            else "; no price (--price-per-gb) for money"
+        )
+        out.print(
+            f"cross-zone traffic at the targets on {plural(money['with_bytes'], 'problem')} with throughputs: "
+            f"{rate_text(money['baseline_bytes'])} -> {rate_text(money['reference_bytes'])}, saved {rate_text(money['bytes_saved'])}{priced}"
+        )
+        curve = totals["pareto"]
+        if curve and curve["top"]:
+            out.print(f"the top {curve['top']} of {curve['problems']} compared problems give {curve['share']:.0f} % of the saving (the report ranks them)")
+    failed = failed_rows(result.summary)
+    if failed:
+        problems = sorted({str(row.get("problem")) for row in failed})
+        out.print(f"not solved ({plural(len(problems), 'problem')}; every row has its reason in the summary's error column):")
+        shown_rows: dict[str, dict[str, Any]] = {}
+        for row in failed:  # one line per problem: the first solver's reason (invalid: the same for all)
+            shown_rows.setdefault(str(row.get("problem")), row)
+        for name in problems[:FAILED_LISTED]:
+            row = shown_rows[name]
+            reason = " ".join(str(row.get("error") or row.get("status")).split())
+            if len(reason) > 300:
+                reason = reason[:297] + "..."
+            solvers = sorted({str(r.get("solver")) for r in failed if str(r.get("problem")) == name})
+            out.print(f"  {escape(name)} ({row.get('status')}; {', '.join(solvers)}): {escape(reason)}")
+        if len(problems) > FAILED_LISTED:
+            out.print(f"  ... and {len(problems) - FAILED_LISTED} more (see the report)")
+    out.print(f"output: {escape(str(result.output.resolve()))}")
