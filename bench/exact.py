@@ -38,10 +38,10 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from optimizer.catalogue import resolve_goals
+from optimizer.engine.sequence import run_sequence
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.ids import partition_key, task_key
 from optimizer.model.normalize import normalize
-from optimizer.engine.sequence import run_sequence
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "exact.json"

@@ -1,11 +1,11 @@
-"""The import layers: every module imports on its own, no import cycle, and no layer imports a
-layer above it (DESIGN.md section 2; docs/decisions.md, "Layers").
+"""The import layers of docs/architecture.md: every module imports on its own, no import cycle,
+and no layer imports a layer above it.
 
-Layers, bottom up: `plugins` → the `optimizer` core (errors, version, model, index and costs,
-KIP-441 level arithmetic, placements and lags, the `Goal` base and the protocols it encodes on) →
-the engine and its back-ends → Kafka's assignors → what users call (solve and its transition
-planning; compare, pipeline, report, cli, and the `optimizer` package that
-re-exports them) → `goals`, the built-in goals, loaded by name.
+Layers, bottom up: `plugins` → the core (model, errors, formulation, the `Goal` base and what it
+encodes on, evaluate, ...) → inputs (`optimizer.sources`) → the exact engine, its back-ends and the
+catalogue of names → Kafka's assignors → what users call (solve, compare, console, cli, pipeline,
+report, testing, and the `optimizer` package that re-exports them) → `goals`, the built-in goals.
+A folder belongs to one layer as a whole; a module of the `optimizer/` root is named on its own.
 The graph is read from the source (function-level imports included), so a lazy import does not
 hide a cycle.
 """
@@ -25,20 +25,21 @@ PACKAGES = ("plugins", "optimizer", "goals")
 LAYERS = (
     ("plugins",),
     (
-        "optimizer.errors", "optimizer.version", "optimizer.model", "optimizer.costs", "optimizer.levels",
-        "optimizer.formulation", "optimizer.protocols", "optimizer.goal", "optimizer.deadline", "optimizer.placement",
-        "optimizer.text",
-        "optimizer.evaluate", "optimizer.generate",
+        "optimizer.model", "optimizer.errors", "optimizer.version", "optimizer.costs", "optimizer.levels", "optimizer.formulation",
+        "optimizer.goal", "optimizer.protocols", "optimizer.results", "optimizer.placement", "optimizer.deadline", "optimizer.text",
+        "optimizer.money", "optimizer.evaluate", "optimizer.generate", "optimizer.rebalance",
     ),
-    ("optimizer.catalogue", "optimizer.engine", "optimizer.backends", "optimizer.results", "optimizer.rebalance"),
+    ("optimizer.sources",),
+    ("optimizer.engine", "optimizer.backends", "optimizer.catalogue"),
     ("optimizer.assignors",),
     (
-        "optimizer.solve", "optimizer.compare", "optimizer.pipeline", "optimizer.report", "optimizer.cli",
-        "optimizer.__main__", "optimizer.testing", "optimizer",
+        "optimizer.solve", "optimizer.compare", "optimizer.console", "optimizer.cli", "optimizer.pipeline", "optimizer.report",
+        "optimizer.testing", "optimizer.__main__", "optimizer",
     ),
     ("goals",),
 )  # fmt: skip
-"""Module name prefixes per layer, bottom up; the longest matching prefix decides."""
+"""Folders and root modules per layer, bottom up (docs/architecture.md's table); the longest
+matching name decides."""
 
 
 def _modules() -> dict[str, str]:
@@ -83,6 +84,25 @@ def _layer(name: str) -> int:
                 best, layer = len(prefix), number
     assert layer is not None, f"{name} belongs to no layer: add it to LAYERS"
     return layer
+
+
+def test_the_layers_are_folders_and_root_modules_that_exist():
+    """A layer names whole folders (packages) and modules of the `optimizer/` root, never a module
+    inside a folder: a folder is in one layer. Each name exists."""
+    for name in (entry for layer in LAYERS for entry in layer):
+        parts = name.split(".")
+        path = REPO.joinpath(*parts)
+        assert len(parts) <= 2, f"{name}: a layer names a folder or a root module, not a module inside a folder"
+        assert path.is_dir() or path.with_suffix(".py").is_file(), f"{name} names no folder or module"
+
+
+def test_the_contributors_page_draws_these_layers():
+    """docs/architecture.md's table (between its `layers` markers) lists the same names per layer."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page.split("<!-- layers: read by tests/test_layers.py -->", 1)[1].split("<!-- /layers -->", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| layer")]
+    drawn = [tuple(name.strip("` ") for name in row.split("|")[2].split(",")) for row in rows]
+    assert drawn == [tuple(layer) for layer in LAYERS]
 
 
 def test_there_is_no_import_cycle():
