@@ -26,6 +26,7 @@ kip925 reference keeps), so that its optimum and ours are the same number.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import sys
@@ -210,15 +211,19 @@ STREAMS_GOALS = ["balance", "standby_rack_diversity", "subtopology_spread", "cro
 def plain_branch_and_bound(problem, goals):
     """The stages one by one on HiGHS's own branch and bound (the engine's relaxed pass and
     relaxation-first stages switched off): the method before issue 16, as the check."""
+    from optimizer import backends
     from optimizer.backends import milp
 
-    saved = milp.MilpSession.relax, milp.MilpSession._relaxation
-    milp.MilpSession.relax = lambda self, objective, time_limit: None  # type: ignore[method-assign]  # "not solved": stage by stage
+    saved = backends.REGISTRY, milp.MilpSession._relaxation
+    # the engine skips the relaxed pass on a back-end whose capabilities do not say `relaxes`
+    backends.REGISTRY = tuple(
+        dataclasses.replace(b, capabilities=dataclasses.replace(b.capabilities, relaxes=False)) if b.name == "milp" else b for b in saved[0]
+    )
     milp.MilpSession._relaxation = lambda self, costs, deadline: (None, None)  # type: ignore[assignment]
     try:
         return timed(run_sequence, normalize(problem).problem, resolve_goals(goals, "streams"), "milp", 600)
     finally:
-        milp.MilpSession.relax, milp.MilpSession._relaxation = saved
+        backends.REGISTRY, milp.MilpSession._relaxation = saved
 
 
 def target_d(results):

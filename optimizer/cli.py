@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import click
 
 from optimizer.backends import REGISTRY
-from optimizer.catalogue import SOLVERS, goal_class
+from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, SOLVERS, goal_class
 from optimizer.compare import compare, compare_protocols
 from optimizer.console import (
     ExampleCheck,
@@ -419,7 +419,7 @@ PRICE_HELP = (
 @click.option("--master", metavar="URL", help="Spark master (default local[*]: this machine).")
 @click.option("--local", "local_runner", is_flag=True, help="Run without Spark, in this process (same rows).")
 @click.option(
-    "--solvers", default="kafka,kafka:new,exact", show_default=True, metavar="S1,S2,...",
+    "--solvers", default=",".join(DEFAULT_PIPELINE_SOLVERS), show_default=True, metavar="S1,S2,...",
     help="Solvers to run on every problem; kafka:classic and kafka:new are Kafka's assignor under each protocol.",
 )
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: each kind's default sequence).")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optimizer.catalogue import resolve_goals
 from optimizer.console import comparison_table, protocol_comparison_table, text
@@ -20,6 +20,9 @@ from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.solve import solve
 from optimizer.text import whole
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @dataclass(frozen=True)
@@ -90,9 +93,13 @@ class Comparison:
             "exact_followup_rebalance": self.exact.followup_rebalance,
         }
 
+    def table(self) -> Table:
+        """The table `kafka-assign compare` prints (a rich Table)."""
+        return comparison_table(self)
+
     def to_table(self) -> str:
         """The table `kafka-assign compare` prints, as text 130 columns wide."""
-        return text(comparison_table(self))
+        return text(self.table())
 
 
 def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
@@ -228,9 +235,13 @@ class ProtocolComparison:
         """Column -> the figures of its plan (probing or follow-up rebalances, warm-ups, ...)."""
         return {c: _plan_figures(self.kind, self.solutions[c]) for c in self.columns}
 
+    def table(self) -> Table:
+        """The table `kafka-assign compare --protocols` prints (a rich Table)."""
+        return protocol_comparison_table(self)
+
     def to_table(self) -> str:
         """The table `kafka-assign compare --protocols` prints, as text 130 columns wide."""
-        return text(protocol_comparison_table(self))
+        return text(self.table())
 
 
 def compare_protocols(

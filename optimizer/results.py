@@ -4,7 +4,8 @@ signal that a back-end found, while building or solving, that it cannot take a s
 (`Unsupported`).
 
 Statuses are the solution file's `GoalStatus`; stages use its subset optimal, feasible,
-time_limit and infeasible (`heuristic` is only for Kafka's assignment, set by `optimizer.solve`).
+time_limit and infeasible (`heuristic` is only for Kafka's assignment: `optimizer.solve` sets it under `kafka`, and
+`optimizer.engine.policy` when the exact engine falls back to it).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from plugins.errors import PluginError
 
 class GoalClass(Protocol):
     """What the plugin layer needs of a goal class: its unique `name`. `optimizer.Goal` declares
-    the rest, and the engine refuses a registered class that is not one (`solve.goal_class`)."""
+    the rest, and the engine refuses a registered class that is not one (`catalogue.goal_class`)."""
 
     name: ClassVar[str]
 

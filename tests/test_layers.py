@@ -105,6 +105,20 @@ def test_the_contributors_page_draws_these_layers():
     assert drawn == [tuple(layer) for layer in LAYERS]
 
 
+def test_the_built_in_goals_use_the_core_only():
+    """A goal encodes on what `optimizer.goal` and `optimizer.protocols` promise: the built-in
+    goals import the core and `plugins`, never the engine, the back-ends, Kafka's assignors or
+    what users call (docs/architecture.md, "A goal")."""
+    reaching = [
+        f"{module} imports {target} (layer {_layer(target)})"
+        for module in sorted(GRAPH)
+        if module.split(".")[0] == "goals"
+        for target in sorted(GRAPH[module])
+        if target.split(".")[0] != "goals" and _layer(target) > 1
+    ]
+    assert reaching == []
+
+
 def test_there_is_no_import_cycle():
     index: dict[str, int] = {}
     low: dict[str, int] = {}

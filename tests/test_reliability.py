@@ -285,10 +285,9 @@ def test_a_solver_bug_and_an_unexpected_exception_exit_4(tmp_path, monkeypatch):
 def test_a_model_too_large_to_build_returns_kafkas_assignment(monkeypatch):
     """No exact model beyond MAX_MODEL_VARIABLES: Kafka's assignment, marked, with or without a
     time limit."""
-    from optimizer.engine import models, sequence
+    from optimizer.model import limits
 
-    for module in (sequence, models):  # the full model's check, and the merged models'
-        monkeypatch.setattr(module, "MAX_MODEL_VARIABLES", 10)
+    monkeypatch.setattr(limits, "MAX_MODEL_VARIABLES", 10)
     from optimizer.generate import random_consumer_problem, random_streams_problem
 
     for problem in (

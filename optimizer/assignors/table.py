@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 Selector = TypeVar("Selector")
-Run = TypeVar("Run")
+Assignor = TypeVar("Assignor")
 
 KafkaRelease = tuple[int, ...]
 """A Kafka release as numbers, `(4, 4, 0)` for 4.4.0. `()` is the code this project reproduces
@@ -27,15 +27,15 @@ REPRODUCED: KafkaRelease = ()
 
 
 @dataclass(frozen=True)
-class AssignorTable(Generic[Selector, Run]):
+class AssignorTable(Generic[Selector, Assignor]):
     """The assignors of one family: (the selecting value, the first Kafka release of a variant) to
     the function that reproduces it."""
 
     key: str
     """Kafka's config key that selects the assignor, e.g. `partition.assignment.strategy`."""
-    rows: Mapping[tuple[Selector, KafkaRelease], Run]
+    rows: Mapping[tuple[Selector, KafkaRelease], Assignor]
 
-    def select(self, value: Selector, release: KafkaRelease = REPRODUCED) -> Run:
+    def select(self, value: Selector, release: KafkaRelease = REPRODUCED) -> Assignor:
         """The assignor `key=value` runs in Kafka `release`: the latest variant first shipped in
         it or before. KeyError names the key and value when the table has none (the model's
         validation only lets through values that have rows)."""

@@ -10,6 +10,6 @@
 * `policy`: what the exact solvers return: the deadline, the fallback to Kafka's answer (handed in,
   never imported: the engine sits below Kafka's assignors), the step applied now.
 
-The engine imports the core (model, formulation, goal contract, back-ends, catalogue), never
-Kafka's assignors, `solve` or what users call (tests/test_layers.py).
+The engine imports the core (model, formulation, the goal contract) and its own layer's back-ends
+and catalogue, never Kafka's assignors, `solve` or what users call (tests/test_layers.py).
 """

@@ -19,7 +19,7 @@ from optimizer.engine.patterns import PatternStreamsFormulation, pattern_variabl
 from optimizer.engine.run import Run
 from optimizer.engine.stages import run_stages
 from optimizer.goal import APART, Assignment, Goal
-from optimizer.model.limits import MAX_MODEL_VARIABLES
+from optimizer.model import limits
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus
 from optimizer.model.streams import StreamsProblem
@@ -67,7 +67,7 @@ def too_large(variables: int, *notes: str | None) -> SequenceResult:
     return SequenceResult(
         None,
         [],
-        said + [f"the integer model would have {variables:,} variables, more than {MAX_MODEL_VARIABLES:,}: not built"],
+        said + [f"the integer model would have {variables:,} variables, more than {limits.MAX_MODEL_VARIABLES:,}: not built"],
         True,
     )
 
@@ -88,9 +88,9 @@ def run_merged(
     def worth(size: int) -> bool:
         """A merged model of `size` variables is used when forced, at most half the full one, or
         when the full one is too large to build."""
-        return force or 2 * size <= full or full > MAX_MODEL_VARIABLES
+        return force or 2 * size <= full or full > limits.MAX_MODEL_VARIABLES
 
-    if smallest > MAX_MODEL_VARIABLES:
+    if smallest > limits.MAX_MODEL_VARIABLES:
         return None, [f"compressed model not used: it would have {smallest:,} variables"], None
     if not worth(smallest):
         return None, [], None  # not worth it: nothing to report

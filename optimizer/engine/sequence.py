@@ -35,7 +35,7 @@ from optimizer.engine.stages import run_stages
 from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import formulate
 from optimizer.goal import Assignment, Goal
-from optimizer.model.limits import MAX_MODEL_VARIABLES
+from optimizer.model import limits
 from optimizer.model.problem import Problem
 from optimizer.model.streams import StreamsProblem
 from optimizer.results import SequenceResult, Unsupported
@@ -99,7 +99,7 @@ def run_sequence(
 
     told = told_apart(problem, goals) if isinstance(problem, StreamsProblem) else None
     small, full = model_variables(problem, goals, told)
-    if full > MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
+    if full > limits.MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
         return too_large(full, *declined)
     result: SequenceResult | None = None
     notes: list[str] = []
@@ -108,7 +108,7 @@ def run_sequence(
         assert isinstance(problem, StreamsProblem) and told is not None  # only Streams models merge
         result, notes, start = run_merged(run, problem, compress is True, small, full, told, patterns)
     if result is None:
-        if full > MAX_MODEL_VARIABLES:
+        if full > limits.MAX_MODEL_VARIABLES:
             return too_large(full, *declined, *notes)
         if start is not None:
             run.hint = functools.partial(dict, start)  # the compressed model's assignment is the best start

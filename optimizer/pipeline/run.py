@@ -51,7 +51,6 @@ from optimizer.sources.records import Record
 from optimizer.text import plural
 from plugins.manager import plugins
 
-DEFAULT_SOLVERS = DEFAULT_PIPELINE_SOLVERS
 RUNNERS = ("spark", "local")
 LOCAL_PART = 1000
 """Problems per part file written by the local runner."""
@@ -92,7 +91,7 @@ def run_pipeline(
     input_path: str | Path,
     output: str | Path,
     *,
-    solvers: Sequence[str] = DEFAULT_SOLVERS,
+    solvers: Sequence[str] = DEFAULT_PIPELINE_SOLVERS,
     goals: Sequence[str] | None = None,
     time_limit: float | None = None,
     runner: str = "spark",

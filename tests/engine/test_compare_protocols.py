@@ -81,3 +81,11 @@ def test_cli_prints_the_three_columns(tmp_path):
     data = json.loads(as_json.output)
     assert data["assignors"]["new"] == "KIP-1071 sticky"
     assert set(data["metrics"]["active_moves"]) == {"classic", "new", "exact"}
+
+
+def test_every_metric_compared_has_its_label():
+    """The metrics `compare --protocols` lists and the labels the console prints them with."""
+    from optimizer.compare import PROTOCOL_METRICS
+    from optimizer.console import PROTOCOL_METRIC_LABELS
+
+    assert {metric for metrics in PROTOCOL_METRICS.values() for metric in metrics} == set(PROTOCOL_METRIC_LABELS)

@@ -3,6 +3,7 @@ replaced only by a finished run."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS
 from optimizer.cli import cli
 from optimizer.errors import InvalidInputError, PipelineError
 from optimizer.pipeline import run as run_module
@@ -303,8 +305,9 @@ def test_protocol_columns_are_kafkas_assignor_under_each_protocol(fleet, tmp_pat
 
 
 def test_the_default_solvers_include_the_new_protocol():
-    assert run_module.DEFAULT_SOLVERS == ("kafka", "kafka:new", "exact")
+    assert DEFAULT_PIPELINE_SOLVERS == ("kafka", "kafka:new", "exact")
+    assert inspect.signature(run_module.run_pipeline).parameters["solvers"].default == DEFAULT_PIPELINE_SOLVERS
     option = next(p for p in cli.commands["pipeline"].params if p.name == "solvers")
-    assert option.default == ",".join(run_module.DEFAULT_SOLVERS)  # the command line's default too
+    assert option.default == "kafka,kafka:new,exact"  # the command line's default too
     with pytest.raises(PipelineError, match="kafka:classic, kafka:new"):
         run_module._check_options(["kafka:old"], "local")
