@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from typing import Any, NoReturn
@@ -52,6 +53,7 @@ from optimizer.model.solution import Solution
 from optimizer.solve import solve
 from optimizer.sources import PROBLEM_SUFFIXES
 from optimizer.sources.problem_file import load_problem, load_solution, save_solution
+from optimizer.text import plural
 from optimizer.version import __version__
 from plugins.manager import plugins
 
@@ -495,6 +497,46 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
 
     count = write_sample_fleet(output, seed=seed, applications=applications, groups=groups, broken=broken)
     print_line(f"wrote {count} problem documents to {output}")
+
+
+SANDBOX_DIR = Path(tempfile.gettempdir()) / "kafka-assign-sandbox"
+"""Where `kafka-assign sandbox` keeps its cluster unless told otherwise (`--dir`)."""
+
+_SANDBOX_DIR_OPTION = click.option(
+    "--dir", "directory", default=SANDBOX_DIR, show_default=True, type=click.Path(file_okay=False, path_type=Path),
+    help="The sandbox's directory: its storage, logs and the list of its processes.",
+)  # fmt: skip
+
+
+@cli.group("sandbox")
+def sandbox_group() -> None:
+    """A local Kafka cluster on 127.0.0.1 (KRaft: a controller and brokers in racks), from the
+    project's Kafka jars (jvm/; Java 17 and Maven)."""
+
+
+@sandbox_group.command("start")
+@click.option("--brokers", default=3, show_default=True, type=click.IntRange(1, 9), help="Brokers to start.")
+@click.option("--racks", default="a,b,c", show_default=True, help="Racks (broker.rack) the brokers take in turn; '' for none.")
+@_SANDBOX_DIR_OPTION
+def sandbox_start(brokers: int, racks: str, directory: Path) -> None:
+    """Start the cluster, wait until every broker is registered, print its bootstrap address."""
+    from optimizer.kafka import sandbox
+
+    started = sandbox.start(brokers, [r.strip() for r in racks.split(",") if r.strip()], directory)
+    print_line(f"bootstrap: {started.bootstrap}")
+    print_line("brokers: " + ", ".join(f"{n} (rack {r})" if r else str(n) for n, r in started.racks.items()))
+    print_line(f"stop with: kafka-assign sandbox stop{'' if directory == SANDBOX_DIR else f' --dir {directory}'}")
+
+
+@sandbox_group.command("stop")
+@_SANDBOX_DIR_OPTION
+def sandbox_stop(directory: Path) -> None:
+    """Stop every process of the cluster and remove what it wrote (storage, logs)."""
+    from optimizer.kafka import sandbox
+
+    running = sandbox.load(directory)
+    sandbox.stop(running)
+    print_line(f"stopped {plural(len(running.nodes), 'Kafka process', 'Kafka processes')}")
 
 
 def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:

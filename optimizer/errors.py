@@ -14,7 +14,8 @@ the engine and never reach a caller. The root, `UsageError` and `PluginError` ar
     │   ├── PluginError             plugins and goal names
     │   ├── GoalError               a goal's argument or kind, a tolerance
     │   ├── SolverUnavailableError  a solver or back-end that cannot take the request
-    │   └── PipelineError           pipeline options, input and output places
+    │   ├── PipelineError           pipeline options, input and output places
+    │   └── KafkaUnavailableError   Kafka's jars cannot run here (Java, Maven, a cluster)
     ├── NoSolutionError          3  nothing found within the time limit
     │   └── TimeLimitReached        the time limit ran out (reading a file, a solver)
     └── SolverError              4  a bug: a solver's result failed the evaluator
@@ -35,6 +36,7 @@ __all__ = [
     "GoalError",
     "InvalidInputError",
     "KafkaAssignmentError",
+    "KafkaUnavailableError",
     "NoSolutionError",
     "PipelineError",
     "PluginError",
@@ -87,6 +89,15 @@ class PipelineError(UsageError):
     never raise: they get a row with the reason.
 
     Who sees it: `run_pipeline` callers and `kafka-assign pipeline`. Exit code 2.
+    """
+
+
+class KafkaUnavailableError(UsageError):
+    """Kafka's own jars cannot run as asked: Java or Maven is missing, the JVM module (`jvm/`) does
+    not build, or a Kafka process (a sandbox broker, an adapter) failed or did not start in time.
+    Everything that needs no JVM works without them.
+
+    Who sees it: `kafka-assign sandbox` and the code that runs Kafka's classes. Exit code 2.
     """
 
 

@@ -27,7 +27,7 @@ LAYERS = (
     (
         "optimizer.model", "optimizer.errors", "optimizer.version", "optimizer.costs", "optimizer.levels", "optimizer.formulation",
         "optimizer.goal", "optimizer.protocols", "optimizer.results", "optimizer.placement", "optimizer.deadline", "optimizer.text",
-        "optimizer.money", "optimizer.evaluate", "optimizer.generate", "optimizer.rebalance",
+        "optimizer.money", "optimizer.evaluate", "optimizer.generate", "optimizer.rebalance", "optimizer.kafka",
     ),
     ("optimizer.sources",),
     ("optimizer.engine", "optimizer.backends", "optimizer.catalogue"),

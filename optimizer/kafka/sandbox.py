@@ -1,0 +1,261 @@
+"""A local KRaft cluster on loopback, from the JVM module's Kafka jars: one controller and several
+brokers, each in its own rack (`broker.rack`), for the tests and for trying the project on a real
+Kafka (`kafka-assign sandbox start|stop`).
+
+Every process listens on 127.0.0.1 only, on free ports, with a small heap; the storage is
+formatted in the sandbox's directory (a temporary one unless given). The directory's
+`sandbox.json` lists the processes, so `stop` finds them from another process; `stop` ends every
+process it lists (SIGTERM, then SIGKILL) and removes what the sandbox wrote. A sandbox started with
+`tied=True` (the tests') also dies with the Python process that started it, even when that one is
+killed: its JVMs get SIGTERM from the kernel when their parent ends (Linux's parent-death signal).
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from optimizer.errors import KafkaUnavailableError
+from optimizer.kafka.jvm import MODULE, java, run_java
+
+STATE = "sandbox.json"
+READY_SECONDS = 120.0
+"""How long a sandbox may take to have every broker registered (2 cores: about 15 s)."""
+HEAP_MB = 384
+
+
+@dataclass(frozen=True)
+class Node:
+    """One Kafka process of the sandbox."""
+
+    node_id: int
+    role: str
+    """`controller` or `broker`."""
+    port: int
+    rack: str | None
+    pid: int
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A running sandbox: where it lives, how to reach it, and its processes."""
+
+    directory: Path
+    cluster_id: str
+    nodes: tuple[Node, ...]
+
+    @property
+    def bootstrap(self) -> str:
+        """The brokers' addresses, as `bootstrap.servers` takes them."""
+        return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes if n.role == "broker")
+
+    @property
+    def racks(self) -> dict[int, str | None]:
+        return {n.node_id: n.rack for n in self.nodes if n.role == "broker"}
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now (the kernel's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def cluster_id() -> str:
+    """A random cluster id as Kafka writes them (16 bytes, URL-safe base64, no padding)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):  # Kafka's own ids never start with '-'
+            return text
+
+
+def _properties(node_id: int, role: str, port: int, controller_port: int, rack: str | None, data: Path, brokers: int) -> str:
+    replication = min(3, brokers)
+    lines = {
+        "process.roles": role,
+        "node.id": node_id,
+        "controller.quorum.voters": f"0@127.0.0.1:{controller_port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": data,
+        "num.partitions": 1,
+        "auto.create.topics.enable": "false",
+        "offsets.topic.replication.factor": replication,
+        "offsets.topic.num.partitions": 5,
+        "transaction.state.log.replication.factor": replication,
+        "transaction.state.log.min.isr": 1,
+        "share.coordinator.state.topic.replication.factor": replication,
+        "share.coordinator.state.topic.min.isr": 1,
+        "group.initial.rebalance.delay.ms": 0,
+    }
+    if role == "controller":
+        lines["listeners"] = f"CONTROLLER://127.0.0.1:{port}"
+    else:
+        lines |= {
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+        }
+        if rack:
+            lines["broker.rack"] = rack
+    return "".join(f"{key}={value}\n" for key, value in lines.items())
+
+
+def _tie_to_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent process ends (prctl PR_SET_PDEATHSIG)."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: Path | None = None, tied: bool = False) -> Sandbox:
+    """Start a controller and `brokers` brokers, broker i in rack `racks[i % len(racks)]` (no
+    racks: none), and wait until every broker is registered. KafkaUnavailableError (after stopping
+    what started) when a process fails or the cluster is not ready within READY_SECONDS."""
+    if brokers < 1:
+        raise KafkaUnavailableError("a sandbox needs at least one broker")
+    home = Path(tempfile.mkdtemp(prefix="kafka-assign-sandbox-")) if directory is None else Path(directory)
+    if (home / STATE).exists():
+        raise KafkaUnavailableError(f"a sandbox is already running in {home} (kafka-assign sandbox stop --dir {home})")
+    home.mkdir(parents=True, exist_ok=True)
+    identity = cluster_id()
+    controller_port = free_port()
+    plan: list[tuple[int, str, int, str | None]] = [(0, "controller", controller_port, None)]
+    plan += [(i, "broker", free_port(), racks[(i - 1) % len(racks)] if racks else None) for i in range(1, brokers + 1)]
+    configs = []
+    for node_id, role, port, rack in plan:
+        node_dir = home / f"{role}-{node_id}"
+        node_dir.mkdir(exist_ok=True)
+        config = node_dir / "server.properties"
+        config.write_text(_properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers), encoding="utf-8")
+        configs.append(config)
+    _format(identity, configs)
+    nodes: list[Node] = []
+    logging = {"log4j2.configurationFile": str(MODULE / "src" / "main" / "resources" / "log4j2.properties")}
+    try:
+        for (node_id, role, port, rack), config in zip(plan, configs, strict=True):
+            log = (config.parent / "kafka.log").open("w", encoding="utf-8")
+            process = subprocess.Popen(
+                java("kafka.Kafka", [str(config)], HEAP_MB, logging),
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=config.parent,
+                start_new_session=not tied, preexec_fn=_tie_to_parent if tied else None,
+            )  # fmt: skip
+            log.close()
+            nodes.append(Node(node_id, role, port, rack, process.pid))
+        sandbox = Sandbox(home, identity, tuple(nodes))
+        (home / STATE).write_text(json.dumps({"cluster_id": identity, "nodes": [asdict(n) for n in nodes]}, indent=2), encoding="utf-8")
+        _wait_ready(sandbox)
+    except BaseException:
+        _end(nodes)
+        raise
+    return sandbox
+
+
+def _format(identity: str, configs: list[Path]) -> None:
+    """Format every node's storage, in parallel (a JVM each)."""
+    commands = [java("kafka.tools.StorageTool", ["format", "-t", identity, "-c", str(c), "--ignore-formatted"], 128) for c in configs]
+    running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for c in commands]
+    failures = []
+    for config, process in zip(configs, running, strict=True):
+        output, _ = process.communicate(timeout=120)
+        if process.returncode != 0:
+            failures.append(f"{config.parent.name}: {output.strip()[-800:]}")
+    if failures:
+        raise KafkaUnavailableError("formatting the sandbox's storage failed: " + "; ".join(failures))
+
+
+def _wait_ready(sandbox: Sandbox, seconds: float = READY_SECONDS) -> None:
+    """Until every broker is registered with its rack (Kafka's Admin client, `kao.jvm.Nodes`)."""
+    deadline = time.monotonic() + seconds
+    expected = {node_id: rack or "" for node_id, rack in sandbox.racks.items()}
+    seen: dict[int, str] = {}
+    while time.monotonic() < deadline:
+        dead = [n for n in sandbox.nodes if not _alive(n.pid)]
+        if dead:
+            log = sandbox.directory / f"{dead[0].role}-{dead[0].node_id}" / "kafka.log"
+            tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]) if log.exists() else ""
+            raise KafkaUnavailableError(f"sandbox {dead[0].role} {dead[0].node_id} ended while starting:\n{tail}")
+        if all(_listening(n.port) for n in sandbox.nodes):
+            try:
+                found = json.loads(run_java("kao.jvm.Nodes", [sandbox.bootstrap, "5000"], timeout=30, heap_mb=128))
+            except KafkaUnavailableError:
+                found = {"brokers": []}
+            seen = {b["id"]: b["rack"] for b in found["brokers"]}
+            if seen == expected:
+                return
+        time.sleep(1.0)
+    raise KafkaUnavailableError(f"the sandbox was not ready within {seconds:g} s: brokers registered {seen}, expected {expected}")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a child that ended but was not reaped yet is no process either
+        waited, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return waited == 0
+
+
+def load(directory: Path) -> Sandbox:
+    """The sandbox recorded in `directory` (KafkaUnavailableError when there is none)."""
+    state = Path(directory) / STATE
+    if not state.exists():
+        raise KafkaUnavailableError(f"no sandbox in {directory}")
+    data = json.loads(state.read_text(encoding="utf-8"))
+    return Sandbox(Path(directory), data["cluster_id"], tuple(Node(**n) for n in data["nodes"]))
+
+
+def stop(sandbox: Sandbox) -> None:
+    """End every process of the sandbox and remove what it wrote: each node's folder (storage,
+    configuration, log) and its list of processes; the directory too when nothing else is in it
+    (a directory the user gave keeps what was there before)."""
+    _end(list(sandbox.nodes))
+    for node in sandbox.nodes:
+        shutil.rmtree(sandbox.directory / f"{node.role}-{node.node_id}", ignore_errors=True)
+    (sandbox.directory / STATE).unlink(missing_ok=True)
+    if sandbox.directory.is_dir() and not any(sandbox.directory.iterdir()):
+        sandbox.directory.rmdir()
+
+
+def _end(nodes: list[Node], grace: float = 20.0) -> None:
+    """SIGTERM to each process (brokers first, the controller last), SIGKILL to what is left after
+    `grace` seconds; returns when none is alive."""
+    order = sorted(nodes, key=lambda n: n.role == "controller")
+    for node in order:
+        _signal(node.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while any(_alive(n.pid) for n in order) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for node in order:
+        if _alive(node.pid):
+            _signal(node.pid, signal.SIGKILL)
+    while any(_alive(n.pid) for n in order):
+        time.sleep(0.1)
+
+
+def _signal(pid: int, number: signal.Signals) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
