@@ -94,11 +94,11 @@ def java(main: str, arguments: Sequence[str] = (), heap_mb: int = 256, propertie
     return [_java_executable(), f"-Xms{min(64, heap_mb)}m", f"-Xmx{heap_mb}m", "-XX:+UseSerialGC", *flags, "-cp", classpath(), main, *arguments]
 
 
-def run_java(main: str, arguments: Sequence[str] = (), timeout: float = 60.0, heap_mb: int = 256) -> str:
-    """Run `main` to its end and return its stdout; KafkaUnavailableError with its stderr when it fails
-    or does not end within `timeout` seconds."""
+def run_java(main: str, arguments: Sequence[str] = (), timeout: float = 60.0, heap_mb: int = 256, stdin: str | None = None) -> str:
+    """Run `main` to its end (with `stdin` as its input) and return its stdout; KafkaUnavailableError
+    with its stderr when it fails or does not end within `timeout` seconds."""
     try:
-        done = subprocess.run(java(main, arguments, heap_mb), capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(java(main, arguments, heap_mb), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise KafkaUnavailableError(f"{main} did not end within {timeout:g} s") from None
     if done.returncode != 0:
