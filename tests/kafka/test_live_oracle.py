@@ -71,3 +71,50 @@ def test_kafkas_classic_assignors_give_our_answer_with_contested_claims_and_gene
     groups = _varied_groups(300)
     assert {str(g.config.partition_assignment_strategy) for g in groups} == set(STRATEGIES)
     assert _disagreements(groups) == []
+
+
+def _with_stale_claims(count: int) -> list[ConsumerProblem]:
+    """Sticky groups where a member claims partitions beyond a topic's current count (the topic was
+    deleted and re-created smaller), with a generation."""
+    from optimizer.model.problem import problem_from_data, problem_to_data
+
+    groups: list[ConsumerProblem] = []
+    seed = 1
+    while len(groups) < count:
+        problem = varied_problem(seed, "consumer")
+        seed += 2
+        if not (isinstance(problem, ConsumerProblem) and problem.config.group_protocol == GroupProtocol.CLASSIC):
+            continue
+        if str(problem.config.partition_assignment_strategy) not in ("sticky", "cooperative-sticky"):
+            continue
+        data = problem_to_data(problem)
+        rng = random.Random(seed)
+        topic, member = rng.choice(data["topics"]), rng.choice(data["members"])
+        stale = [f"{topic['name']}-{topic['partitions'] + k}" for k in range(rng.randint(1, 3))]
+        member["owned_partitions"] = [*member.get("owned_partitions", []), *stale]
+        member["generation"] = max(1, member.get("generation", -1))
+        groups.append(problem_from_data(data))
+    return groups
+
+
+def test_with_claims_beyond_a_topics_partitions_kafka_answers_validly_only_where_it_agrees():
+    """Kafka 4.4.0's sticky assignors, given claims of partitions that no longer exist, either
+    answer as we do, or raise (IllegalStateException), or return an assignment that is no
+    assignment (those partitions kept, others given twice): never a valid answer different from
+    ours. Measured on these 300 groups: 201 agree, 40 raise, 59 invalid; what `--solver kafka`
+    should say in the last two cases is open (issue 30)."""
+    groups = _with_stale_claims(300)
+    kinds: dict[str, int] = {}
+    for problem, kafka in zip(groups, classic_consumer_answers(groups), strict=True):
+        ours = {member: tuple(sorted(held.active)) for member, held in solve(problem, solver="kafka").assignment.items()}
+        if isinstance(kafka, str):
+            kinds["raised"] = kinds.get("raised", 0) + 1
+            continue
+        existing = {f"{t.name}-{p}" for t in problem.topics for p in range(t.partitions)}
+        given = [p for parts in kafka.values() for p in parts]
+        if set(given) - existing or len(given) != len(set(given)):
+            kinds["invalid"] = kinds.get("invalid", 0) + 1
+            continue
+        assert ours == {member: tuple(sorted(kafka.get(member, ()))) for member in ours}, problem.name
+        kinds["agree"] = kinds.get("agree", 0) + 1
+    assert kinds.get("agree", 0) > 150  # most groups: the comparison is not vacuous
