@@ -8,6 +8,14 @@ problem's fields as the group leader has them: the members' subscriptions, `clie
 partitions and generation (the eager sticky assignor's as its user data, as its consumers send
 them), the partitions' replicas in their racks; members enter the leader's HashMap in the
 problem's order.
+
+`kip848_answers(problems)` runs each group's `group.remote.assignor` (the group coordinator's
+`uniform` or `range`) through `kao.jvm.GroupAssignors`, on Kafka's own `GroupSpecImpl` filled as
+the parity cases were made (`../shared/kafka-parity/streams-group/README.md`): members in problem
+order; each member's subscribed topics that exist; its previous target assignment, the owned
+partitions de-conflicted as the coordinator's state has them (highest generation wins, a tie drops
+the partition), topics in the reverse of their first claim; HOMOGENEOUS exactly when every member
+subscribes to the same topic names.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from optimizer.assignors.consumer.kip848 import deconflicted_owned
 from optimizer.kafka.jvm import run_java
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, partition_key
@@ -48,10 +57,47 @@ def _case(problem: ConsumerProblem) -> dict[str, Any]:
 
 def classic_consumer_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
     """Kafka's classic assignor's answer for each problem (as given, not normalised), in order."""
-    if not problems:
+    return _answers("kao.jvm.ConsumerAssignors", [_case(p) for p in problems], timeout)
+
+
+def _kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
+    if problem.config.group_protocol != GroupProtocol.CONSUMER:
+        raise ValueError(f"{problem.name}: the KIP-848 assignors run under group.protocol=consumer only")
+    known = {t.name for t in problem.topics}
+    previous = deconflicted_owned(problem)
+    members = []
+    for member in problem.members:
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in previous[member.id]:
+            by_topic.setdefault(topic, []).append(partition)
+        members.append(
+            {
+                "id": member.id,
+                "rack": member.rack,
+                "subscribed": [t for t in member.subscriptions if t in known],
+                "assigned": [[topic, by_topic[topic]] for topic in reversed(by_topic)],
+            }
+        )
+    return {
+        "assignor": str(problem.config.remote_assignor),
+        "homogeneous": len({frozenset(m.subscriptions) for m in problem.members}) == 1,
+        "topics": [
+            {"name": t.name, "partitions": t.partitions, "racks": [list(t.replica_racks[p]) if t.replica_racks else [] for p in range(t.partitions)]}
+            for t in problem.topics
+        ],
+        "members": members,
+    }
+
+
+def kip848_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
+    """Kafka's KIP-848 assignor's answer for each problem (as given), in order."""
+    return _answers("kao.jvm.GroupAssignors", [_kip848_case(p) for p in problems], timeout)
+
+
+def _answers(main: str, cases: list[dict[str, Any]], timeout: float) -> list[Answer]:
+    if not cases:
         return []
-    request = json.dumps({"cases": [_case(p) for p in problems]})
-    output = run_java("kao.jvm.ConsumerAssignors", [], timeout=timeout, heap_mb=512, stdin=request)
+    output = run_java(main, [], timeout=timeout, heap_mb=512, stdin=json.dumps({"cases": cases}))
     answers: list[Answer] = []
     for answer in json.loads(output)["answers"]:
         if "error" in answer:

@@ -1,0 +1,141 @@
+package kao.jvm;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+import org.apache.kafka.coordinator.group.assignor.RangeAssignor;
+import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.apache.kafka.coordinator.group.modern.Assignment;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * Kafka's own KIP-848 broker-side assignors (the group coordinator's `uniform` and `range`) on a
+ * batch of consumer groups: the live oracle for `--solver kafka` under `group.protocol=consumer`.
+ * A thin adapter: Kafka's GroupSpecImpl is filled from the JSON as given (maps filled in the
+ * order listed), the topics described by their partition counts and replicas' racks.
+ *
+ * <pre>
+ * in:  {"cases": [{"assignor": "uniform" | "range", "homogeneous": bool,
+ *                  "topics": [{"name", "partitions", "racks": [[rack, ...] per partition]}],
+ *                  "members": [{"id", "rack" | null, "subscribed": [topic], "assigned": [[topic, [p, ...]]]}]}]}
+ * out: {"answers": [{"assignment": {member: [[topic, p], ...]}} | {"error": "..."}]}
+ * </pre>
+ *
+ * Topic ids are `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`, as the parity cases were made.
+ */
+public final class GroupAssignors {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private GroupAssignors() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        JsonNode input = JSON.readTree(System.in);
+        ArrayNode answers = JSON.createArrayNode();
+        for (JsonNode group : input.get("cases")) {
+            ObjectNode answer = answers.addObject();
+            try {
+                answer.set("assignment", assign(group));
+            } catch (RuntimeException error) {
+                answer.put("error", error.getClass().getSimpleName() + ": " + error.getMessage());
+            }
+        }
+        ObjectNode output = JSON.createObjectNode();
+        output.set("answers", answers);
+        System.out.println(JSON.writeValueAsString(output));
+    }
+
+    static Uuid topicId(String name) {
+        UUID uuid = UUID.nameUUIDFromBytes(("topic:" + name).getBytes(StandardCharsets.UTF_8));
+        return new Uuid(uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
+    }
+
+    private static ConsumerGroupPartitionAssignor assignor(String name) {
+        switch (name) {
+            case "uniform": return new UniformAssignor();
+            case "range": return new RangeAssignor();
+            default: throw new IllegalArgumentException("no KIP-848 assignor " + name);
+        }
+    }
+
+    private static ObjectNode assign(JsonNode group) {
+        Map<Uuid, String> names = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        Map<Uuid, List<Set<String>>> racks = new HashMap<>();
+        for (JsonNode topic : group.get("topics")) {
+            Uuid id = topicId(topic.get("name").asText());
+            names.put(id, topic.get("name").asText());
+            counts.put(id, topic.get("partitions").asInt());
+            List<Set<String>> perPartition = new java.util.ArrayList<>();
+            for (JsonNode partition : topic.get("racks")) {
+                Set<String> set = new HashSet<>();
+                partition.forEach(rack -> set.add(rack.asText()));
+                perPartition.add(set);
+            }
+            racks.put(id, perPartition);
+        }
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
+        Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
+        for (JsonNode member : group.get("members")) {
+            String memberId = member.get("id").asText();
+            Set<Uuid> subscribed = new HashSet<>();
+            member.get("subscribed").forEach(topic -> subscribed.add(topicId(topic.asText())));
+            Map<Uuid, Set<Integer>> assigned = new HashMap<>();
+            for (JsonNode entry : member.get("assigned")) {
+                Uuid id = topicId(entry.get(0).asText());
+                Set<Integer> partitions = new HashSet<>();
+                for (JsonNode partition : entry.get(1)) {
+                    partitions.add(partition.asInt());
+                    inverted.computeIfAbsent(id, k -> new HashMap<>()).put(partition.asInt(), memberId);
+                }
+                assigned.put(id, partitions);
+            }
+            Optional<String> rack = member.hasNonNull("rack") ? Optional.of(member.get("rack").asText()) : Optional.empty();
+            members.put(memberId, new MemberSubscriptionAndAssignmentImpl(rack, Optional.empty(), subscribed, new Assignment(assigned)));
+        }
+        SubscriptionType type = group.get("homogeneous").asBoolean() ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
+        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
+            @Override
+            public int numPartitions(Uuid topicId) {
+                return counts.getOrDefault(topicId, -1);
+            }
+
+            @Override
+            public Set<String> racksForPartition(Uuid topicId, int partition) {
+                List<Set<String>> known = racks.get(topicId);
+                return known == null || partition >= known.size() ? Set.of() : known.get(partition);
+            }
+        };
+        GroupAssignment answer = assignor(group.get("assignor").asText()).assign(new GroupSpecImpl(members, type, inverted), describer);
+        ObjectNode result = JSON.createObjectNode();
+        for (Map.Entry<String, MemberAssignment> member : new TreeMap<>(answer.members()).entrySet()) {
+            ArrayNode partitions = result.putArray(member.getKey());
+            for (Map.Entry<Uuid, Set<Integer>> topic : member.getValue().partitions().entrySet()) {
+                for (int partition : new TreeSet<>(topic.getValue())) {
+                    partitions.addArray().add(names.get(topic.getKey())).add(partition);
+                }
+            }
+        }
+        return result;
+    }
+}
