@@ -47,25 +47,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * them. A partition's replicas are brokers in the racks listed (one broker per rack and position).
  */
 public final class ConsumerAssignors {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Batch.JSON;
 
     private ConsumerAssignors() {
     }
 
     public static void main(String[] args) throws Exception {
-        JsonNode input = JSON.readTree(System.in);
-        ArrayNode answers = JSON.createArrayNode();
-        for (JsonNode group : input.get("cases")) {
-            ObjectNode answer = answers.addObject();
-            try {
-                answer.set("assignment", assign(group));
-            } catch (RuntimeException error) {
-                answer.put("error", error.getClass().getSimpleName() + ": " + error.getMessage());
-            }
-        }
-        ObjectNode output = JSON.createObjectNode();
-        output.set("answers", answers);
-        System.out.println(JSON.writeValueAsString(output));
+        Batch.run(ConsumerAssignors::assign);
     }
 
     private static ConsumerPartitionAssignor assignor(String name) {

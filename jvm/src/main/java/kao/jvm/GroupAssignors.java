@@ -44,25 +44,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * Topic ids are `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`, as the parity cases were made.
  */
 public final class GroupAssignors {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Batch.JSON;
 
     private GroupAssignors() {
     }
 
     public static void main(String[] args) throws Exception {
-        JsonNode input = JSON.readTree(System.in);
-        ArrayNode answers = JSON.createArrayNode();
-        for (JsonNode group : input.get("cases")) {
-            ObjectNode answer = answers.addObject();
-            try {
-                answer.set("assignment", assign(group));
-            } catch (RuntimeException error) {
-                answer.put("error", error.getClass().getSimpleName() + ": " + error.getMessage());
-            }
-        }
-        ObjectNode output = JSON.createObjectNode();
-        output.set("answers", answers);
-        System.out.println(JSON.writeValueAsString(output));
+        Batch.run(GroupAssignors::assign);
     }
 
     static Uuid topicId(String name) {
