@@ -7,7 +7,7 @@ formatted in the sandbox's directory (a temporary one unless given). The directo
 `sandbox.json` lists the processes, so `stop` finds them from another process; `stop` ends every
 process it lists (SIGTERM, then SIGKILL) and removes what the sandbox wrote. A sandbox started with
 `tied=True` (the tests') also dies with the Python process that started it, even when that one is
-killed: its JVMs get SIGTERM from the kernel when their parent ends (Linux's parent-death signal).
+killed: its JVMs get SIGKILL from the kernel when their parent ends (Linux's parent-death signal).
 """
 
 from __future__ import annotations
@@ -114,8 +114,10 @@ def _properties(node_id: int, role: str, port: int, controller_port: int, rack: 
 
 
 def _tie_to_parent() -> None:
-    """In the child, before exec: SIGTERM when the parent process ends (prctl PR_SET_PDEATHSIG)."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    """In the child, before exec: SIGKILL when the parent process ends (prctl PR_SET_PDEATHSIG).
+    Not SIGTERM: a broker whose controller ended at the same moment can wait half a minute and
+    more in its controlled shutdown, and a tied sandbox's storage is thrown away anyway."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: Path | None = None, tied: bool = False) -> Sandbox:
@@ -239,19 +241,21 @@ def stop(sandbox: Sandbox) -> None:
 
 
 def _end(nodes: list[Node], grace: float = 20.0) -> None:
-    """SIGTERM to each process (brokers first, the controller last), SIGKILL to what is left after
-    `grace` seconds; returns when none is alive."""
-    order = sorted(nodes, key=lambda n: n.role == "controller")
-    for node in order:
-        _signal(node.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while any(_alive(n.pid) for n in order) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    for node in order:
-        if _alive(node.pid):
-            _signal(node.pid, signal.SIGKILL)
-    while any(_alive(n.pid) for n in order):
-        time.sleep(0.1)
+    """End the brokers, then the controller (a broker shuts down cleanly only while the controller
+    answers): SIGTERM to each, SIGKILL to what is left after `grace` seconds; returns when none of
+    `nodes` is alive."""
+    for role in ("broker", "controller"):
+        group = [n for n in nodes if n.role == role]
+        for node in group:
+            _signal(node.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while any(_alive(n.pid) for n in group) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for node in group:
+            if _alive(node.pid):
+                _signal(node.pid, signal.SIGKILL)
+        while any(_alive(n.pid) for n in group):
+            time.sleep(0.1)
 
 
 def _signal(pid: int, number: signal.Signals) -> None:
