@@ -24,9 +24,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from optimizer.assignors.consumer.kip848 import deconflicted_owned
 from optimizer.kafka.jvm import run_java
-from optimizer.model.consumer import ConsumerProblem, GroupProtocol
+from optimizer.model.consumer import ConsumerProblem, GroupProtocol, deconflicted_owned
 from optimizer.model.ids import partition_id, partition_key
 
 Answer = dict[str, tuple[str, ...]] | str

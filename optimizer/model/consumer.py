@@ -316,3 +316,27 @@ class ConsumerProblem(FrozenModel):
         """`cross_by_rack` weighted by each partition's `rate_of`: bytes per second read across racks."""
         rates = np.array([self.rate_of(p) for p in partitions], dtype=np.int64)
         return self.cross_by_rack(partitions, racks) * rates[:, None]
+
+
+def deconflicted_owned(problem: ConsumerProblem) -> dict[str, list[tuple[str, int]]]:
+    """Owned partitions as a KIP-848 group coordinator holds them as the previous target
+    assignment: highest generation wins, a tie drops the partition (unless a later claim has a
+    higher generation still), partitions of unknown topics or beyond their count are dropped; each
+    member's (topic, partition) pairs in claim order."""
+    counts = {topic.name: topic.partitions for topic in problem.topics}
+    claims: dict[tuple[str, int], tuple[str | None, int]] = {}
+    for member in problem.members:
+        for partition in member.owned_partitions:
+            tp = partition_key(partition)
+            if tp[0] not in counts or tp[1] >= counts[tp[0]]:
+                continue
+            held = claims.get(tp)
+            if held is None or member.generation > held[1]:
+                claims[tp] = (member.id, member.generation)
+            elif member.generation == held[1]:
+                claims[tp] = (None, member.generation)
+    owned: dict[str, list[tuple[str, int]]] = {member.id: [] for member in problem.members}
+    for tp, (owner, _) in claims.items():
+        if owner is not None:
+            owned[owner].append(tp)
+    return owned

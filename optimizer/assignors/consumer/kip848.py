@@ -30,8 +30,8 @@ from functools import cached_property
 
 from optimizer.assignors.consumer.group import TP
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
-from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import kafka_uuid_text, name_uuid_bytes, partition_key
+from optimizer.model.consumer import ConsumerProblem, deconflicted_owned
+from optimizer.model.ids import kafka_uuid_text, name_uuid_bytes
 
 
 def _int32(value: int) -> int:
@@ -81,28 +81,6 @@ def uuid_set_order(topics: Sequence[TopicId], presized: bool = False) -> list[To
 def integer_set_order(partitions: Sequence[int], presized: bool = False) -> list[int]:
     """Iteration order of a `HashSet<Integer>` filled in this order (`Integer.hashCode` is the value)."""
     return java_hash_map_order(list(partitions), lambda p: p, presized)
-
-
-def deconflicted_owned(problem: ConsumerProblem) -> dict[str, list[TP]]:
-    """Owned partitions as the previous target assignment: highest generation wins, a tie drops
-    the partition (unless a later claim has a higher generation still), in claim order."""
-    counts = {topic.name: topic.partitions for topic in problem.topics}
-    claims: dict[TP, tuple[str | None, int]] = {}
-    for member in problem.members:
-        for partition in member.owned_partitions:
-            tp = partition_key(partition)
-            if tp[0] not in counts or tp[1] >= counts[tp[0]]:
-                continue
-            held = claims.get(tp)
-            if held is None or member.generation > held[1]:
-                claims[tp] = (member.id, member.generation)
-            elif member.generation == held[1]:
-                claims[tp] = (None, member.generation)
-    owned: dict[str, list[TP]] = {member.id: [] for member in problem.members}
-    for tp, (owner, _) in claims.items():
-        if owner is not None:
-            owned[owner].append(tp)
-    return owned
 
 
 class ServerGroup:
