@@ -32,7 +32,8 @@ Answer = dict[str, tuple[str, ...]] | str
 """Each member's partitions (ids, sorted as Kafka returned them), or the error Kafka raised."""
 
 
-def _case(problem: ConsumerProblem) -> dict[str, Any]:
+def classic_case(problem: ConsumerProblem) -> dict[str, Any]:
+    """Kafka's classic assignor's inputs for `problem`, as `kao.jvm.ConsumerAssignors` reads them."""
     if problem.config.group_protocol != GroupProtocol.CLASSIC:
         raise ValueError(f"{problem.name}: the classic consumer assignors run under group.protocol=classic only")
     return {
@@ -56,10 +57,11 @@ def _case(problem: ConsumerProblem) -> dict[str, Any]:
 
 def classic_consumer_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
     """Kafka's classic assignor's answer for each problem (as given, not normalised), in order."""
-    return _answers("kao.jvm.ConsumerAssignors", [_case(p) for p in problems], timeout)
+    return _answers("kao.jvm.ConsumerAssignors", [classic_case(p) for p in problems], timeout)
 
 
-def _kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
+def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
+    """A KIP-848 assignor's inputs for `problem`, as `kao.jvm.GroupAssignors` reads them."""
     if problem.config.group_protocol != GroupProtocol.CONSUMER:
         raise ValueError(f"{problem.name}: the KIP-848 assignors run under group.protocol=consumer only")
     known = {t.name for t in problem.topics}
@@ -90,17 +92,25 @@ def _kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
 
 def kip848_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
     """Kafka's KIP-848 assignor's answer for each problem (as given), in order."""
-    return _answers("kao.jvm.GroupAssignors", [_kip848_case(p) for p in problems], timeout)
+    return _answers("kao.jvm.GroupAssignors", [kip848_case(p) for p in problems], timeout)
+
+
+def timed(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0) -> list[tuple[Answer, int | None]]:
+    """Each case's answer from the adapter `main` (`kao.jvm.ConsumerAssignors` takes `classic_case`s,
+    `kao.jvm.GroupAssignors` `kip848_case`s), with the microseconds of its fastest of `repeat`
+    runs in one JVM (warm after the first: Kafka's inputs built and its assignor called)."""
+    if not cases:
+        return []
+    output = run_java(main, [], timeout=timeout, heap_mb=1024, stdin=json.dumps({"cases": cases, "repeat": repeat}))
+    results: list[tuple[Answer, int | None]] = []
+    for answer in json.loads(output)["answers"]:
+        if "error" in answer:
+            results.append((str(answer["error"]), None))
+        else:
+            assigned = {member: tuple(partition_id(t, p) for t, p in parts) for member, parts in answer["assignment"].items()}
+            results.append((assigned, int(answer["micros"])))
+    return results
 
 
 def _answers(main: str, cases: list[dict[str, Any]], timeout: float) -> list[Answer]:
-    if not cases:
-        return []
-    output = run_java(main, [], timeout=timeout, heap_mb=512, stdin=json.dumps({"cases": cases}))
-    answers: list[Answer] = []
-    for answer in json.loads(output)["answers"]:
-        if "error" in answer:
-            answers.append(str(answer["error"]))
-        else:
-            answers.append({member: tuple(partition_id(t, p) for t, p in parts) for member, parts in answer["assignment"].items()})
-    return answers
+    return [answer for answer, _ in timed(main, cases, 1, timeout)]
