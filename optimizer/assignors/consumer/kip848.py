@@ -11,7 +11,7 @@ The translation is the one the golden cases were fed to Kafka with
   that map;
 * a member subscribes to the ids of its topics that have metadata (others are dropped), kept in a
   HashSet filled in subscription order;
-* the previous target assignment is the owned partitions after de-conflicting them: the highest
+* the previous target assignment is the owned partitions after de-conflicting them (`optimizer.model.consumer.deconflicted_owned`): the highest
   generation wins, a tie at the highest generation drops the partition; partitions of unknown
   topics or beyond their topic's partition count are dropped. Each member's is a
   `HashMap<Uuid, HashSet<Integer>>` filled in the order of its owned partitions (the winner of a
