@@ -12,7 +12,6 @@ killed: its JVMs get SIGKILL from the kernel when their parent ends (Linux's par
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import json
 import os
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from optimizer.errors import KafkaUnavailableError
 from optimizer.kafka.jvm import MODULE, java, run_java
+from optimizer.model.ids import kafka_uuid_text
 
 STATE = "sandbox.json"
 READY_SECONDS = 120.0
@@ -76,7 +76,7 @@ def free_port() -> int:
 def cluster_id() -> str:
     """A random cluster id as Kafka writes them (16 bytes, URL-safe base64, no padding)."""
     while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        text = kafka_uuid_text(uuid.uuid4().bytes)
         if not text.startswith("-"):  # Kafka's own ids never start with '-'
             return text
 
@@ -141,10 +141,10 @@ def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: P
         config = node_dir / "server.properties"
         config.write_text(_properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers), encoding="utf-8")
         configs.append(config)
-    _format(identity, configs)
     nodes: list[Node] = []
     logging = {"log4j2.configurationFile": str(MODULE / "src" / "main" / "resources" / "log4j2.properties")}
     try:
+        _format(identity, configs)
         for (node_id, role, port, rack), config in zip(plan, configs, strict=True):
             log = (config.parent / "kafka.log").open("w", encoding="utf-8")
             process = subprocess.Popen(
@@ -157,8 +157,8 @@ def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: P
         sandbox = Sandbox(home, identity, tuple(nodes))
         (home / STATE).write_text(json.dumps({"cluster_id": identity, "nodes": [asdict(n) for n in nodes]}, indent=2), encoding="utf-8")
         _wait_ready(sandbox)
-    except BaseException:
-        _end(nodes)
+    except BaseException:  # end what started, remove what was written: the directory can start again
+        stop(Sandbox(home, identity, tuple(nodes)), [f"{role}-{node_id}" for node_id, role, _, _ in plan])
         raise
     return sandbox
 
@@ -228,13 +228,14 @@ def load(directory: Path) -> Sandbox:
     return Sandbox(Path(directory), data["cluster_id"], tuple(Node(**n) for n in data["nodes"]))
 
 
-def stop(sandbox: Sandbox) -> None:
+def stop(sandbox: Sandbox, folders: Sequence[str] | None = None) -> None:
     """End every process of the sandbox and remove what it wrote: each node's folder (storage,
-    configuration, log) and its list of processes; the directory too when nothing else is in it
-    (a directory the user gave keeps what was there before)."""
+    configuration, log; `folders`: these, when nodes were written but not all started) and its
+    list of processes; the directory too when nothing else is in it (a directory the user gave
+    keeps what was there before)."""
     _end(list(sandbox.nodes))
-    for node in sandbox.nodes:
-        shutil.rmtree(sandbox.directory / f"{node.role}-{node.node_id}", ignore_errors=True)
+    for folder in folders if folders is not None else [f"{n.role}-{n.node_id}" for n in sandbox.nodes]:
+        shutil.rmtree(sandbox.directory / folder, ignore_errors=True)
     (sandbox.directory / STATE).unlink(missing_ok=True)
     if sandbox.directory.is_dir() and not any(sandbox.directory.iterdir()):
         sandbox.directory.rmdir()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from optimizer.errors import KafkaUnavailableError
 from optimizer.kafka import sandbox
 from optimizer.kafka.jvm import KAFKA_VERSION, run_java
 
@@ -66,6 +67,7 @@ def test_the_command_line_starts_and_stops_a_sandbox_leaving_nothing(tmp_path):
 _TIED = """
 import sys
 from pathlib import Path
+from optimizer.errors import KafkaUnavailableError
 from optimizer.kafka import sandbox
 started = sandbox.start(1, ("a",), Path(sys.argv[1]), tied=True)
 print(" ".join(str(n.pid) for n in started.nodes), flush=True)
@@ -90,3 +92,14 @@ def test_a_tied_sandbox_ends_with_the_process_that_started_it(tmp_path):
         for pid in pids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_sandbox_that_fails_to_start_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A broker JVM that cannot start (a heap too small for Java): the error names it, every
+    process started is ended and what was written is removed, so the directory starts again."""
+    monkeypatch.setattr(sandbox, "HEAP_MB", 1)
+    directory = tmp_path / "failing"
+    with pytest.raises(KafkaUnavailableError, match="ended while starting") as failed:
+        sandbox.start(1, ("a",), directory, tied=True)
+    assert "heap" in str(failed.value).lower()
+    assert not directory.exists()
