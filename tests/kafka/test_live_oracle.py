@@ -13,7 +13,8 @@ import random
 import pytest
 
 from optimizer.generate import random_consumer_problem, varied_problem
-from optimizer.kafka.oracle import Answer, classic_consumer_answers, kip848_answers
+from optimizer.kafka.oracle.batch import Answer
+from optimizer.kafka.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.solve import solve
 

@@ -1,5 +1,5 @@
-"""Kafka's own assignor classes as the oracle: the pinned jars run on the project's problems, so
-that `--solver kafka` is checked against the real thing, not only against frozen answers.
+"""The consumer groups' oracle: Kafka's classic client assignors and the group coordinator's KIP-848
+assignors on the project's consumer problems.
 
 `classic_consumer_answers(problems)` runs each group's `partition.assignment.strategy` (the
 client's RangeAssignor, RoundRobinAssignor, StickyAssignor or CooperativeStickyAssignor) through
@@ -20,16 +20,12 @@ subscribes to the same topic names.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from optimizer.kafka.jvm import run_java
+from optimizer.kafka.oracle.batch import Answer, batch
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol, deconflicted_owned
 from optimizer.model.ids import partition_id, partition_key
-
-Answer = dict[str, tuple[str, ...]] | str
-"""Each member's partitions (ids, sorted as Kafka returned them), or the error Kafka raised."""
 
 
 def classic_case(problem: ConsumerProblem) -> dict[str, Any]:
@@ -57,7 +53,7 @@ def classic_case(problem: ConsumerProblem) -> dict[str, Any]:
 
 def classic_consumer_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
     """Kafka's classic assignor's answer for each problem (as given, not normalised), in order."""
-    return _answers("kao.jvm.ConsumerAssignors", [classic_case(p) for p in problems], timeout)
+    return [_partitions(answer) for answer, _ in batch("kao.jvm.ConsumerAssignors", [classic_case(p) for p in problems], 1, timeout)]
 
 
 def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
@@ -92,25 +88,18 @@ def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
 
 def kip848_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
     """Kafka's KIP-848 assignor's answer for each problem (as given), in order."""
-    return _answers("kao.jvm.GroupAssignors", [kip848_case(p) for p in problems], timeout)
+    return [_partitions(answer) for answer, _ in batch("kao.jvm.GroupAssignors", [kip848_case(p) for p in problems], 1, timeout)]
 
 
-def timed(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0) -> list[tuple[Answer, int | None]]:
-    """Each case's answer from the adapter `main` (`kao.jvm.ConsumerAssignors` takes `classic_case`s,
-    `kao.jvm.GroupAssignors` `kip848_case`s), with the microseconds of its fastest of `repeat`
-    runs in one JVM (warm after the first: Kafka's inputs built and its assignor called)."""
-    if not cases:
-        return []
-    output = run_java(main, [], timeout=timeout, heap_mb=1024, stdin=json.dumps({"cases": cases, "repeat": repeat}))
-    results: list[tuple[Answer, int | None]] = []
-    for answer in json.loads(output)["answers"]:
-        if "error" in answer:
-            results.append((str(answer["error"]), None))
-        else:
-            assigned = {member: tuple(partition_id(t, p) for t, p in parts) for member, parts in answer["assignment"].items()}
-            results.append((assigned, int(answer["micros"])))
-    return results
+def timed_partitions(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0) -> list[tuple[Answer, int | None]]:
+    """Each case's answer from `kao.jvm.ConsumerAssignors` (`classic_case`s) or
+    `kao.jvm.GroupAssignors` (`kip848_case`s), with the microseconds of its fastest of `repeat`
+    runs in one JVM (`batch`)."""
+    return [(_partitions(answer), micros) for answer, micros in batch(main, cases, repeat, timeout)]
 
 
-def _answers(main: str, cases: list[dict[str, Any]], timeout: float) -> list[Answer]:
-    return [answer for answer, _ in timed(main, cases, 1, timeout)]
+def _partitions(answer: Any) -> Answer:
+    """A consumer adapter's answer as each member's partition ids, or Kafka's error unchanged."""
+    if isinstance(answer, str):
+        return answer
+    return {member: tuple(partition_id(t, p) for t, p in parts) for member, parts in answer.items()}
