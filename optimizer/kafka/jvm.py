@@ -76,6 +76,34 @@ def classpath() -> str:
     return os.pathsep.join([str(JAR), CLASSPATH.read_text(encoding="utf-8").strip()])
 
 
+RELEASES = TARGET / "releases"
+"""Other Kafka releases' classpaths, one file each (`release_classpath`)."""
+
+
+def release_classpath(release: str) -> str:
+    """The adapters' jar (compiled against the pinned release) with Kafka `release`'s jars in place
+    of the pinned ones: the same pom resolved with `-Dkafka.version=release` (Maven Central, once;
+    cached in jvm/target/releases/). For checking the reproduction of older releases against their
+    own classes (bench/); an adapter that uses an API the release lacks fails when it reaches it."""
+    if release == KAFKA_VERSION:
+        return classpath()
+    build()
+    listed = RELEASES / f"{release}.txt"
+    if not listed.is_file():
+        RELEASES.mkdir(parents=True, exist_ok=True)
+        maven = shutil.which("mvn") or "mvn"
+        run = subprocess.run(
+            [maven, "-q", "-B", "-f", str(MODULE / "pom.xml"), f"-Dkafka.version={release}", "dependency:build-classpath",
+             f"-Dmdep.outputFile={listed}", "-Dmdep.includeScope=runtime"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if run.returncode != 0 or not listed.is_file():
+            listed.unlink(missing_ok=True)
+            tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-10:])
+            raise KafkaUnavailableError(f"Kafka {release}'s jars could not be resolved:\n{tail}")
+    return os.pathsep.join([str(JAR), listed.read_text(encoding="utf-8").strip()])
+
+
 def _java_executable() -> str:
     home = os.environ.get("JAVA_HOME")
     candidate = Path(home) / "bin" / "java" if home else None
@@ -87,18 +115,21 @@ def _java_executable() -> str:
     return found
 
 
-def java(main: str, arguments: Sequence[str] = (), heap_mb: int = 256, properties: dict[str, str] | None = None) -> list[str]:
+def java(main: str, arguments: Sequence[str] = (), heap_mb: int = 256, properties: dict[str, str] | None = None, release: str | None = None) -> list[str]:
     """The command that runs `main` (a class name) on the module's classpath, with a heap of
-    `heap_mb` MB and system `properties`."""
+    `heap_mb` MB and system `properties`; with Kafka `release`'s jars instead of the pinned ones
+    when given (`release_classpath`)."""
     flags = [f"-D{key}={value}" for key, value in sorted((properties or {}).items())]
-    return [_java_executable(), f"-Xms{min(64, heap_mb)}m", f"-Xmx{heap_mb}m", "-XX:+UseSerialGC", *flags, "-cp", classpath(), main, *arguments]
+    path = classpath() if release is None else release_classpath(release)
+    return [_java_executable(), f"-Xms{min(64, heap_mb)}m", f"-Xmx{heap_mb}m", "-XX:+UseSerialGC", *flags, "-cp", path, main, *arguments]
 
 
-def run_java(main: str, arguments: Sequence[str] = (), timeout: float = 60.0, heap_mb: int = 256, stdin: str | None = None) -> str:
+def run_java(main: str, arguments: Sequence[str] = (), timeout: float = 60.0, heap_mb: int = 256, stdin: str | None = None, release: str | None = None) -> str:
     """Run `main` to its end (with `stdin` as its input) and return its stdout; KafkaUnavailableError
-    with its stderr when it fails or does not end within `timeout` seconds."""
+    with its stderr when it fails or does not end within `timeout` seconds. `release`: another
+    Kafka release's jars (`release_classpath`)."""
     try:
-        done = subprocess.run(java(main, arguments, heap_mb), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(java(main, arguments, heap_mb, release=release), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise KafkaUnavailableError(f"{main} did not end within {timeout:g} s") from None
     if done.returncode != 0:

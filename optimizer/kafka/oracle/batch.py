@@ -12,13 +12,14 @@ Answer = dict[str, tuple[str, ...]] | str
 Kafka raised."""
 
 
-def batch(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0) -> list[tuple[Any, int | None]]:
+def batch(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0, release: str | None = None) -> list[tuple[Any, int | None]]:
     """Each case's answer from the adapter `main`, as the adapter wrote it (JSON), or the error
     Kafka's class raised as a string; with the microseconds of its fastest of `repeat` runs in one
-    JVM (warm after the first: Kafka's inputs built and its assignor called), None for an error."""
+    JVM (warm after the first: Kafka's inputs built and its assignor called), None for an error.
+    `release`: run on that Kafka release's jars instead of the pinned ones (e.g. "4.0.0")."""
     if not cases:
         return []
-    output = run_java(main, [], timeout=timeout, heap_mb=1024, stdin=json.dumps({"cases": cases, "repeat": repeat}))
+    output = run_java(main, [], timeout=timeout, heap_mb=1024, stdin=json.dumps({"cases": cases, "repeat": repeat}), release=release)
     results: list[tuple[Any, int | None]] = []
     for answer in json.loads(output)["answers"]:
         if "error" in answer:
