@@ -21,14 +21,14 @@ from optimizer.assignors.streams.group.assign import StreamsGroupResult, streams
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult
 from optimizer.assignors.streams.kip925_reference import kip925_reference
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
-from optimizer.assignors.table import REPRODUCED, KafkaRelease
 from optimizer.errors import SolverUnavailableError
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
 from optimizer.model.problem import Problem
+from optimizer.model.releases import KafkaRelease
 from optimizer.model.solution import ClientAssignment, MemberAssignment
-from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
+from optimizer.model.streams import StreamsGroupAssignor, StreamsGroupProtocol, StreamsProblem
 
 Assigned = dict[str, ClientAssignment]
 
@@ -51,11 +51,13 @@ class KafkaAnswer:
     Kafka's assignor settled (KAFKA-12464), as warnings about the problem."""
 
 
-def kafka_answer(problem: Problem, raw: Problem, release: KafkaRelease = REPRODUCED) -> KafkaAnswer:
-    """Kafka's answer for `problem` (normalised), in Kafka `release`; `raw` is the problem as
-    given, which the assignors that read the members' reports as they are get."""
+def kafka_answer(problem: Problem, raw: Problem, release: KafkaRelease | None = None) -> KafkaAnswer:
+    """Kafka's answer for `problem` (normalised), in Kafka `release` (the problem's
+    `kafka.version` unless given); `raw` is the problem as given, which the assignors that read the
+    members' reports as they are get. SolverUnavailableError when that release's assignor is not
+    reproduced (or not shipped)."""
     protocol = str(problem.config.group_protocol)
-    return FAMILIES[(problem.kind, protocol)](problem, raw, release)
+    return FAMILIES[(problem.kind, protocol)](problem, raw, problem.config.release if release is None else release)
 
 
 def reference_answer(problem: Problem) -> KafkaAnswer:
@@ -97,8 +99,16 @@ def _streams_group(problem: Problem, raw: Problem, release: KafkaRelease) -> Kaf
     assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
     group = streams_group_assign(raw, release)
     ignored = tuple(_not_read(key, "streams (KIP-1071)") for key in group.ignored)
+    if group.assignor == StreamsGroupAssignor.BALANCED:
+        ignored += (warning("config.streams.assignor.name", BALANCED_IS_A_PROPOSAL),)
     options = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
     return KafkaAnswer(_streams_group_assignment(problem, group), False, options=options, warnings=ignored)
+
+
+BALANCED_IS_A_PROPOSAL = (
+    "balanced is a proposal that no Kafka release ships (KAFKA-20998, pull request #23419, aimed at 4.5): "
+    "reproduced from that pull request's code whatever kafka.version says; a released broker refuses the name"
+)
 
 
 FAMILIES: dict[tuple[str, str], Callable[[Problem, Problem, KafkaRelease], KafkaAnswer]] = {

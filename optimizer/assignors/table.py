@@ -15,15 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from optimizer.errors import SolverUnavailableError
+from optimizer.model.releases import EARLIEST, KafkaRelease, release_text
+
 Selector = TypeVar("Selector")
 Assignor = TypeVar("Assignor")
 
-KafkaRelease = tuple[int, ...]
-"""A Kafka release as numbers, `(4, 4, 0)` for 4.4.0. `()` is the code this project reproduces
-first for an assignor (Kafka's trunk at 1eb7644, October 2024, and the 2025 broker-side code;
-docs/assignors.md): the variant every release gets unless a later row says otherwise."""
-
-REPRODUCED: KafkaRelease = ()
 
 
 @dataclass(frozen=True)
@@ -34,15 +31,25 @@ class AssignorTable(Generic[Selector, Assignor]):
     key: str
     """Kafka's config key that selects the assignor, e.g. `partition.assignment.strategy`."""
     rows: Mapping[tuple[Selector, KafkaRelease], Assignor]
+    """(value, the first release of the variant) → its reproduction. `EARLIEST` keys a variant
+    every covered release runs unless a later row says otherwise; `TRUNK` one no release ships yet
+    (optimizer.model.releases)."""
 
-    def select(self, value: Selector, release: KafkaRelease = REPRODUCED) -> Assignor:
+    def select(self, value: Selector, release: KafkaRelease) -> Assignor:
         """The assignor `key=value` runs in Kafka `release`: the latest variant first shipped in
-        it or before. KeyError names the key and value when the table has none (the model's
-        validation only lets through values that have rows)."""
+        it or before. SolverUnavailableError naming the key, value and release when the table has
+        none (a release before the assignor shipped, or one whose variant is not reproduced)."""
         since = [first for (selector, first) in self.rows if selector == value and first <= release]
         if not since:
-            raise KeyError(f"no assignor {self.key}={value} in Kafka {'.'.join(map(str, release)) or 'as reproduced'}")
+            raise SolverUnavailableError(f"{self.key}={value} is not reproduced for Kafka {release_text(release)}: {self.releases(value)}")
         return self.rows[(value, max(since))]
+
+    def releases(self, value: Selector) -> str:
+        """The releases whose `key=value` the table reproduces, in words."""
+        firsts = sorted(first for (selector, first) in self.rows if selector == value)
+        if not firsts:
+            return f"no such assignor here ({', '.join(map(str, self.values()))})"
+        return f"reproduced from Kafka {release_text(firsts[0])} on" if firsts[0] != EARLIEST else "reproduced for every release covered"
 
     def values(self) -> list[Selector]:
         """The selecting values the table has rows for, in row order, once each."""

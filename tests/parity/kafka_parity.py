@@ -124,18 +124,24 @@ PROTOCOL_CONFIG = {
 }
 
 
-def problem_of(case: dict, assignor: str) -> dict:
-    """The case's problem, configured for the protocol and assignor Kafka ran."""
+# The Kafka whose answers each folder froze (`kafka.version`): the 4.0 line's trunk at 1eb7644
+# (4.0.0-SNAPSHOT, the same assignor code as 4.0.0 where the sets are compared), and newer trunk
+# commits for the broker-side sets (their README names them).
+FROZEN_VERSION = {"streams": "4.0.0", "repro": "4.0.0", "kip924": "4.0.0", "consumer": "4.0.0", "consumer-group-current": "trunk", "streams-group": "trunk"}
+
+
+def problem_of(case: dict, assignor: str, path: Path) -> dict:
+    """The case's problem, configured for the protocol and assignor Kafka ran, in the Kafka
+    release (or trunk) whose code ran (`FROZEN_VERSION`)."""
     data = case["problem"]
-    if assignor in PROTOCOL_CONFIG:
-        data = {**data, "config": {**data.get("config", {}), **PROTOCOL_CONFIG[assignor]}}
-    return data
+    config = {**data.get("config", {}), **PROTOCOL_CONFIG.get(assignor, {}), "kafka.version": FROZEN_VERSION[path.parent.name]}
+    return {**data, "config": config}
 
 
 def check(path: Path) -> Outcome:
     case = json.loads(path.read_text())
     name = path.name
-    problem = problem_from_data(problem_of(case, _assignor(path)))
+    problem = problem_from_data(problem_of(case, _assignor(path), path))
     try:
         ours = solve(problem, "kafka")
     except Exception as error:  # noqa: BLE001 - a crash is an outcome to report
@@ -254,7 +260,7 @@ def check_kip924(path: Path) -> Outcome:
     if outcome.status != "differs":
         return outcome
     case = json.loads(path.read_text())
-    problem = problem_from_data(case["problem"])
+    problem = problem_from_data(problem_of(case, "kip924_sticky", path))
     if not kip924_standby_order_matters(problem):
         return outcome
     ours = solve(problem, "kafka")

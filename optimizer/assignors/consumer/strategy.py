@@ -17,18 +17,19 @@ from optimizer.assignors.consumer.roundrobin import roundrobin_assign
 from optimizer.assignors.consumer.server_range import server_range_assign
 from optimizer.assignors.consumer.sticky import sticky_assign
 from optimizer.assignors.consumer.uniform import uniform_assign
-from optimizer.assignors.table import REPRODUCED, AssignorTable, KafkaRelease
+from optimizer.assignors.table import AssignorTable
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol, RemoteAssignor
+from optimizer.model.releases import EARLIEST, KafkaRelease
 
 ConsumerAssignor = Callable[[ConsumerProblem], ConsumerAssignorResult]
 
 CLASSIC_ASSIGNORS: AssignorTable[AssignmentStrategy, ConsumerAssignor] = AssignorTable(
     "partition.assignment.strategy",
     {
-        (AssignmentStrategy.RANGE, REPRODUCED): range_assign,
-        (AssignmentStrategy.ROUNDROBIN, REPRODUCED): roundrobin_assign,
-        (AssignmentStrategy.STICKY, REPRODUCED): functools.partial(sticky_assign, cooperative=False),
-        (AssignmentStrategy.COOPERATIVE_STICKY, REPRODUCED): functools.partial(sticky_assign, cooperative=True),
+        (AssignmentStrategy.RANGE, EARLIEST): range_assign,
+        (AssignmentStrategy.ROUNDROBIN, EARLIEST): roundrobin_assign,
+        (AssignmentStrategy.STICKY, EARLIEST): functools.partial(sticky_assign, cooperative=False),
+        (AssignmentStrategy.COOPERATIVE_STICKY, EARLIEST): functools.partial(sticky_assign, cooperative=True),
     },
 )
 """The classic protocol's client-side assignors (the group leader runs the first strategy all
@@ -37,15 +38,17 @@ members support; a problem names that one)."""
 KIP848_ASSIGNORS: AssignorTable[RemoteAssignor, ConsumerAssignor] = AssignorTable(
     "group.remote.assignor",
     {
-        (RemoteAssignor.UNIFORM, REPRODUCED): uniform_assign,
-        (RemoteAssignor.RANGE, REPRODUCED): server_range_assign,
+        (RemoteAssignor.UNIFORM, EARLIEST): uniform_assign,
+        (RemoteAssignor.RANGE, EARLIEST): server_range_assign,
     },
 )
 """KIP-848's broker-side assignors (the group coordinator's `group.consumer.assignors`)."""
 
 
-def kafka_consumer_assign(problem: ConsumerProblem, release: KafkaRelease = REPRODUCED) -> ConsumerAssignorResult:
-    """Kafka's answer for the group: the assignor its `group.protocol` and that protocol's key select."""
+def kafka_consumer_assign(problem: ConsumerProblem, release: KafkaRelease | None = None) -> ConsumerAssignorResult:
+    """Kafka's answer for the group: the assignor its `group.protocol` and that protocol's key select,
+    in Kafka `release` (the problem's `kafka.version` unless given)."""
+    release = problem.config.release if release is None else release
     if problem.config.group_protocol == GroupProtocol.CONSUMER:
         return KIP848_ASSIGNORS.select(problem.config.remote_assignor, release)(problem)
     return CLASSIC_ASSIGNORS.select(problem.config.partition_assignment_strategy, release)(problem)

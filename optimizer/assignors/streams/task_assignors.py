@@ -12,7 +12,8 @@ from collections.abc import Callable
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
 from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
-from optimizer.assignors.table import REPRODUCED, AssignorTable
+from optimizer.assignors.table import AssignorTable
+from optimizer.model.releases import EARLIEST
 from optimizer.model.streams import StreamsProblem, TaskAssignor
 
 TaskAssignorRun = Callable[[StreamsProblem], StreamsAssignorResult]
@@ -20,9 +21,9 @@ TaskAssignorRun = Callable[[StreamsProblem], StreamsAssignorResult]
 TASK_ASSIGNORS: AssignorTable[TaskAssignor, TaskAssignorRun] = AssignorTable(
     "task.assignor.class",
     {
-        (TaskAssignor.HIGH_AVAILABILITY, REPRODUCED): high_availability_assign,
-        (TaskAssignor.STICKY, REPRODUCED): sticky_task_assign,
-        (TaskAssignor.KIP924_STICKY, REPRODUCED): kip924_sticky_assign,
+        (TaskAssignor.HIGH_AVAILABILITY, EARLIEST): high_availability_assign,
+        (TaskAssignor.STICKY, EARLIEST): sticky_task_assign,
+        (TaskAssignor.KIP924_STICKY, EARLIEST): kip924_sticky_assign,
     },
 )
 """The classic protocol's task assignors, run by the group leader's StreamsPartitionAssignor."""

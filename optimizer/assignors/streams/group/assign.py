@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from optimizer.assignors.streams.group.balanced import balanced_assign
 from optimizer.assignors.streams.group.spec import MemberTasks, StreamsGroupSpec, group_spec
 from optimizer.assignors.streams.group.sticky import sticky_assign
-from optimizer.assignors.table import REPRODUCED, AssignorTable, KafkaRelease
+from optimizer.assignors.table import AssignorTable
+from optimizer.model.releases import EARLIEST, KafkaRelease
 from optimizer.model.streams import StreamsGroupAssignor, StreamsProblem
 
 # StreamsConfig fields (and their Kafka keys) that no streams-group assignor reads.
@@ -48,18 +49,18 @@ GroupAssignor = Callable[[StreamsGroupSpec], dict[str, MemberTasks]]
 ASSIGNORS: AssignorTable[StreamsGroupAssignor, GroupAssignor] = AssignorTable(
     "streams.assignor.name",
     {
-        (StreamsGroupAssignor.STICKY, REPRODUCED): sticky_assign,
-        (StreamsGroupAssignor.BALANCED, REPRODUCED): balanced_assign,
+        (StreamsGroupAssignor.STICKY, EARLIEST): sticky_assign,
+        (StreamsGroupAssignor.BALANCED, EARLIEST): balanced_assign,
     },
 )
 """The broker's streams-group assignors, each answering per member (stream thread)."""
 
 
-def streams_group_assign(problem: StreamsProblem, release: KafkaRelease = REPRODUCED) -> StreamsGroupResult:
+def streams_group_assign(problem: StreamsProblem, release: KafkaRelease | None = None) -> StreamsGroupResult:
     """Kafka's broker-side answer for `problem` under `group.protocol: streams`."""
     spec = group_spec(problem)
     name = problem.config.streams_assignor_name
-    answer = ASSIGNORS.select(name, release)(spec)
+    answer = ASSIGNORS.select(name, problem.config.release if release is None else release)(spec)
     client_of = {m.member_id: m.client for m in spec.members}
     members = {m.member_id: answer.get(m.member_id, MemberTasks()) for m in spec.members}
     given = problem.config.model_fields_set
