@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from optimizer.assignors.streams.group.balanced import balanced_assign
 from optimizer.assignors.streams.group.spec import MemberTasks, StreamsGroupSpec, group_spec
-from optimizer.assignors.streams.group.sticky import sticky_assign
+from optimizer.assignors.streams.group.sticky import sticky_assign, sticky_assign_4_4
 from optimizer.assignors.table import AssignorTable
-from optimizer.model.releases import EARLIEST, KafkaRelease
+from optimizer.model.releases import EARLIEST, TRUNK, KafkaRelease
 from optimizer.model.streams import StreamsGroupAssignor, StreamsProblem
 
 # StreamsConfig fields (and their Kafka keys) that no streams-group assignor reads.
@@ -49,11 +49,15 @@ GroupAssignor = Callable[[StreamsGroupSpec], dict[str, MemberTasks]]
 ASSIGNORS: AssignorTable[StreamsGroupAssignor, GroupAssignor] = AssignorTable(
     "streams.assignor.name",
     {
-        (StreamsGroupAssignor.STICKY, EARLIEST): sticky_assign,
+        (StreamsGroupAssignor.STICKY, (4, 4, 0)): sticky_assign_4_4,
+        (StreamsGroupAssignor.STICKY, TRUNK): sticky_assign,
         (StreamsGroupAssignor.BALANCED, EARLIEST): balanced_assign,
     },
 )
-"""The broker's streams-group assignors, each answering per member (stream thread)."""
+"""The broker's streams-group assignors, each answering per member (stream thread). `sticky`:
+Kafka 4.4.0's class (checked against its jar) and trunk's (commit 058944c, with unreleased
+changes; the frozen parity cases). `balanced` is a proposal no release ships (KAFKA-20998): one
+row for every release, warned about by the answers."""
 
 
 def streams_group_assign(problem: StreamsProblem, release: KafkaRelease | None = None) -> StreamsGroupResult:

@@ -1,9 +1,20 @@
 """Kafka's broker-side streams-group `StickyTaskAssignor` (KIP-1071), reproduced exactly.
 
-Reproduces `StickyTaskAssignor` and `ProcessState` at commit 058944c8144d (group coordinator,
-`streams/assignor`), with `RackAwareStandbyPicker` at 3392e36f3c82 (`standby_picker`) and the
-record `TaskId(subtopologyId, partition)` of a75696aa9d22. Per member (stream thread), per
-process (all members sharing a process id):
+Two variants (`StickyVariant`), selected by `kafka.version` (assign.py):
+
+* `KAFKA_4_4` reproduces the class shipped in Kafka 4.4.0 (`kafka-group-coordinator-4.4.0.jar`,
+  branch 4.4 at KAFKA-20790): all active tasks on one quota, processes by load alone, standbys by
+  stickiness only (`rack.aware.assignment.tags` are not read), a member's current standbys (not
+  its warm-ups) ahead of the members that only report offsets (KAFKA-20719). Checked against the
+  jar by the live oracle (tests/kafka/test_streams_group_oracle.py).
+* `TRUNK` reproduces `StickyTaskAssignor` and `ProcessState` at commit 058944c8144d (unreleased:
+  KAFKA-21001 warm-ups as holders, KAFKA-20999 rack-aware standbys, KAFKA-21060 stateful and
+  stateless tasks on quotas of their own), with `RackAwareStandbyPicker` at 3392e36f3c82
+  (`standby_picker`) and the record `TaskId(subtopologyId, partition)` of a75696aa9d22; checked
+  against the frozen cases in ../shared/kafka-parity/streams-group/.
+
+Per member (stream thread), per process (all members sharing a process id), in the trunk variant
+(4.4.0 does the same without the split of step 1 and without the rack-aware pass of step 2):
 
 1. Stateful active tasks, then stateless ones, each flavour on its own quota: a task stays with its
    previous active member, else goes to the least-loaded previous standby member (current standbys
@@ -31,6 +42,27 @@ from typing import Literal, TypeVar
 from optimizer.assignors.java import JavaPriorityQueue, java_hash_map_order, java_string_hash
 from optimizer.assignors.streams.group.spec import GroupMember, MemberTasks, StreamsGroupSpec
 from optimizer.assignors.streams.group.standby_picker import RackAwareStandbyPicker
+
+
+@dataclass(frozen=True)
+class StickyVariant:
+    """What differs between the released assignor and trunk's."""
+
+    name: str
+    separate_stateful: bool
+    """KAFKA-21060: stateful active tasks placed first on a quota of their own, then stateless ones
+    on the active quota, and processes with equal load ordered by stateless active load. Without
+    it (4.4.0) every active task goes through one pass on the active quota, processes by load."""
+    rack_aware_standbys: bool
+    """KAFKA-20999: with `rack.aware.assignment.tags`, standbys first placed for rack diversity."""
+    warmups_hold_state: bool
+    """KAFKA-21001: a member's current warm-ups rank as standby holders, as its standbys do.
+    Without it (4.4.0) warm-ups are not read: a warm-up with a reported offset is a weaker
+    candidate, like any offset a member reports."""
+
+
+KAFKA_4_4 = StickyVariant("4.4.0", separate_stateful=False, rack_aware_standbys=False, warmups_hold_state=False)
+TRUNK = StickyVariant("trunk (058944c)", separate_stateful=True, rack_aware_standbys=True, warmups_hold_state=True)
 
 TaskId = tuple[str, int]
 """`(subtopologyId, partition)`, as Kafka's `TaskId` record."""
@@ -198,6 +230,11 @@ class ProcessState:
         return best
 
 
+def _process_by_load_alone(first: ProcessState, second: ProcessState) -> bool:
+    """4.4.0's `Comparator.comparingDouble(ProcessState::load)` as "first < second"."""
+    return first.load < second.load
+
+
 def _process_by_load(first: ProcessState, second: ProcessState) -> bool:
     """`PROCESS_BY_LOAD` as "first < second": load, then stateless active load."""
     if first.load != second.load:
@@ -214,7 +251,8 @@ class _StandbyToAssign:
 class _LocalState:
     """Kafka's `LocalState`: the quotas and lookups of one assignment."""
 
-    def __init__(self) -> None:
+    def __init__(self, variant: StickyVariant) -> None:
+        self.variant = variant
         self.num_standby_replicas = 0
         self.tags: tuple[str, ...] = ()
         self.active_task_to_prev_member: dict[TaskId, _Member] = {}
@@ -256,8 +294,8 @@ def _member_order(spec: StreamsGroupSpec, member_map: str) -> list[GroupMember]:
     return [by_id[member_id] for member_id in java_hash_map_order(list(by_id), java_string_hash)]
 
 
-def _initialize(spec: StreamsGroupSpec, members: Sequence[GroupMember]) -> _LocalState:
-    state = _LocalState()
+def _initialize(spec: StreamsGroupSpec, members: Sequence[GroupMember], variant: StickyVariant) -> _LocalState:
+    state = _LocalState(variant)
     state.num_standby_replicas = spec.num_standby_replicas
     state.tags = spec.rack_aware_assignment_tags
     for subtopology in spec.subtopologies:
@@ -284,7 +322,7 @@ def _initialize(spec: StreamsGroupSpec, members: Sequence[GroupMember]) -> _Loca
         state.process_tags.setdefault(member.process_id, member.client_tags)
         for task in member.active:
             state.active_task_to_prev_member[parse_task(task)] = ref
-        _collect_standby_candidates(candidates, member, ref)
+        _collect_standby_candidates(candidates, member, ref, variant.warmups_hold_state)
     # `new HashMap<>(number of members)`, filled by `computeIfAbsent` once per member.
     order = java_compute_if_absent_order([member.process_id for member in members], java_string_hash, count)
     state.processes = {process_id: processes[process_id] for process_id in order}
@@ -294,12 +332,14 @@ def _initialize(spec: StreamsGroupSpec, members: Sequence[GroupMember]) -> _Loca
     return state
 
 
-def _collect_standby_candidates(candidates: dict[TaskId, list[tuple[_Member, bool, int]]], member: GroupMember, ref: _Member) -> None:
-    # Current standbys and warm-ups carry their reported offset sum (0 when none is reported).
-    for task in (*member.standby, *member.warmup):
+def _collect_standby_candidates(candidates: dict[TaskId, list[tuple[_Member, bool, int]]], member: GroupMember, ref: _Member, warmups: bool) -> None:
+    # Current standbys (and warm-ups, when they hold state) carry their reported offset sum (0
+    # when none is reported).
+    holding = (*member.standby, *member.warmup) if warmups else member.standby
+    for task in holding:
         candidates.setdefault(parse_task(task), []).append((ref, True, member.task_offsets.get(task, 0)))
     # Offsets alone (a restarted member's local state) make a weaker candidate.
-    held = set(member.standby) | set(member.warmup)
+    held = set(holding)
     for task, offset in member.task_offsets.items():
         if task not in held:
             candidates.setdefault(parse_task(task), []).append((ref, False, offset))
@@ -394,7 +434,8 @@ def _assign_active(state: _LocalState, tasks: list[TaskId], stateful: bool) -> N
         remaining.append(task)
 
     remaining.sort(key=task_order_key)
-    queue: JavaPriorityQueue[ProcessState] = JavaPriorityQueue(_process_by_load)
+    by_load = _process_by_load if state.variant.separate_stateful else _process_by_load_alone
+    queue: JavaPriorityQueue[ProcessState] = JavaPriorityQueue(by_load)
     for process in state.processes.values():
         queue.offer(process)
     for task in remaining:
@@ -510,7 +551,7 @@ def _assign_standby_to_least_loaded(state: _LocalState, queue: JavaPriorityQueue
 def _assign_standby(state: _LocalState, tasks: list[TaskId]) -> None:
     to_least_loaded: list[_StandbyToAssign] = []
     picker = None
-    if state.tags:
+    if state.tags and state.variant.rack_aware_standbys:
         picker = RackAwareStandbyPicker(state.tags, state.processes.values(), lambda process: state.process_tags[process.process_id])
     for task in sorted(tasks, key=_partition_first_key, reverse=True):
         # Rack diversity ranks above stickiness; the sticky pass places the rest.
@@ -527,21 +568,35 @@ def _assign_standby(state: _LocalState, tasks: list[TaskId]) -> None:
                 break  # Kafka logs that capacity is short and moves on
 
 
+def _tasks_of(subtopology: str, partitions: int) -> list[TaskId]:
+    return [(subtopology, partition) for partition in range(partitions)]
+
+
+def sticky_assign_4_4(spec: StreamsGroupSpec, member_map: Literal["hash", "linked"] = "hash") -> dict[str, MemberTasks]:
+    """Kafka 4.4.0's `StickyTaskAssignor.assign` (`sticky_assign` with `KAFKA_4_4`)."""
+    return sticky_assign(spec, member_map, KAFKA_4_4)
+
+
 def _member_tasks(tasks: Iterable[TaskId]) -> list[str]:
     return [task_text(task) for task in sorted(tasks, key=task_order_key)]
 
 
-def sticky_assign(spec: StreamsGroupSpec, member_map: Literal["hash", "linked"] = "hash") -> dict[str, MemberTasks]:
+def sticky_assign(spec: StreamsGroupSpec, member_map: Literal["hash", "linked"] = "hash", variant: StickyVariant = TRUNK) -> dict[str, MemberTasks]:
     """Kafka's `StickyTaskAssignor.assign`: member id -> its active and standby tasks (every
     member a key, in spec order).
 
     `member_map` is the map the members were given in: `hash` (a `java.util.HashMap` filled in
     spec order, as the broker and the golden cases do) or `linked` (iterated in spec order, as a
-    `LinkedHashMap` in Kafka's unit tests).
+    `LinkedHashMap` in Kafka's unit tests). `variant`: trunk's assignor (default) or 4.4.0's.
     """
-    state = _initialize(spec, _member_order(spec, member_map))
-    _assign_active(state, list(state.stateful_tasks), True)
-    _assign_active(state, state.stateless_tasks, False)
+    state = _initialize(spec, _member_order(spec, member_map), variant)
+    if variant.separate_stateful:
+        _assign_active(state, list(state.stateful_tasks), True)
+        _assign_active(state, state.stateless_tasks, False)
+    else:
+        # One pass over every active task on the active quota: the stateless pass's code (it
+        # neither reads the stateful quota nor records the task's process for rack-aware standbys).
+        _assign_active(state, [task for s in spec.subtopologies for task in _tasks_of(s.id, s.partitions)], False)
     if state.num_standby_replicas > 0:
         _assign_standby(state, state.stateful_tasks)
 
