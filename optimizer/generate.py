@@ -14,7 +14,7 @@ from typing import Any
 
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id, partition_key, task_id, task_key
-from optimizer.model.problem import problem_from_data
+from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
 
 
@@ -441,3 +441,84 @@ def _varied_consumer(seed: int) -> dict[str, Any]:
         config = {"partition.assignment.strategy": rng.choice(["range", "roundrobin", "sticky", "cooperative-sticky", "cooperative-sticky"])}
     return {"kind": "consumer", "name": f"varied-consumer-{seed}", "config": config, "topics": topic_docs, "members": member_docs}
 
+
+
+# The live oracle's groups (tests/kafka/test_live_oracle.py, bench/consumer_releases.py): seeded, so
+# that a release's figures can be reproduced.
+
+CLASSIC_STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+def oracle_classic_groups(strategy: str, count: int, first: int = 0) -> list[ConsumerProblem]:
+    """`count` classic groups of `strategy` (seeds `first`...): 1-9 members over 1-4 topics of 1-12
+    partitions, racks or none, equal subscriptions or not, owned partitions and churn."""
+    groups = []
+    for seed in range(first, first + count):
+        rng = random.Random(f"{strategy}-{seed}")
+        groups.append(
+            random_consumer_problem(
+                seed, members=rng.randint(1, 9), topics=rng.randint(1, 4), partitions=(1, 12), racks=rng.choice([0, 2, 3]),
+                replication=rng.randint(1, 3), equal_subscriptions=rng.random() < 0.5, strategy=strategy,
+                owned=rng.random() < 0.8, churn=rng.random() * 0.5, name=f"{strategy}-{seed}",
+            )
+        )  # fmt: skip
+    return groups
+
+
+def oracle_varied_classic_groups(count: int, strategies: tuple[str, ...] = CLASSIC_STRATEGIES) -> list[ConsumerProblem]:
+    """`count` small classic `varied_problem`s of these strategies: contested claims, generations."""
+    groups: list[ConsumerProblem] = []
+    seed = 1
+    while len(groups) < count:
+        problem = varied_problem(seed, "consumer")
+        seed += 2
+        if isinstance(problem, ConsumerProblem) and problem.config.group_protocol == "classic":
+            if str(problem.config.partition_assignment_strategy) in strategies:
+                groups.append(problem)
+    return groups
+
+
+def oracle_stale_claim_groups(count: int) -> list[ConsumerProblem]:
+    """`count` sticky and cooperative-sticky `varied_problem`s where one member also claims 1-3
+    partitions beyond a topic's current count (the topic was deleted and re-created smaller), with
+    a generation."""
+    groups: list[ConsumerProblem] = []
+    seed = 1
+    while len(groups) < count:
+        problem = varied_problem(seed, "consumer")
+        seed += 2
+        if not (isinstance(problem, ConsumerProblem) and problem.config.group_protocol == "classic"):
+            continue
+        if str(problem.config.partition_assignment_strategy) not in ("sticky", "cooperative-sticky"):
+            continue
+        data = problem_to_data(problem)
+        rng = random.Random(seed)
+        topic, member = rng.choice(data["topics"]), rng.choice(data["members"])
+        stale = [f"{topic['name']}-{topic['partitions'] + k}" for k in range(rng.randint(1, 3))]
+        member["owned_partitions"] = [*member.get("owned_partitions", []), *stale]
+        member["generation"] = max(1, member.get("generation", -1))
+        stale_problem = problem_from_data(data)
+        assert isinstance(stale_problem, ConsumerProblem)
+        groups.append(stale_problem)
+    return groups
+
+
+def oracle_kip848_groups(assignor: str, count: int, first: int = 0) -> list[ConsumerProblem]:
+    """`count` KIP-848 groups (`group.protocol=consumer`, `group.remote.assignor=assignor`) as
+    `oracle_classic_groups` makes them, half the members on a rack."""
+    groups = []
+    for seed in range(first, first + count):
+        rng = random.Random(f"{assignor}-{seed}")
+        problem = random_consumer_problem(
+            seed, members=rng.randint(1, 9), topics=rng.randint(1, 4), partitions=(1, 12), racks=rng.choice([0, 2, 3]),
+            equal_subscriptions=rng.random() < 0.5, owned=rng.random() < 0.8, churn=rng.random() * 0.5, name=f"{assignor}-{seed}",
+        )  # fmt: skip
+        data = problem_to_data(problem)
+        data["config"] = {"group.protocol": "consumer", "group.remote.assignor": assignor}
+        for member in data["members"]:
+            if rng.random() < 0.5:
+                member["rack"] = rng.choice(["rack-a", "rack-b", "rack-c"])
+        server_problem = problem_from_data(data)
+        assert isinstance(server_problem, ConsumerProblem)
+        groups.append(server_problem)
+    return groups

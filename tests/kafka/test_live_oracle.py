@@ -8,46 +8,24 @@ only equally good."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from optimizer.generate import random_consumer_problem, varied_problem
+from optimizer.generate import (
+    CLASSIC_STRATEGIES,
+    oracle_classic_groups,
+    oracle_kip848_groups,
+    oracle_stale_claim_groups,
+    oracle_varied_classic_groups,
+)
 from optimizer.kafka.oracle.batch import Answer
 from optimizer.kafka.oracle.consumer import classic_consumer_answers, kip848_answers
-from optimizer.model.consumer import ConsumerProblem, GroupProtocol
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.solve import solve
 
 pytestmark = pytest.mark.kafka
 
-STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 PER_STRATEGY = 150
-
-
-def _random_groups(strategy: str) -> list[ConsumerProblem]:
-    groups = []
-    for seed in range(PER_STRATEGY):
-        rng = random.Random(f"{strategy}-{seed}")
-        groups.append(
-            random_consumer_problem(
-                seed, members=rng.randint(1, 9), topics=rng.randint(1, 4), partitions=(1, 12), racks=rng.choice([0, 2, 3]),
-                replication=rng.randint(1, 3), equal_subscriptions=rng.random() < 0.5, strategy=strategy,
-                owned=rng.random() < 0.8, churn=rng.random() * 0.5, name=f"{strategy}-{seed}",
-            )
-        )  # fmt: skip
-    return groups
-
-
-def _varied_groups(count: int) -> list[ConsumerProblem]:
-    """Small groups with contested claims and generations of every classic strategy."""
-    groups: list[ConsumerProblem] = []
-    seed = 1
-    while len(groups) < count:
-        problem = varied_problem(seed, "consumer")
-        seed += 2
-        if isinstance(problem, ConsumerProblem) and problem.config.group_protocol == GroupProtocol.CLASSIC:
-            groups.append(problem)
-    return groups
 
 
 def _ours(problem: ConsumerProblem) -> dict[str, tuple[str, ...]]:
@@ -68,40 +46,16 @@ def _disagreements(groups: list[ConsumerProblem], answers: list[Answer]) -> list
     return found
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", CLASSIC_STRATEGIES)
 def test_kafkas_classic_consumer_assignor_gives_our_answer(strategy):
-    groups = _random_groups(strategy)
+    groups = oracle_classic_groups(strategy, PER_STRATEGY)
     assert _disagreements(groups, classic_consumer_answers(groups)) == []
 
 
 def test_kafkas_classic_assignors_give_our_answer_with_contested_claims_and_generations():
-    groups = _varied_groups(300)
-    assert {str(g.config.partition_assignment_strategy) for g in groups} == set(STRATEGIES)
+    groups = oracle_varied_classic_groups(300)
+    assert {str(g.config.partition_assignment_strategy) for g in groups} == set(CLASSIC_STRATEGIES)
     assert _disagreements(groups, classic_consumer_answers(groups)) == []
-
-
-def _with_stale_claims(count: int) -> list[ConsumerProblem]:
-    """Sticky groups where a member claims partitions beyond a topic's current count (the topic was
-    deleted and re-created smaller), with a generation."""
-    from optimizer.model.problem import problem_from_data, problem_to_data
-
-    groups: list[ConsumerProblem] = []
-    seed = 1
-    while len(groups) < count:
-        problem = varied_problem(seed, "consumer")
-        seed += 2
-        if not (isinstance(problem, ConsumerProblem) and problem.config.group_protocol == GroupProtocol.CLASSIC):
-            continue
-        if str(problem.config.partition_assignment_strategy) not in ("sticky", "cooperative-sticky"):
-            continue
-        data = problem_to_data(problem)
-        rng = random.Random(seed)
-        topic, member = rng.choice(data["topics"]), rng.choice(data["members"])
-        stale = [f"{topic['name']}-{topic['partitions'] + k}" for k in range(rng.randint(1, 3))]
-        member["owned_partitions"] = [*member.get("owned_partitions", []), *stale]
-        member["generation"] = max(1, member.get("generation", -1))
-        groups.append(problem_from_data(data))
-    return groups
 
 
 def test_with_claims_beyond_a_topics_partitions_kafka_answers_validly_only_where_it_agrees():
@@ -110,7 +64,7 @@ def test_with_claims_beyond_a_topics_partitions_kafka_answers_validly_only_where
     assignment (those partitions kept, others given twice): never a valid answer different from
     ours. Measured on these 300 groups: 201 agree, 40 raise, 59 invalid; what `--solver kafka`
     should say in the last two cases is open (issue 30)."""
-    groups = _with_stale_claims(300)
+    groups = oracle_stale_claim_groups(300)
     kinds: dict[str, int] = {}
     for problem, kafka in zip(groups, classic_consumer_answers(groups), strict=True):
         if isinstance(kafka, str):
@@ -126,40 +80,29 @@ def test_with_claims_beyond_a_topics_partitions_kafka_answers_validly_only_where
     assert kinds.get("agree", 0) > 150  # most groups: the comparison is not vacuous
 
 
-def _kip848_groups(assignor: str, count: int) -> list[ConsumerProblem]:
-    """Seeded KIP-848 groups (`group.protocol=consumer`) with racks on some members."""
-    from optimizer.model.problem import problem_from_data, problem_to_data
-
-    groups = []
-    for seed in range(count):
-        rng = random.Random(f"{assignor}-{seed}")
-        problem = random_consumer_problem(
-            seed, members=rng.randint(1, 9), topics=rng.randint(1, 4), partitions=(1, 12), racks=rng.choice([0, 2, 3]),
-            equal_subscriptions=rng.random() < 0.5, owned=rng.random() < 0.8, churn=rng.random() * 0.5, name=f"{assignor}-{seed}",
-        )  # fmt: skip
-        data = problem_to_data(problem)
-        data["config"] = {"group.protocol": "consumer", "group.remote.assignor": assignor}
-        for member in data["members"]:
-            if rng.random() < 0.5:
-                member["rack"] = rng.choice(["rack-a", "rack-b", "rack-c"])
-        groups.append(problem_from_data(data))
-    return groups
-
-
-def _rack_aware_homogeneous(problem: ConsumerProblem) -> bool:
-    homogeneous = len({frozenset(m.subscriptions) for m in problem.members}) == 1
-    return homogeneous and any(m.rack for m in problem.members) and any(t.replica_racks for t in problem.topics)
-
-
 def test_kafkas_kip848_range_assignor_gives_our_answer():
-    groups = _kip848_groups("range", 200)
+    groups = oracle_kip848_groups("range", 200)
     assert _disagreements(groups, kip848_answers(groups)) == []
 
 
-def test_kafkas_kip848_uniform_assignor_gives_our_answer_but_rack_aware_homogeneous():
-    """Kafka 4.4.0's `uniform` agrees with ours on heterogeneous groups and on groups without racks;
-    on homogeneous groups with racks it differs (37 of these 86; 114 others agree): 4.4.0's rack-aware
-    homogeneous builder is not the one reproduced (issue 30, open)."""
-    groups = [g for g in _kip848_groups("uniform", 200) if not _rack_aware_homogeneous(g)]
-    assert len(groups) > 80
+def test_kafkas_kip848_uniform_assignor_gives_our_answer():
+    """Kafka 4.4.0's `uniform` (KAFKA-18688's homogeneous builder, no racks read) on every group,
+    rack-aware homogeneous ones included."""
+    groups = oracle_kip848_groups("uniform", 200)
     assert _disagreements(groups, kip848_answers(groups)) == []
+
+
+def _at(problem: ConsumerProblem, release: str) -> ConsumerProblem:
+    data = problem_to_data(problem)
+    data["config"] = {**data["config"], "kafka.version": release}
+    result = problem_from_data(data)
+    assert isinstance(result, ConsumerProblem)
+    return result
+
+
+def test_kafka_4_0_0s_kip848_assignors_give_our_answer_under_kafka_version_4_0_0():
+    """Kafka 4.0.0's jars (Maven Central): `uniform`'s homogeneous builder before KAFKA-18688 (the
+    first members take the extra partitions), which differs from 4.4.0's on many of these groups,
+    and `range`."""
+    groups = [_at(g, "4.0.0") for g in oracle_kip848_groups("uniform", 100) + oracle_kip848_groups("range", 50)]
+    assert _disagreements(groups, kip848_answers(groups, release="4.0.0")) == []

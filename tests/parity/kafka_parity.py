@@ -57,8 +57,8 @@ PARITY_DIR = _parity_dir()
 STREAMS_ASSIGNORS = ("high_availability", "legacy_sticky")
 CONSUMER_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 STREAMS_GROUP_ASSIGNORS = ("streams-sticky", "streams-balanced")
-# KIP-848: `uniform` with the newer homogeneous builder (consumer-group-current/; the `__uniform`
-# files of consumer/ ran the older one and are history), and the broker's `range` (consumer/).
+# KIP-848: `uniform` with trunk's homogeneous builder (consumer-group-current/) and with 4.0.0's
+# (the `__uniform` files of consumer/, run under 4.0.0), and the broker's `range` (consumer/).
 KIP848_ASSIGNORS = ("uniform", "server-range")
 
 
@@ -94,8 +94,9 @@ def kip924_cases() -> list[Path]:
 def kip848_cases() -> list[Path]:
     """KIP-848's broker-side assignors."""
     current = sorted((PARITY_DIR / "consumer-group-current").glob("*.json"))
-    ranged = [f for f in sorted((PARITY_DIR / "consumer").glob("*__server-range.json"))]
-    return current + ranged
+    older = sorted((PARITY_DIR / "consumer").glob("*__uniform.json"))
+    ranged = sorted((PARITY_DIR / "consumer").glob("*__server-range.json"))
+    return current + older + ranged
 
 
 def streams_group_cases() -> list[Path]:

@@ -16,10 +16,10 @@ from optimizer.assignors.consumer.range import range_assign
 from optimizer.assignors.consumer.roundrobin import roundrobin_assign
 from optimizer.assignors.consumer.server_range import server_range_assign
 from optimizer.assignors.consumer.sticky import sticky_assign
-from optimizer.assignors.consumer.uniform import uniform_assign
+from optimizer.assignors.consumer.uniform import uniform_assign, uniform_assign_3_9, uniform_assign_4_0_0, uniform_assign_4_0_1
 from optimizer.assignors.table import AssignorTable
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol, RemoteAssignor
-from optimizer.model.releases import EARLIEST, KafkaRelease
+from optimizer.model.releases import EARLIEST, TRUNK, KafkaRelease
 
 ConsumerAssignor = Callable[[ConsumerProblem], ConsumerAssignorResult]
 
@@ -38,7 +38,10 @@ members support; a problem names that one)."""
 KIP848_ASSIGNORS: AssignorTable[RemoteAssignor, ConsumerAssignor] = AssignorTable(
     "group.remote.assignor",
     {
-        (RemoteAssignor.UNIFORM, EARLIEST): uniform_assign,
+        (RemoteAssignor.UNIFORM, EARLIEST): uniform_assign_3_9,
+        (RemoteAssignor.UNIFORM, (4, 0, 0)): uniform_assign_4_0_0,
+        (RemoteAssignor.UNIFORM, (4, 0, 1)): uniform_assign_4_0_1,
+        (RemoteAssignor.UNIFORM, TRUNK): uniform_assign,
         (RemoteAssignor.RANGE, EARLIEST): server_range_assign,
     },
 )

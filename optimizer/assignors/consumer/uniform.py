@@ -1,16 +1,25 @@
 """KIP-848's broker-side `uniform` assignor (group.remote.assignor=uniform): Kafka's UniformAssignor.
 
 A HOMOGENEOUS group (every member subscribes to the same topics) runs
-UniformHomogeneousAssignmentBuilder as of Kafka 2ae93771 (KAFKA-18688: any member may keep the
-extra partition; with the rack-aware assignment of PR #20000) and its `assignor/Utils.java`; any
-other group runs UniformHeterogeneousAssignmentBuilder of 1eb7644 (`uniform_heterogeneous`).
+UniformHomogeneousAssignmentBuilder; any other group runs UniformHeterogeneousAssignmentBuilder
+(`uniform_heterogeneous`, the builder of KAFKA-17710, Kafka 4.0.0 to 4.4.0 and trunk). No released
+builder reads racks (KAFKA-16694 removed them from the server-side assignors before 3.9). The
+homogeneous builder in three variants, one per row of `KIP848_ASSIGNORS`:
 
-Homogeneous algorithm: quotas floor(P/N), with P mod N members allowed one extra. Members, in
-`memberIds()` order, keep their previous partitions up to the quota (a whole topic when it fits,
-else partition by partition; with the rack strategy only rack-matching ones), the first members
-that can keep an extra partition claim the extras. Revoked and never-assigned partitions then go,
-in that order, first to unfilled members on a matching rack (rack strategy), then in blocks to the
-unfilled members, the last of which take the remaining extras.
+* `uniform_assign_4_0_0` (Kafka 4.0.0; `uniform_assign_3_9`, Kafka 3.9, for homogeneous groups
+  only: 3.9's heterogeneous builder, before KAFKA-17710, is not reproduced): quotas floor(P/N), the first P mod N members in
+  `memberIds()` order allowed one extra whatever they hold. Members keep their previous partitions
+  up to their quota (a whole topic when it fits, else partition by partition, in the topic's
+  HashSet order); revoked partitions follow the never-assigned ones; the unfilled members, in
+  order, then take blocks of them up to their remaining quota.
+* `uniform_assign_4_0_1` (KAFKA-18688, Kafka 4.0.1, 4.1.0 and every release since, 4.4.0
+  included): any member may keep the extra partition. A member that cannot fill a quota with the
+  extra gives the extra up for a later member, unless it is one of the last members that must take
+  the remaining extras.
+* `uniform_assign` (trunk, Kafka 2ae93771 with the rack-aware assignment of KAFKA-19909 /
+  PR #20000, in no release): as 4.0.1, and when `Utils.useRackAwareAssignment` holds, members keep
+  only rack-matching partitions and unassigned partitions go first to unfilled members on a
+  matching rack; the last unfilled members then take the remaining extras.
 """
 
 from __future__ import annotations
@@ -20,18 +29,116 @@ from dataclasses import dataclass
 from optimizer.assignors.consumer.group import TP, ConsumerAssignorResult, assignor_result, member_id_key
 from optimizer.assignors.consumer.kip848 import ServerGroup, uuid_set_order
 from optimizer.assignors.consumer.uniform_heterogeneous import heterogeneous_assign
+from optimizer.errors import SolverUnavailableError
 from optimizer.model.consumer import ConsumerProblem
 
 
 def uniform_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    """Trunk's `uniform`: the rack-aware homogeneous builder of KAFKA-19909 (in no release)."""
     group = ServerGroup(problem)
-    if group.homogeneous:
-        assignment, notes, warnings = _Homogeneous(group).build()
-    else:
-        assignment, notes, warnings = heterogeneous_assign(group)
+    return _result(group, _Homogeneous(group).build() if group.homogeneous else heterogeneous_assign(group))
+
+
+def uniform_assign_4_0_1(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    """`uniform` of Kafka 4.0.1 to 4.4.0: KAFKA-18688's homogeneous builder, no racks."""
+    group = ServerGroup(problem)
+    return _result(group, _Released(group, stable=True).build() if group.homogeneous else heterogeneous_assign(group))
+
+
+def uniform_assign_4_0_0(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    """`uniform` of Kafka 4.0.0 (and 3.9's homogeneous builder): the extras go to the first members."""
+    group = ServerGroup(problem)
+    return _result(group, _Released(group, stable=False).build() if group.homogeneous else heterogeneous_assign(group))
+
+
+def uniform_assign_3_9(problem: ConsumerProblem) -> ConsumerAssignorResult:
+    """`uniform` of Kafka 3.9: 4.0.0's homogeneous builder; its heterogeneous builder (before
+    KAFKA-17710's rework in 4.0.0) is not reproduced."""
+    group = ServerGroup(problem)
+    if not group.homogeneous:
+        raise SolverUnavailableError(
+            "Kafka 3.9's uniform assignor for a group whose members subscribe to different topics (its "
+            "UniformHeterogeneousAssignmentBuilder before KAFKA-17710) is not reproduced: kafka.version 4.0.0 "
+            "or later reproduces the builder that replaced it"
+        )
+    return _result(group, _Released(group, stable=False).build())
+
+
+_Built = tuple[dict[str, list[TP]], list[str], list[tuple[str, str]]]
+
+
+def _result(group: ServerGroup, built: _Built) -> ConsumerAssignorResult:
+    assignment, notes, warnings = built
     members = sorted(group.member_ids, key=member_id_key)
     lists = {member: sorted(parts) for member, parts in assignment.items()}
     return assignor_result(members, lists, notes=notes, warnings=warnings)
+
+
+_LEFT_UNASSIGNED = "Kafka's uniform assignor throws PartitionAssignorException 'Partitions were left unassigned' ({} left)"
+
+
+class _Released:
+    """UniformHomogeneousAssignmentBuilder as released: 3.9 and 4.0.0 (`stable=False`), 4.0.1 to
+    4.4.0 (`stable=True`, KAFKA-18688). Racks are not read."""
+
+    def __init__(self, group: ServerGroup, stable: bool):
+        self.group = group
+        self.stable = stable
+        self.members = group.member_ids
+        # The builder copies the first member's subscribed ids into a presized HashSet.
+        self.topics = _copied_set_order(group, group.subscribed_topic_ids(self.members[0]))
+
+    def build(self) -> _Built:
+        notes = ["homogeneous (equal subscriptions)"]
+        if not self.topics:
+            return {}, notes, []
+        subscribed = frozenset(self.topics)
+        unassigned: list[TP] = []
+        total = 0
+        for topic in self.topics:
+            count = self.group.partition_count[topic]
+            unassigned += [(topic, p) for p in range(count) if (topic, p) not in self.group.assigned]
+            total += count
+        min_quota, extra = divmod(total, len(self.members))
+        target: dict[str, list[TP]] = {}
+        unfilled: list[tuple[str, int]] = []
+        for index, member in enumerate(self.members):
+            quota, has_extra = min_quota, False
+            if extra > 0:
+                quota, has_extra = quota + 1, True
+                if not self.stable:
+                    extra -= 1
+            kept: list[TP] = []
+            for topic, partitions in self.group.previous_assignment(member):
+                if topic not in subscribed:
+                    continue
+                if len(partitions) <= quota:
+                    quota -= len(partitions)
+                    kept += [(topic, p) for p in partitions]
+                    continue
+                for p in partitions:
+                    if quota > 0:
+                        quota -= 1
+                        kept.append((topic, p))
+                    else:
+                        unassigned.append((topic, p))
+            if self.stable:
+                if quota > 0 and has_extra and len(self.members) - index > extra:
+                    # Gives the extra up for another member, unless it is one of the last `extra`.
+                    quota, has_extra = quota - 1, False
+                if has_extra:
+                    extra -= 1
+            if quota > 0:
+                unfilled.append((member, quota))
+            target[member] = kept
+        index = 0
+        for member, quota in unfilled:
+            take = unassigned[index : index + quota]
+            target[member] += take
+            index += len(take)
+        if index < len(unassigned):
+            return target, notes, [("group", _LEFT_UNASSIGNED.format(len(unassigned) - index))]
+        return target, notes, []
 
 
 def use_rack_strategy(member_racks: set[str], racks_per_partition: dict[TP, frozenset[str]]) -> bool:
@@ -50,7 +157,7 @@ class _Unfilled:
 
 
 class _Homogeneous:
-    """UniformHomogeneousAssignmentBuilder (2ae93771)."""
+    """UniformHomogeneousAssignmentBuilder of 2ae93771 (trunk, with PR #20000's rack strategy)."""
 
     def __init__(self, group: ServerGroup):
         self.group = group
@@ -69,7 +176,7 @@ class _Homogeneous:
         self.min_quota = 0
         self.extra = 0
 
-    def build(self) -> tuple[dict[str, list[TP]], list[str], list[tuple[str, str]]]:
+    def build(self) -> _Built:
         notes = ["homogeneous (equal subscriptions)" + (", rack-aware" if self.rack_strategy else "")]
         if not self.topics:
             return {}, notes, []
@@ -159,8 +266,7 @@ class _Homogeneous:
             self.target[entry.member] += take
             index += len(take)
         if index < len(self.unassigned):
-            left = len(self.unassigned) - index
-            return [("group", f"Kafka's uniform assignor throws PartitionAssignorException 'Partitions were left unassigned' ({left} left)")]
+            return [("group", _LEFT_UNASSIGNED.format(len(self.unassigned) - index))]
         return []
 
 

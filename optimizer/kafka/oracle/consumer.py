@@ -51,9 +51,11 @@ def classic_case(problem: ConsumerProblem) -> dict[str, Any]:
     }
 
 
-def classic_consumer_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
-    """Kafka's classic assignor's answer for each problem (as given, not normalised), in order."""
-    return [_partitions(answer) for answer, _ in batch("kao.jvm.ConsumerAssignors", [classic_case(p) for p in problems], 1, timeout)]
+def classic_consumer_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0, release: str | None = None) -> list[Answer]:
+    """Kafka's classic assignor's answer for each problem (as given, not normalised), in order;
+    `release`: from that Kafka release's jars (e.g. "4.0.0") instead of the pinned ones."""
+    cases = [classic_case(p) for p in problems]
+    return [_partitions(answer) for answer, _ in batch("kao.jvm.ConsumerAssignors", cases, 1, timeout, release=release)]
 
 
 def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
@@ -86,9 +88,11 @@ def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
     }
 
 
-def kip848_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0) -> list[Answer]:
-    """Kafka's KIP-848 assignor's answer for each problem (as given), in order."""
-    return [_partitions(answer) for answer, _ in batch("kao.jvm.GroupAssignors", [kip848_case(p) for p in problems], 1, timeout)]
+def kip848_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0, release: str | None = None) -> list[Answer]:
+    """Kafka's KIP-848 assignor's answer for each problem (as given), in order; `release` as for
+    `classic_consumer_answers`."""
+    cases = [kip848_case(p) for p in problems]
+    return [_partitions(answer) for answer, _ in batch("kao.jvm.GroupAssignors", cases, 1, timeout, release=release)]
 
 
 def timed_partitions(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0) -> list[tuple[Answer, int | None]]:
