@@ -12,7 +12,7 @@ reference goal answers through the same type (`reference_answer`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optimizer.assignors.consumer.group import TP
@@ -26,7 +26,7 @@ from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
 from optimizer.model.problem import Problem
-from optimizer.model.releases import KafkaRelease
+from optimizer.model.releases import KafkaRelease, release_text
 from optimizer.model.solution import ClientAssignment, MemberAssignment
 from optimizer.model.streams import StreamsGroupAssignor, StreamsGroupProtocol, StreamsProblem
 
@@ -45,7 +45,8 @@ class KafkaAnswer:
     """Where its follow-up rebalances end, when that differs from `assignment`."""
     notes: tuple[str, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
-    """What ran, as the solution's solver options report it (`assignor`, `protocol`, `goal`)."""
+    """What ran, as the solution's solver options report it (`assignor`, `protocol`, `goal`, and
+    `kafka.version`, the release whose assignor it is)."""
     warnings: tuple[Issue, ...] = ()
     """Config keys the problem sets that the selected assignor does not read, and the claims
     Kafka's assignor settled (KAFKA-12464), as warnings about the problem."""
@@ -57,7 +58,9 @@ def kafka_answer(problem: Problem, raw: Problem, release: KafkaRelease | None = 
     members' reports as they are get. SolverUnavailableError when that release's assignor is not
     reproduced (or not shipped)."""
     protocol = str(problem.config.group_protocol)
-    return FAMILIES[(problem.kind, protocol)](problem, raw, problem.config.release if release is None else release)
+    release = problem.config.release if release is None else release
+    answer = FAMILIES[(problem.kind, protocol)](problem, raw, release)
+    return replace(answer, options={**answer.options, "kafka.version": release_text(release)})
 
 
 def reference_answer(problem: Problem) -> KafkaAnswer:

@@ -109,6 +109,7 @@ STREAMS_CONFIG: tuple[tuple[str, str], ...] = (
     ("task.assignor.class", STRING),
     ("group.protocol", STRING),
     ("streams.assignor.name", STRING),
+    ("kafka.version", STRING),
 )
 """Streams config keys, one `applications` column each, as in docs/file-formats.md."""
 
@@ -116,8 +117,10 @@ CONSUMER_CONFIG: tuple[tuple[str, str], ...] = (
     ("partition.assignment.strategy", STRING),
     ("group.protocol", STRING),
     ("group.remote.assignor", STRING),
+    ("kafka.version", STRING),
 )
-"""Consumer config keys, one `applications` column each (`group.protocol` is both kinds' key)."""
+"""Consumer config keys, one `applications` column each (`group.protocol` and `kafka.version` are
+both kinds' keys)."""
 
 CONFIG_KIND: dict[str, tuple[str, ...]] = {
     key: tuple(kind for kind, keys in ((STREAMS, STREAMS_CONFIG), (CONSUMER, CONSUMER_CONFIG)) if key in dict(keys))
