@@ -10,9 +10,12 @@ for a follow-up rebalance.
 Kafka iterates the group's members in a Java HashMap by member id; which member keeps the one
 extra partition, and some tie-breaks, depend on that order, so it is reproduced.
 
-Owned partitions numbered beyond their topic's partition count are not checked by Kafka's sticky
-assignors; `sticky_assign` follows what Kafka does with them where that gives an assignment, and
-says in the result's warnings where Kafka's own answer would be broken (decision 46).
+Owned partitions numbered beyond their topic's partition count (a topic deleted and re-created
+smaller) are not checked by Kafka's sticky assignors, which keep them like any other claim:
+`sticky_assign` does the same, and where Kafka then raises IllegalStateException or returns an
+invalid assignment (such a partition handed back, or a partition given twice after its list of
+unassigned partitions stalled on one), it raises SolverUnavailableError saying so: Kafka's group
+does not rebalance there, so there is no answer of Kafka's to reproduce.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from optimizer.assignors.consumer.group import (
     use_rack_aware_assignment,
 )
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
+from optimizer.errors import SolverUnavailableError
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import parse_partition_id, partition_id, shown
+from optimizer.model.releases import release_text
 from optimizer.text import plural
 
 
@@ -132,26 +137,23 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
                 previous_owner[tp] = member
 
     racks = _RackInfo(group, members)
-    warnings = []
-    stalls = False  # whether Kafka's general builder assigns partitions twice (see _General)
-    location = {m.id: f"members[{i}] (id {shown(m.id)}).owned_partitions" for i, m in enumerate(problem.members)}
+    kafka = f"Kafka {release_text(problem.config.release)}'s {'CooperativeStickyAssignor' if cooperative else 'StickyAssignor'}"
     if all_equal:
-        # Kafka's constrained builder keeps such claims, and its merge of the sorted assigned
-        # partitions into all partitions then stalls on them: later partitions count as
-        # unassigned twice, and the rebalance fails (decision 46). They are ignored here.
-        for member, phantoms in beyond.items():
-            owned[member] = [tp for tp in owned[member] if tp not in set(phantoms)]
-            warnings.append((location[member], _phantom_message(phantoms, "constrained")))
-        assignment, transferring = _constrained(group, members, owned, contested, racks)
+        try:
+            assignment, transferring = _constrained(group, members, owned, contested, racks)
+        except _KafkaThrows as error:
+            raise SolverUnavailableError(
+                f"{kafka} raises IllegalStateException ('{error}') on this group, so the group does not "
+                f"rebalance. {_claims_beyond(group, beyond)}; Kafka keeps such claims (it checks only that the topic "
+                "exists), and its list of unassigned partitions stalls on them"
+            ) from None
+        notes = ["constrained (equal subscriptions)"]
     else:
-        # Kafka's general builder keeps them where they are: they count towards their member's
-        # load while it balances, and come back in the member's assignment. Followed, then
-        # left out of the answer below (the partitions do not exist).
-        general = _General(group, members, owned, raw_owned, generation, max_generation, racks)
-        assignment = general.build()
-        stalls = general.phantom_stalls_kafka
+        # Kafka's general builder keeps such claims where they are: they count towards their
+        # member's load while it balances, and come back in the member's assignment.
+        assignment = _General(group, members, owned, raw_owned, generation, max_generation, racks).build()
         transferring = None
-    notes = ["constrained (equal subscriptions)" if all_equal else "general (subscriptions differ)"]
+        notes = ["general (subscriptions differ)"]
     followup = False
     if cooperative:
         if transferring is None:  # general case: what changes owner, from the raw claims
@@ -160,41 +162,42 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
             transferring = {tp: m for tp, m in added.items() if tp in revoked}
         for tp, member in transferring.items():
             _discard(assignment[member], tp)
+        # Like a claim on a deleted topic, one beyond its topic's partition count asks for no
+        # follow-up round: nothing that exists waits for it.
         followup = any(
             tp not in set(assignment[m]) for m, parts in raw_owned.items() for tp in parts if tp not in phantom
         )
         if transferring:
             notes.append(f"{plural(len(transferring), 'partition')} withheld until their owners revoke them")
-    for member, parts in assignment.items():
-        kept = [tp for tp in parts if tp not in phantom]
-        if len(kept) < len(parts):
-            assignment[member] = kept
-            builder = "general, assigned twice" if stalls else "general"
-            warnings.append((location[member], _phantom_message(sorted(set(parts) - set(kept)), builder)))
-    return assignor_result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes, warnings=warnings)
+    given = [tp for parts in assignment.values() for tp in parts]
+    kept_phantoms = sorted({tp for tp in given if tp in phantom})
+    twice = sorted({tp for tp in given if tp not in phantom and given.count(tp) > 1})
+    if kept_phantoms or twice:
+        what = []
+        if kept_phantoms:
+            names = ", ".join(partition_id(*tp) for tp in kept_phantoms)
+            what.append(f"hands back {names}, which {'does' if len(kept_phantoms) == 1 else 'do'} not exist")
+        if twice:
+            what.append(f"gives {', '.join(partition_id(*tp) for tp in twice)} twice")
+        raise SolverUnavailableError(
+            f"{kafka} returns an invalid assignment for this group: it {' and '.join(what)}. {_claims_beyond(group, beyond)}; "
+            "Kafka keeps such claims (it checks only that the topic exists)"
+        )
+    return assignor_result(group.sorted_members, assignment, followup_rebalance=followup, notes=notes)
 
 
-def _phantom_message(phantoms: list[TP], builder: str) -> str:
-    names = ", ".join(partition_id(*tp) for tp in sorted(phantoms))
-    if builder == "constrained":
-        what = (
-            "Kafka's sticky assignor (equal subscriptions) keeps such claims, which corrupts its list "
-            "of unassigned partitions: at Kafka 1eb7644 this rebalance fails with IllegalStateException "
-            "('No more unfilled consumers to be assigned') or assigns partitions twice; ignored here"
-        )
-    elif builder == "general":
-        what = (
-            "Kafka's sticky assignor (subscriptions differ) keeps such claims: they count towards the "
-            "member's load and Kafka hands them back to it; followed, but left out of this answer"
-        )
-    else:
-        what = (
-            "Kafka's sticky assignor (subscriptions differ) keeps such claims, and its list of "
-            "unassigned partitions stalls on them: at Kafka 1eb7644 it assigns the partitions after them "
-            "a second time (to several members). Here they count towards the member's load as in "
-            "Kafka, and are left out of this answer"
-        )
-    return f"claims partitions {names} beyond the topic's partition count: {what}"
+class _KafkaThrows(Exception):
+    """Kafka's sticky assignor raises IllegalStateException: the message it raises with."""
+
+
+def _claims_beyond(group: ConsumerGroup, beyond: Mapping[str, list[TP]]) -> str:
+    """Who claims what beyond its topic's partition count, in words (a topic re-created smaller)."""
+    claims = []
+    for member, parts in beyond.items():
+        topics = sorted({t for t, _ in parts})
+        counts = ", ".join(f"{plural(group.partitions[t], 'partition')} of {t}" for t in topics)
+        claims.append(f"{shown(member)} claims {', '.join(partition_id(*tp) for tp in parts)}, beyond the {counts}")
+    return "Member " + "; member ".join(claims)
 
 
 def _discard(items: list[TP], item: TP) -> None:
@@ -249,7 +252,7 @@ def _constrained(
         assignment[member].extend(take)
         assigned.update(take)
 
-    unassigned = [(t, p) for t in sorted(group.partitions) for p in range(group.partitions[t]) if (t, p) not in assigned]
+    unassigned = _merged_unassigned(group, [tp for member in members for tp in assignment[member]])
     under.sort(key=member_id_key)
     exact_min.sort(key=member_id_key)
     unassigned = racks.by_scarcity(unassigned)
@@ -299,7 +302,7 @@ def _constrained(
             member = under[cursor]
             cursor += 1
         elif not under and not exact_min:
-            raise AssertionError("No more unfilled consumers to be assigned")
+            raise _KafkaThrows("No more unfilled consumers to be assigned.")
         elif not under:
             member = exact_min.pop(0)
             from_under = False
@@ -312,7 +315,33 @@ def _constrained(
             exact_min.append(member)
         elif k == max_quota:
             current_over += 1
+    # verifyUnfilledMembers
+    if under and current_over != expected_over:
+        raise _KafkaThrows(
+            "We haven't reached the expected number of members with more than the minQuota partitions, "
+            "but no more partitions to be assigned"
+        )
+    for member in under:
+        if len(assignment[member]) != min_quota:
+            raise _KafkaThrows(f"Consumer: [{member}] doesn't reach minQuota partitions, and no more partitions to be assigned")
     return assignment, transferring
+
+
+def _merged_unassigned(group: ConsumerGroup, assigned: list[TP]) -> list[TP]:
+    """`getUnassignedPartitions`: every partition (topics sorted) not matched while walking the kept
+    partitions sorted by (topic, partition) alongside. A kept claim beyond its topic's partition
+    count never matches, so the walk stalls on it and every partition after it counts as
+    unassigned, kept ones included."""
+    pending = sorted(assigned)
+    cursor = 0
+    unassigned = []
+    for topic in sorted(group.partitions):
+        for p in range(group.partitions[topic]):
+            if cursor < len(pending) and pending[cursor] == (topic, p):
+                cursor += 1
+            else:
+                unassigned.append((topic, p))
+    return unassigned
 
 
 class _Movements:
@@ -381,7 +410,6 @@ class _General:
         self.owner: dict[TP, str] = {tp: m for m in members for tp in owned[m]}
         self.topics = sorted(group.partitions, key=lambda t: (len(self.topic_consumers[t]), t))
         self.all_partitions = [(t, p) for t in self.topics for p in range(group.partitions[t])]
-        self.phantom_stalls_kafka = False
         self.previous: dict[TP, tuple[str, int]] = {}
         for member in members:
             if generation[member] < max_generation:
@@ -408,18 +436,19 @@ class _General:
                 else:
                     kept.append(tp)
             self.current[member] = kept
-        held = {tp for parts in self.current.values() for tp in parts}
-        unassigned = [tp for tp in self.all_partitions if tp not in held]
-        # Kafka merges its sorted kept partitions into all partitions: a claim beyond its topic's
-        # partition count never matches, so every kept partition sorted after it is taken for
-        # unassigned too (and assigned again). Only reported (see sticky_assign).
+        # Kafka merges the kept partitions, sorted as all partitions are (topic order, then
+        # number), into all partitions: a kept claim beyond its topic's partition count never
+        # matches, so every partition after it counts as unassigned, kept ones included (and is
+        # assigned again); the claim itself stays with its member (sticky_assign then refuses).
         rank = {t: i for i, t in enumerate(self.topics)}
-        phantoms = [(rank[t], p) for t, p in held if p >= self.group.partitions[t]]
-        if phantoms:
-            first = min(phantoms)
-            self.phantom_stalls_kafka = any(
-                (rank[t], p) > first for t, p in held if p < self.group.partitions[t]
-            )
+        held = sorted((tp for parts in self.current.values() for tp in parts), key=lambda tp: (rank[tp[0]], tp[1]))
+        cursor = 0
+        unassigned = []
+        for tp in self.all_partitions:
+            if cursor < len(held) and held[cursor] == tp:
+                cursor += 1
+            else:
+                unassigned.append(tp)
         initializing = self.size(self.ordered()[-1]) == 0
 
         if self.racks.member_rack:

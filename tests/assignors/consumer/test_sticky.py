@@ -8,6 +8,7 @@ import pytest
 
 from optimizer import evaluate, solve
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
+from optimizer.errors import SolverUnavailableError
 from optimizer.model import ClientAssignment, problem_from_data
 from tests.assignors.consumer.consumer_fixtures import BOTH, RACK_TOPICS, as_sets, assign, broker_racks, owning, rack_members
 
@@ -220,9 +221,9 @@ def test_stale_previous_owner_gets_back_a_partition_it_no_longer_subscribes_to()
 
 
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
-def test_claims_beyond_the_partition_count_count_towards_load_as_in_kafka(strategy):
-    # Subscriptions differ: Kafka keeps A's claim on t0-5 (t0 has 2 partitions), so A counts as
-    # holding one partition while balancing, and Kafka hands t0-5 back to it.
+def test_claims_beyond_the_partition_count_kafka_hands_back_are_refused(strategy):
+    # Subscriptions differ: Kafka keeps A's claim on t0-5 (t0 has 2 partitions) and hands it back
+    # to A: no valid assignment, so --solver kafka says what Kafka does instead of answering.
     problem = problem_from_data({
         "kind": "consumer",
         "config": {"partition.assignment.strategy": strategy},
@@ -230,20 +231,39 @@ def test_claims_beyond_the_partition_count_count_towards_load_as_in_kafka(strate
         "members": [{"id": "A", "subscriptions": ["t0", "t1"], "owned_partitions": ["t0-5"], "generation": 1},
                     {"id": "B", "subscriptions": ["t0"], "generation": 1}],
     })  # fmt: skip
-    solution = solve(problem, "kafka")
-    assert {m: set(a.active) for m, a in solution.assignment.items()} == {"A": {"t1-0", "t1-1"}, "B": {"t0-0", "t0-1"}}
-    assert not solution.followup_rebalance
-    assert any("t0-5 beyond the topic's partition count" in w.message and "hands them back" in w.message for w in solution.warnings)
+    with pytest.raises(SolverUnavailableError) as raised:
+        solve(problem, "kafka")
+    name = "CooperativeStickyAssignor" if strategy == "cooperative-sticky" else "StickyAssignor"
+    assert str(raised.value).startswith(f"Kafka 4.4.0's {name} returns an invalid assignment for this group: it hands back t0-5, which does not exist.")
+    assert "Member 'A' claims t0-5, beyond the 2 partitions of t0" in str(raised.value)
 
 
-def test_claims_beyond_the_partition_count_with_equal_subscriptions_say_kafka_fails():
+def test_claims_beyond_the_partition_count_kafka_fails_on_are_refused():
+    # Equal subscriptions, one partition: B keeps t0-1 (its quota, one partition, is the one extra),
+    # so A is not unfilled, and t0-0 finds no member: Kafka raises (Kafka 4.0.0 and 4.4.0 alike).
+    problem = problem_from_data({
+        "kind": "consumer",
+        "config": {"partition.assignment.strategy": "sticky", "kafka.version": "4.0.0"},
+        "topics": [{"name": "t0", "partitions": 1}],
+        "members": [{"id": "A", "subscriptions": ["t0"], "generation": 1},
+                    {"id": "B", "subscriptions": ["t0"], "owned_partitions": ["t0-1", "t0-2"], "generation": 1}],
+    })  # fmt: skip
+    with pytest.raises(SolverUnavailableError) as raised:
+        solve(problem, "kafka")
+    assert str(raised.value).startswith(
+        "Kafka 4.0.0's StickyAssignor raises IllegalStateException ('No more unfilled consumers to be assigned.') "
+        "on this group, so the group does not rebalance. Member 'B' claims t0-1, t0-2, beyond the 1 partition of t0;"
+    )
+
+
+def test_claims_beyond_the_partition_count_beyond_the_quota_are_dropped_as_kafka_does():
+    # A's quota is 1: Kafka keeps t0-0 (sorted first) and revokes t0-7, so its answer is valid.
     problem = problem_from_data({
         "kind": "consumer",
         "config": {"partition.assignment.strategy": "sticky"},
         "topics": [{"name": "t0", "partitions": 2}],
         "members": [{"id": "A", "subscriptions": ["t0"], "owned_partitions": ["t0-0", "t0-7"], "generation": 1},
-                    {"id": "B", "subscriptions": ["t0"], "generation": 1}],
+                    {"id": "B", "subscriptions": ["t0"], "owned_partitions": ["t0-1"], "generation": 1}],
     })  # fmt: skip
     solution = solve(problem, "kafka")
     assert {m: set(a.active) for m, a in solution.assignment.items()} == {"A": {"t0-0"}, "B": {"t0-1"}}
-    assert any("IllegalStateException" in w.message for w in solution.warnings)
