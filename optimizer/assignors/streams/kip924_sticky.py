@@ -1,9 +1,11 @@
 """KIP-924's public StickyTaskAssignor (`org.apache.kafka.streams.processor.assignment.assignors`,
-Kafka 1eb7644, `task.assignor.class`), as StreamsPartitionAssignor runs it.
+`task.assignor.class`), as StreamsPartitionAssignor runs it: Kafka 3.8 to 4.3 (checked against
+1eb7644's frozen answers and the 3.9.1, 4.0.0, 4.2.2 and 4.3.1 jars) and 4.4.0.
 
-1. Actives: each previous active back to its client while that client has fewer actives than
-   threads x (tasks // all threads); then each remaining task to a previous standby holder with
-   such room; then the rest, in task order, to the best client (below).
+1. Actives: each previous active back to its client while that client has room: fewer actives
+   than threads x (tasks // all threads) up to Kafka 4.3, than ceil(tasks x threads / all threads)
+   from 4.4.0 (KAFKA-20198; `kip924_sticky_assign_4_4`); then each remaining task to a previous
+   standby holder with room; then the rest, in task order, to the best client (below).
 2. KIP-925's optimisation of the stateful, then the stateless actives (TaskAssignmentUtils,
    `kip924_utils`), only when both rack-aware costs are configured.
 3. Standbys: each replica of each task with a changelog to the best client not holding it.
@@ -46,14 +48,21 @@ def _subtopology_hash(subtopology: int) -> int:
     return 31 * (31 + subtopology)
 
 
-def all_tasks_order(tasks: Iterable[TaskKey]) -> list[TaskKey]:
-    """ApplicationState.allTasks() iteration: a HashMap of TaskIds filled as the PartitionGrouper
-    made them, subtopology by subtopology (a HashMap of Subtopology), partitions in order."""
+def grouper_order(tasks: Iterable[TaskKey]) -> list[TaskKey]:
+    """The order StreamsPartitionAssignor's maps of tasks are filled in: subtopology by subtopology
+    as a HashMap of Subtopology iterates them (the PartitionGrouper's, ChangelogTopics'), partitions
+    in order. Within a HashMap bucket, keys keep this order."""
     by_subtopology: dict[int, list[TaskKey]] = {}
     for task in sorted(tasks):
         by_subtopology.setdefault(task.subtopology, []).append(task)
     subtopologies = java_hash_map_order(sorted(by_subtopology), _subtopology_hash)
-    return java_hash_map_order([t for s in subtopologies for t in by_subtopology[s]], _task_hash)
+    return [t for s in subtopologies for t in by_subtopology[s]]
+
+
+def all_tasks_order(tasks: Iterable[TaskKey]) -> list[TaskKey]:
+    """ApplicationState.allTasks() iteration: a HashMap of TaskIds filled as the PartitionGrouper
+    made them (`grouper_order`)."""
+    return java_hash_map_order(grouper_order(tasks), _task_hash)
 
 
 class _TaskPairs:
@@ -125,11 +134,12 @@ class _Kip924StickyTaskAssignor:
     # ------------------------------------------------------------------ placement
 
     def _assign_active(self) -> None:
-        per_thread = len(self.all_tasks) // sum(c.capacity for c in self.clients)
+        tasks, total = len(self.all_tasks), sum(c.capacity for c in self.clients)
+        room = {c.id: self.room(tasks, c.capacity, total) for c in self.clients}
         assigned: set[TaskKey] = set()
         for task in self.previous_active_order:
             client = self.by_id[self.previous_active[task]]
-            if self._has_room(client, per_thread):
+            if len(client.active) < room[client.id]:
                 self._finalize(task, client, active=True)
                 assigned.add(task)
         remaining = []
@@ -137,7 +147,7 @@ class _Kip924StickyTaskAssignor:
             if task in assigned:
                 continue
             for holder in self.previous_standby.get(task, ()):
-                if self._has_room(self.by_id[holder], per_thread):
+                if len(self.by_id[holder].active) < room[holder]:
                     self._finalize(task, self.by_id[holder], active=True)
                     break
             else:
@@ -158,8 +168,10 @@ class _Kip924StickyTaskAssignor:
                 self._finalize(task, self._best_client(task, candidates), active=False)
 
     @staticmethod
-    def _has_room(client: ClientState, per_thread: int) -> bool:
-        return len(client.active) < client.capacity * per_thread
+    def room(tasks: int, capacity: int, total_capacity: int) -> int:
+        """hasRoomForActiveTask's limit on a client's actives (Kafka 3.8 to 4.3): its threads times
+        the whole tasks per thread, `capacity * (tasks / totalCapacity)` in ints."""
+        return capacity * (tasks // total_capacity)
 
     def _finalize(self, task: TaskKey, client: ClientState, active: bool) -> None:
         self.pairs.add_pairs(task, client.active | client.standby)
@@ -225,9 +237,25 @@ class _Kip924StickyTaskAssignor:
         return best
 
 
+class _Kip924StickyTaskAssignor44(_Kip924StickyTaskAssignor):
+    """Kafka 4.4.0 (KAFKA-20198): a client's room for actives is its share of the tasks rounded up."""
+
+    @staticmethod
+    def room(tasks: int, capacity: int, total_capacity: int) -> int:
+        """`ceil(tasks x capacity / totalCapacity)`, as Kafka computes it in ints:
+        `(taskCount * capacity + totalCapacity - 1) / totalCapacity`."""
+        return (tasks * capacity + total_capacity - 1) // total_capacity
+
+
 def kip924_sticky_assign(problem: StreamsProblem, standby_order: Sequence[TaskKey] | None = None) -> StreamsAssignorResult:
-    """Kafka's answer; `standby_order` is the order standbys are placed task by task, which in
-    Kafka is a HashSet of `TaskInfo` objects without `hashCode` (identity hashes: it changes from
-    one JVM to the next). Default: task order."""
+    """Kafka's answer (3.8 to 4.3); `standby_order` is the order standbys are placed task by task,
+    which in Kafka is a HashSet of `TaskInfo` objects without `hashCode` (identity hashes: it
+    changes from one JVM to the next). Default: task order."""
     return _Kip924StickyTaskAssignor(problem, standby_order).assign()
+
+
+def kip924_sticky_assign_4_4(problem: StreamsProblem, standby_order: Sequence[TaskKey] | None = None) -> StreamsAssignorResult:
+    """Kafka 4.4.0's answer (KAFKA-20198: room for actives `ceil(tasks x threads / all threads)`);
+    `standby_order` as in `kip924_sticky_assign`."""
+    return _Kip924StickyTaskAssignor44(problem, standby_order).assign()
 

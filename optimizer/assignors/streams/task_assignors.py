@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult, high_availability_assign
-from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign
+from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign, kip924_sticky_assign_4_4
 from optimizer.assignors.streams.sticky_task import sticky_task_assign
 from optimizer.assignors.table import AssignorTable
 from optimizer.model.releases import EARLIEST
@@ -24,6 +24,7 @@ TASK_ASSIGNORS: AssignorTable[TaskAssignor, TaskAssignorRun] = AssignorTable(
         (TaskAssignor.HIGH_AVAILABILITY, EARLIEST): high_availability_assign,
         (TaskAssignor.STICKY, EARLIEST): sticky_task_assign,
         (TaskAssignor.KIP924_STICKY, EARLIEST): kip924_sticky_assign,
+        (TaskAssignor.KIP924_STICKY, (4, 4, 0)): kip924_sticky_assign_4_4,
     },
 )
 """The classic protocol's task assignors, run by the group leader's StreamsPartitionAssignor."""

@@ -1,0 +1,173 @@
+"""The Kafka Streams oracle: Kafka's classic task assignors (the internal HighAvailabilityTaskAssignor
+and LegacyStickyTaskAssignor, KIP-924's public StickyTaskAssignor) on the project's Streams problems,
+through the adapter `kao.jvm.TaskAssignors`, all problems in one JVM.
+
+Kafka's inputs are built from the problem as the group leader's StreamsPartitionAssignor has them
+after a rebalance (the mapping of `../shared/kafka-parity/streams/README.md`):
+
+* a client is a process: its id must be a UUID (`with_process_ids` gives a problem whose ids are).
+  Clients enter the leader's HashMap of process ids sorted (as the reproduction assumes and the
+  frozen sets' harness did: in Kafka the order comes from the group's members, which no problem
+  fixes; it matters only among process ids in one hash bucket); capacity = `threads` (one consumer per thread); `client.rack` on every consumer; its tags;
+* its owned partitions are the source partitions of its previous actives; the task offset sums it
+  reports are, per stateful task of the problem: `end - lag` for a reported lag, Kafka's
+  LATEST_OFFSET (-2) for a previous active without one, `end` (caught up) for a previous standby
+  without one; a previous standby of a stateless task reports 0. `end` is the task's changelog end
+  offset (the largest long when unknown, 0 without changelog). Kafka's own initializePrevTasks and
+  computeTaskLags turn these into previous tasks and lags;
+* tasks the problem does not have are left out (the reproduction drops them too, with a warning);
+  a task is stateful when the problem says so;
+* source partitions are in the Cluster metadata, one broker per replica rack; changelog topics
+  are described (Kafka's Admin call) from the same data.
+
+Each answer is `StreamsAnswer`: per client its actives and standbys (Kafka sends warm-ups as
+standbys), whether a follow-up rebalance was asked for, and for KIP-924 the order its JVM placed
+standbys in (a HashSet of TaskInfo, whose hash is the object's identity).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from optimizer.assignors.java import kafka_client_order
+from optimizer.kafka.oracle.batch import batch
+from optimizer.model.ids import INT64_MAX, TaskKey, name_uuid_bytes, parse_task_id, task_id
+from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
+
+LATEST_OFFSET = -2
+MAIN = "kao.jvm.TaskAssignors"
+
+
+@dataclass(frozen=True)
+class StreamsAnswer:
+    """Kafka's assignment of one application."""
+
+    active: dict[str, frozenset[str]]
+    """Client (process id) → its active tasks."""
+    standby: dict[str, frozenset[str]]
+    """Client → its standby tasks, warm-ups included (Kafka sends them as standbys)."""
+    followup: bool
+    """Whether the assignor asked for a follow-up (probing) rebalance."""
+    standby_order: tuple[TaskKey, ...] | None = None
+    """KIP-924: the order its StickyTaskAssignor placed standbys in, task by task."""
+    micros: int | None = None
+    """The fastest run's microseconds (inputs built and the assignor called, in a warm JVM)."""
+
+
+def process_id(client_id: str) -> str:
+    """A client id as a process id: itself when it is a UUID, else the name-based UUID of its
+    bytes (Java's UUID.nameUUIDFromBytes)."""
+    try:
+        return str(uuid.UUID(client_id))
+    except ValueError:
+        return str(uuid.UUID(bytes=name_uuid_bytes(client_id)))
+
+
+def with_process_ids(problem: StreamsProblem) -> StreamsProblem:
+    """The same problem with every client id a process id (`process_id`): Kafka keys clients by
+    UUID, and the reproduction's orders (sorted UUIDs, UUID hash codes) then are Kafka's."""
+    data = problem_to_data(problem)
+    for client in data["clients"]:
+        client["id"] = process_id(client["id"])
+    renamed = problem_from_data(data)
+    assert isinstance(renamed, StreamsProblem)
+    return renamed
+
+
+def task_case(problem: StreamsProblem, task_sets: str = "grouper") -> dict[str, Any]:
+    """Kafka's inputs for `problem`, as `kao.jvm.TaskAssignors` reads them (module docstring).
+    `task_sets`: how the legacy sticky assignor's HashSets of all and of stateful tasks are filled
+    (their iteration order is the hash order, ties in a bucket in fill order): `grouper` as
+    StreamsPartitionAssignor fills them (subtopology by subtopology, the PartitionGrouper's and
+    ChangelogTopics' HashMaps of Subtopology), `sorted` in task order as the frozen parity sets'
+    harness did."""
+    config = problem.config
+    if config.group_protocol != StreamsGroupProtocol.CLASSIC:
+        raise ValueError(f"{problem.name}: the classic task assignors run under group.protocol=classic only")
+    for client in problem.clients:
+        uuid.UUID(client.id)  # ValueError: Kafka's process ids are UUIDs (with_process_ids)
+    known = {t.id: t for t in problem.tasks}
+    end: dict[str, int] = {}
+    for task in problem.tasks:
+        if task.stateful:
+            end[task.id] = 0 if not task.changelog_partitions else (task.changelog_end_offset if task.changelog_end_offset is not None else INT64_MAX)
+    clients = []
+    for client in (problem.client_by_id[c] for c in kafka_client_order(c.id for c in problem.clients)):
+        active = [t for t in client.previous_active if t in known]
+        standby = {t for t in client.previous_standby if t in known}
+        sums: dict[str, int] = {}
+        for ident, total in end.items():
+            if ident in client.lags and total > 0:
+                sums[ident] = total - client.lags[ident]
+            elif ident in active:
+                sums[ident] = LATEST_OFFSET
+            elif ident in standby or ident in client.lags:
+                sums[ident] = total
+        for ident in standby:
+            if ident not in end:
+                sums[ident] = 0
+        clients.append(
+            {
+                "process": client.id,
+                "rack": client.rack,
+                "threads": client.threads,
+                "tags": dict(client.tags),
+                "owned": [[p.topic, p.partition] for t in active for p in known[t].source_partitions],
+                "offset_sums": [[*parse_task_id(t), s] for t, s in sums.items()],
+            }
+        )
+    return {
+        "assignor": str(config.task_assignor_class),
+        "task_sets": task_sets,
+        "configs": {
+            "acceptable_recovery_lag": config.acceptable_recovery_lag,
+            "max_warmup_replicas": config.max_warmup_replicas,
+            "num_standby_replicas": config.num_standby_replicas,
+            "probing_rebalance_interval_ms": config.probing_rebalance_interval_ms,
+            "tags": list(config.rack_aware_assignment_tags),
+            "strategy": str(config.rack_aware_assignment_strategy),
+            "traffic_cost": config.rack_aware_assignment_traffic_cost,
+            "non_overlap_cost": config.rack_aware_assignment_non_overlap_cost,
+        },
+        "tasks": [
+            {
+                "subtopology": parse_task_id(t.id).subtopology,
+                "partition": parse_task_id(t.id).partition,
+                "stateful": t.stateful,
+                "source": [[p.topic, p.partition, list(p.replica_racks)] for p in t.source_partitions],
+                "changelog": [[p.topic, p.partition, list(p.replica_racks)] for p in t.changelog_partitions],
+                "end_offset_sum": end.get(t.id, 0),
+            }
+            for t in sorted(problem.tasks, key=lambda t: parse_task_id(t.id))
+        ],
+        "clients": clients,
+    }
+
+
+def task_assignor_answers(
+    problems: Sequence[StreamsProblem], repeat: int = 1, timeout: float = 300.0, release: str | None = None, task_sets: str = "grouper"
+) -> list[StreamsAnswer | str]:
+    """Kafka's answer for each problem (its `task.assignor.class`), in order, or the error Kafka
+    raised; `release` runs that Kafka release's jars instead of the pinned 4.4.0; `task_sets` as
+    in `task_case`."""
+    answers: list[StreamsAnswer | str] = []
+    for answer, micros in batch(MAIN, [task_case(p, task_sets) for p in problems], repeat, timeout, release):
+        if isinstance(answer, str):
+            answers.append(answer)
+            continue
+        clients = answer["clients"]
+        order = answer.get("standby_order")
+        answers.append(
+            StreamsAnswer(
+                active={c: frozenset(task_id(s, p) for s, p in held["active"]) for c, held in clients.items()},
+                standby={c: frozenset(task_id(s, p) for s, p in held["standby"]) for c, held in clients.items()},
+                followup=bool(answer["followup"]),
+                standby_order=None if order is None else tuple(parse_task_id(task_id(s, p)) for s, p in order),
+                micros=micros,
+            )
+        )
+    return answers
