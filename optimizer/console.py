@@ -169,7 +169,9 @@ laying out a table of 100,000 partitions takes seconds, and nobody reads it in a
 def print_solution(problem: Problem, solution: Solution) -> None:
     """A solution as `solve` prints it: the assignment, the plan, each goal, the figures, notes."""
     assert solution.solver is not None and solution.metrics is not None  # solve() recorded and evaluated it
-    out.print(f"{escape(describe(problem))}: solved with {solution.solver.name}")
+    release = solution.solver.options.get("kafka.version")
+    ran = f"{solution.solver.name} (Kafka {release})" if release else solution.solver.name
+    out.print(f"{escape(describe(problem))}: solved with {escape(ran)}")
     print_issues(solution.warnings, out)
     streams = problem.kind == "streams"
     entries = sum(len(h.active) + len(h.standby) + len(h.warmup) for h in solution.assignment.values())
@@ -426,7 +428,9 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
     """`kafka-assign compare`'s table: each goal and headline figure, Kafka's and the exact
     answer, each as applied now and as its target, with the bound, status and time."""
     name = f" {comparison.problem!r}" if comparison.problem else ""
-    table = Table(title=escape(f"Kafka heuristic vs exact on{name}"), title_justify="left")
+    release = comparison.kafka.solver.options.get("kafka.version") if comparison.kafka.solver else None
+    kafka = f" (Kafka {release})" if release else ""
+    table = Table(title=escape(f"Kafka heuristic vs exact on{name}{kafka}"), title_justify="left")
     table.add_column("goal or figure (lower is better)", justify="left")
     for column in ("Kafka\nnow", "Kafka\ntarget", "exact\nnow", "exact\ntarget", "bound", "status", "seconds"):
         table.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)
