@@ -193,3 +193,19 @@ def test_all_tasks_in_hash_map_order():
     # TaskId.hashCode() = 31 * (31 * (31 + subtopology) + partition): 0_0 hashes to bucket 15 of
     # 16, 1_0 to bucket 0, so Kafka meets 1_0 first.
     assert all_tasks_order([parse_task_id("0_0"), parse_task_id("1_0")]) == [parse_task_id("1_0"), parse_task_id("0_0")]
+
+
+def test_room_for_actives_changed_in_kafka_4_4():
+    """KAFKA-20198: up to 4.3 a client keeps previous actives while it has fewer than threads x
+    (tasks // all threads); from 4.4.0 fewer than ceil(tasks x threads / all threads). Two tasks
+    that ran on client 1 (one thread; client 2 has two): up to 4.3 its room is 1 x (2 // 3) = 0, so
+    both are placed afresh and 0_0 comes back by load; from 4.4.0 its room is ceil(2 / 3) = 1 and
+    it keeps the first of its previous actives in HashMap order, 0_1."""
+    from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign_4_4
+    from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
+    from optimizer.model.streams import TaskAssignor
+
+    p = problem({1: {"previous_active": ["0_0", "0_1"]}, 2: {"threads": 2}}, {"0_0": {}, "0_1": {}})
+    first = {release: ids(TASK_ASSIGNORS.select(TaskAssignor.KIP924_STICKY, release)(p).clients[0].active) for release in ((4, 0, 0), (4, 3, 1), (4, 4, 0))}
+    assert first == {(4, 0, 0): ["0_0"], (4, 3, 1): ["0_0"], (4, 4, 0): ["0_1"]}
+    assert TASK_ASSIGNORS.select(TaskAssignor.KIP924_STICKY, (4, 4, 0)) is kip924_sticky_assign_4_4
