@@ -22,6 +22,16 @@ from optimizer.kafka.oracle.batch import batch
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
 
 MAIN = "kao.jvm.StreamsGroupAssignors"
+"""The adapter on the 4.4 API (Kafka 4.4.0, the pinned jars)."""
+MAIN_BEFORE_4_4 = "kao.jvm.StreamsGroupAssignorsBefore44"
+"""The adapter for Kafka 4.1 to 4.3 (their API, by reflection, on their jars)."""
+
+
+def adapter_for(release: str | None) -> str:
+    """The adapter that runs Kafka `release`'s assignor (None: the pinned 4.4.0)."""
+    if release is None or tuple(int(n) for n in release.split(".")[:2]) >= (4, 4):
+        return MAIN
+    return MAIN_BEFORE_4_4
 
 MemberAnswer = dict[str, dict[str, tuple[str, ...]]]
 """Member id -> {"active": tasks, "standby": tasks} (members that got something)."""
@@ -62,8 +72,8 @@ def timed_answers(
     cases: list[dict[str, Any]], repeat: int = 1, timeout: float = 300.0, release: str | None = None
 ) -> list[tuple[MemberAnswer | str, int | None]]:
     """Each case's answer (or Kafka's error as a string) with the microseconds of its fastest of
-    `repeat` runs in one JVM; `release`: that Kafka release's jars (the adapter uses the 4.4 API)."""
-    return [(_members(answer), micros) for answer, micros in batch(MAIN, cases, repeat, timeout, release)]
+    `repeat` runs in one JVM; `release`: that Kafka release's jars, through the adapter for its API."""
+    return [(_members(answer), micros) for answer, micros in batch(adapter_for(release), cases, repeat, timeout, release)]
 
 
 def streams_group_answers(problems: Sequence[StreamsProblem], timeout: float = 300.0, release: str | None = None) -> list[MemberAnswer | str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from optimizer.assignors.streams.group.balanced import balanced_assign
 from optimizer.assignors.streams.group.spec import MemberTasks, StreamsGroupSpec, group_spec
-from optimizer.assignors.streams.group.sticky import sticky_assign, sticky_assign_4_4
+from optimizer.assignors.streams.group.sticky import sticky_assign, sticky_assign_4_2, sticky_assign_4_2_2, sticky_assign_4_4
 from optimizer.assignors.table import AssignorTable
 from optimizer.model.releases import EARLIEST, TRUNK, KafkaRelease
 from optimizer.model.streams import StreamsGroupAssignor, StreamsProblem
@@ -49,15 +49,22 @@ GroupAssignor = Callable[[StreamsGroupSpec], dict[str, MemberTasks]]
 ASSIGNORS: AssignorTable[StreamsGroupAssignor, GroupAssignor] = AssignorTable(
     "streams.assignor.name",
     {
+        (StreamsGroupAssignor.STICKY, (4, 2, 0)): sticky_assign_4_2,
+        (StreamsGroupAssignor.STICKY, (4, 2, 2)): sticky_assign_4_2_2,
+        (StreamsGroupAssignor.STICKY, (4, 3, 0)): sticky_assign_4_2,
         (StreamsGroupAssignor.STICKY, (4, 4, 0)): sticky_assign_4_4,
         (StreamsGroupAssignor.STICKY, TRUNK): sticky_assign,
         (StreamsGroupAssignor.BALANCED, EARLIEST): balanced_assign,
     },
 )
-"""The broker's streams-group assignors, each answering per member (stream thread). `sticky`:
-Kafka 4.4.0's class (checked against its jar) and trunk's (commit 058944c, with unreleased
-changes; the frozen parity cases). `balanced` is a proposal no release ships (KAFKA-20998): one
-row for every release, warned about by the answers."""
+"""The broker's streams-group assignors, each answering per member (stream thread). `sticky`, each
+variant checked against its releases' jars (bench/streams_group_releases.py): 4.2.0-4.2.1 and
+4.3.0-4.3.1 (KAFKA-19478/19661's rewrite), 4.2.2 (with KAFKA-20899's standby fix, which 4.3.x
+lacks), 4.4.0 (the current assignment and reported offsets, KAFKA-20719), and trunk (commit
+058944c, with unreleased changes; the frozen parity cases). 4.1.x is not reproduced: its answer
+depends on Java identity hash codes (docs/assignors/streams-group-sticky.md), so `select` refuses
+it. `balanced` is a proposal no release ships (KAFKA-20998): one row for every release, warned
+about by the answers."""
 
 
 def streams_group_assign(problem: StreamsProblem, release: KafkaRelease | None = None) -> StreamsGroupResult:

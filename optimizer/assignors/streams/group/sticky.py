@@ -1,7 +1,13 @@
 """Kafka's broker-side streams-group `StickyTaskAssignor` (KIP-1071), reproduced exactly.
 
-Two variants (`StickyVariant`), selected by `kafka.version` (assign.py):
+Variants (`StickyVariant`), selected by `kafka.version` (assign.py), each checked against its
+releases' jars (bench/streams_group_releases.py):
 
+* `KAFKA_4_2` reproduces the class of 4.2.0, 4.2.1, 4.3.0 and 4.3.1 (KAFKA-19478/19661's rewrite:
+  heaps, range-style order, quotas for standbys): as 4.4.0 below, but the standby candidates are
+  the members holding the task as a standby, in member order (offsets are not read), the map of
+  processes is filled by `putIfAbsent`, and `findPrevMemberWithLeastLoad` is the one before
+  KAFKA-20899; `KAFKA_4_2_2` is 4.2.2, with that fix.
 * `KAFKA_4_4` reproduces the class shipped in Kafka 4.4.0 (`kafka-group-coordinator-4.4.0.jar`,
   branch 4.4 at KAFKA-20790): all active tasks on one quota, processes by load alone, standbys by
   stickiness only (`rack.aware.assignment.tags` are not read), a member's current standbys (not
@@ -14,7 +20,8 @@ Two variants (`StickyVariant`), selected by `kafka.version` (assign.py):
   against the frozen cases in ../shared/kafka-parity/streams-group/.
 
 Per member (stream thread), per process (all members sharing a process id), in the trunk variant
-(4.4.0 does the same without the split of step 1 and without the rack-aware pass of step 2):
+(the released variants do the same without the split of step 1 and without the rack-aware pass
+of step 2):
 
 1. Stateful active tasks, then stateless ones, each flavour on its own quota: a task stays with its
    previous active member, else goes to the least-loaded previous standby member (current standbys
@@ -29,12 +36,14 @@ Per member (stream thread), per process (all members sharing a process id), in t
 Java iteration orders decide the ties and are reproduced: members in `HashMap` bucket order of
 their ids (or insertion order for a `LinkedHashMap`); processes in the bucket order of
 `new HashMap<>(members)` filled by `computeIfAbsent`, which puts a new key at the head of its bin
-and resizes late, so the heaps see colliding processes newest first; members of a process in the
+and resizes late, so the heaps see colliding processes newest first (4.2 and 4.3 fill it by
+`putIfAbsent`: oldest first); members of a process in the
 bucket order of a default `HashMap`; `PriorityQueue` heap order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -59,8 +68,28 @@ class StickyVariant:
     """KAFKA-21001: a member's current warm-ups rank as standby holders, as its standbys do.
     Without it (4.4.0) warm-ups are not read: a warm-up with a reported offset is a weaker
     candidate, like any offset a member reports."""
+    offset_candidates: bool = True
+    """KAFKA-20719 (4.4.0): the previous standby holders of a task ranked by their reported offset
+    sum, then the members that only report an offset for it (a restarted member's local state).
+    Without it (4.2, 4.3) the candidates are the members holding it as a standby, in member order,
+    and offsets are not read."""
+    processes_by_compute_if_absent: bool = True
+    """4.4.0 fills its map of processes with `computeIfAbsent` (a new key at the head of its bin),
+    4.2 and 4.3 with `putIfAbsent` (at the tail): colliding processes iterate in the other order."""
+    standby_fix: bool = True
+    """KAFKA-20899 (4.2.2, 4.4.0): `findPrevMemberWithLeastLoad` skips candidates whose process
+    holds the task and starts from the first one left. Without it (4.2.0, 4.2.1, 4.3.x) it starts
+    from the first candidate, skips a later one only while looking for a less loaded one, and
+    returns nothing when the first candidate's process holds the task."""
 
 
+KAFKA_4_2 = StickyVariant(
+    "4.2.0", separate_stateful=False, rack_aware_standbys=False, warmups_hold_state=False,
+    offset_candidates=False, processes_by_compute_if_absent=False, standby_fix=False,
+)  # fmt: skip
+"""4.2.0 to 4.2.1 and 4.3.0 to 4.3.1 (KAFKA-19478/19661's rewrite, before KAFKA-20899)."""
+KAFKA_4_2_2 = dataclasses.replace(KAFKA_4_2, name="4.2.2", standby_fix=True)
+"""4.2.2: 4.2 with KAFKA-20899's standby fix."""
 KAFKA_4_4 = StickyVariant("4.4.0", separate_stateful=False, rack_aware_standbys=False, warmups_hold_state=False)
 TRUNK = StickyVariant("trunk (058944c)", separate_stateful=True, rack_aware_standbys=True, warmups_hold_state=True)
 
@@ -134,6 +163,20 @@ def java_compute_if_absent_order(calls: Sequence[K], hash_of: Callable[[K], int]
         if key not in present:
             present.add(key)
             bins.setdefault(_bucket(hash_of(key), capacity), []).insert(0, key)
+    return [key for b in sorted(bins) for key in bins[b]]
+
+
+def java_put_order(calls: Sequence[K], hash_of: Callable[[K], int], initial_capacity: int) -> list[K]:
+    """Iteration order of `new HashMap<>(initial_capacity)` after `putIfAbsent(key, ...)` for each
+    of `calls` (repeats included): a new key at the tail of its bin; the table resized after an
+    insertion that takes the size past three quarters of it, keeping each bin's order."""
+    keys = list(dict.fromkeys(calls))
+    capacity = _table_size_for(initial_capacity)
+    while len(keys) > int(capacity * 0.75):
+        capacity *= 2
+    bins: dict[int, list[K]] = {}
+    for key in keys:
+        bins.setdefault(_bucket(hash_of(key), capacity), []).append(key)
     return [key for b in sorted(bins) for key in bins[b]]
 
 
@@ -324,11 +367,18 @@ def _initialize(spec: StreamsGroupSpec, members: Sequence[GroupMember], variant:
             state.active_task_to_prev_member[parse_task(task)] = ref
         _collect_standby_candidates(candidates, member, ref, variant.warmups_hold_state)
     # `new HashMap<>(number of members)`, filled by `computeIfAbsent` once per member.
-    order = java_compute_if_absent_order([member.process_id for member in members], java_string_hash, count)
+    calls = [member.process_id for member in members]
+    if variant.processes_by_compute_if_absent:
+        order = java_compute_if_absent_order(calls, java_string_hash, count)
+    else:
+        order = java_put_order(calls, java_string_hash, count)
     state.processes = {process_id: processes[process_id] for process_id in order}
     for process in state.processes.values():
         process.order_members()
-    state.standby_task_to_prev_member = {task: _rank_standby_candidates(found) for task, found in candidates.items()}
+    if variant.offset_candidates:
+        state.standby_task_to_prev_member = {task: _rank_standby_candidates(found) for task, found in candidates.items()}
+    else:
+        state.standby_task_to_prev_member = {task: [member for member, holds, _ in found if holds] for task, found in candidates.items()}
     return state
 
 
@@ -396,6 +446,8 @@ def _prev_member_with_least_load(state: _LocalState, members: list[_Member] | No
     lower on both process load and member task count."""
     if not members:
         return None
+    if not state.variant.standby_fix:
+        return _prev_member_with_least_load_before_fix(state, members, standby_task)
     best: _Member | None = None
     best_process_load = best_member_load = float("inf")
     for member in members:
@@ -407,6 +459,25 @@ def _prev_member_with_least_load(state: _LocalState, members: list[_Member] | No
         if best is None or (process_load < best_process_load and member_load < best_member_load):
             best, best_process_load, best_member_load = member, process_load, member_load
     return best
+
+
+def _prev_member_with_least_load_before_fix(state: _LocalState, members: list[_Member], standby_task: TaskId | None) -> _Member | None:
+    """`findPrevMemberWithLeastLoad` before KAFKA-20899: the first candidate stands unless a later
+    one is lower on both loads and (for a standby) its process lacks the task; the answer is
+    dropped when the first candidate's process holds the task (the process checked is the first
+    one's, whoever was chosen)."""
+    first = state.processes[members[0].process_id]
+    best = members[0]
+    best_process_load, best_member_load = first.load, first.member_to_task_counts[best.member_id]
+    for member in members[1:]:
+        process = state.processes[member.process_id]
+        if process.load < best_process_load and (standby_task is None or not process.has_task(standby_task)):
+            member_load = process.member_to_task_counts[member.member_id]
+            if member_load < best_member_load:
+                best, best_process_load, best_member_load = member, process.load, member_load
+    if standby_task is None or not first.has_task(standby_task):
+        return best
+    return None
 
 
 def _assign_active(state: _LocalState, tasks: list[TaskId], stateful: bool) -> None:
@@ -575,6 +646,16 @@ def _tasks_of(subtopology: str, partitions: int) -> list[TaskId]:
 def sticky_assign_4_4(spec: StreamsGroupSpec, member_map: Literal["hash", "linked"] = "hash") -> dict[str, MemberTasks]:
     """Kafka 4.4.0's `StickyTaskAssignor.assign` (`sticky_assign` with `KAFKA_4_4`)."""
     return sticky_assign(spec, member_map, KAFKA_4_4)
+
+
+def sticky_assign_4_2(spec: StreamsGroupSpec, member_map: Literal["hash", "linked"] = "hash") -> dict[str, MemberTasks]:
+    """Kafka 4.2.0, 4.2.1, 4.3.0 and 4.3.1's `StickyTaskAssignor.assign` (`KAFKA_4_2`)."""
+    return sticky_assign(spec, member_map, KAFKA_4_2)
+
+
+def sticky_assign_4_2_2(spec: StreamsGroupSpec, member_map: Literal["hash", "linked"] = "hash") -> dict[str, MemberTasks]:
+    """Kafka 4.2.2's `StickyTaskAssignor.assign` (`KAFKA_4_2_2`: with KAFKA-20899)."""
+    return sticky_assign(spec, member_map, KAFKA_4_2_2)
 
 
 def _member_tasks(tasks: Iterable[TaskId]) -> list[str]:

@@ -2,14 +2,10 @@ package kao.jvm;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
@@ -21,7 +17,6 @@ import org.apache.kafka.coordinator.group.streams.assignor.MemberMetadataAndStat
 import org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
@@ -60,42 +55,6 @@ public final class StreamsGroupAssignors {
         throw new IllegalArgumentException("no streams-group assignor " + name);
     }
 
-    static String subtopologyOf(String task) {
-        return task.substring(0, task.lastIndexOf('_'));
-    }
-
-    static int partitionOf(String task) {
-        return Integer.parseInt(task.substring(task.lastIndexOf('_') + 1));
-    }
-
-    static Map<String, Set<Integer>> tasks(JsonNode list) {
-        Map<String, Set<Integer>> tasks = new HashMap<>();
-        if (list != null) {
-            for (JsonNode task : list) {
-                tasks.computeIfAbsent(subtopologyOf(task.asText()), k -> new HashSet<>()).add(partitionOf(task.asText()));
-            }
-        }
-        return tasks;
-    }
-
-    static Map<String, Map<Integer, Long>> offsets(JsonNode map) {
-        Map<String, Map<Integer, Long>> offsets = new HashMap<>();
-        if (map != null) {
-            map.fields().forEachRemaining(entry -> offsets
-                .computeIfAbsent(subtopologyOf(entry.getKey()), k -> new HashMap<>())
-                .put(partitionOf(entry.getKey()), entry.getValue().asLong()));
-        }
-        return offsets;
-    }
-
-    static Map<String, String> tags(JsonNode map) {
-        Map<String, String> tags = new HashMap<>();
-        if (map != null) {
-            map.fields().forEachRemaining(entry -> tags.put(entry.getKey(), entry.getValue().asText()));
-        }
-        return tags;
-    }
-
     static TopologyDescriber topology(JsonNode group) {
         List<String> ids = new ArrayList<>();
         Map<String, Integer> partitions = new HashMap<>();
@@ -132,38 +91,14 @@ public final class StreamsGroupAssignors {
         };
     }
 
-    static List<String> taskList(Map<String, Set<Integer>> tasks) {
-        List<String> list = new ArrayList<>();
-        for (Map.Entry<String, Set<Integer>> entry : new TreeMap<>(tasks).entrySet()) {
-            for (int partition : new TreeSet<>(entry.getValue())) {
-                list.add(entry.getKey() + "_" + partition);
-            }
-        }
-        return list;
-    }
-
-    static ObjectNode answer(Map<String, List<String>> active, Map<String, List<String>> standby) {
-        ObjectNode result = Batch.JSON.createObjectNode();
-        Set<String> members = new TreeSet<>(active.keySet());
-        members.addAll(standby.keySet());
-        for (String member : members) {
-            ObjectNode tasks = result.putObject(member);
-            ArrayNode a = tasks.putArray("active");
-            active.getOrDefault(member, List.of()).forEach(a::add);
-            ArrayNode s = tasks.putArray("standby");
-            standby.getOrDefault(member, List.of()).forEach(s::add);
-        }
-        return result;
-    }
-
     private static ObjectNode assign(JsonNode group) {
         Map<String, MemberMetadataAndStateImpl> members = new HashMap<>();
         for (JsonNode member : group.get("members")) {
             Optional<String> rack = member.hasNonNull("rack") ? Optional.of(member.get("rack").asText()) : Optional.empty();
             members.put(member.get("member_id").asText(), new MemberMetadataAndStateImpl(
-                Optional.empty(), rack, member.get("process_id").asText(), tags(member.get("client_tags")),
-                tasks(member.get("active")), tasks(member.get("standby")), tasks(member.get("warmup")),
-                offsets(member.get("task_offsets")), offsets(member.get("task_end_offsets"))));
+                Optional.empty(), rack, member.get("process_id").asText(), StreamsGroupJson.tags(member.get("client_tags")),
+                StreamsGroupJson.tasks(member.get("active")), StreamsGroupJson.tasks(member.get("standby")), StreamsGroupJson.tasks(member.get("warmup")),
+                StreamsGroupJson.offsets(member.get("task_offsets")), StreamsGroupJson.offsets(member.get("task_end_offsets"))));
         }
         List<String> tagKeys = new ArrayList<>();
         if (group.has("rack_aware_assignment_tags")) {
@@ -175,8 +110,8 @@ public final class StreamsGroupAssignors {
         Map<String, List<String>> active = new HashMap<>();
         Map<String, List<String>> standby = new HashMap<>();
         for (Map.Entry<String, MemberAssignment> member : assignment.members().entrySet()) {
-            List<String> a = taskList(member.getValue().activeTasks());
-            List<String> s = taskList(member.getValue().standbyTasks());
+            List<String> a = StreamsGroupJson.taskList(member.getValue().activeTasks());
+            List<String> s = StreamsGroupJson.taskList(member.getValue().standbyTasks());
             if (!a.isEmpty()) {
                 active.put(member.getKey(), a);
             }
@@ -184,6 +119,6 @@ public final class StreamsGroupAssignors {
                 standby.put(member.getKey(), s);
             }
         }
-        return answer(active, standby);
+        return StreamsGroupJson.answer(active, standby);
     }
 }
