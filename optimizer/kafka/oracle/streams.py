@@ -27,17 +27,25 @@ standbys in (a HashSet of TaskInfo, whose hash is the object's identity).
 
 from __future__ import annotations
 
+import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from optimizer.assignors.java import kafka_client_order
+from optimizer.assignors.streams.high_availability import StreamsAssignorResult
+from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
+from optimizer.generate import random_streams_problem
 from optimizer.kafka.oracle.batch import batch
 from optimizer.model.ids import INT64_MAX, TaskKey, name_uuid_bytes, parse_task_id, task_id
+from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data, problem_to_data
-from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
+from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
+from optimizer.solve import solve
 
+STRATEGIES = ("none", "min_traffic", "balance_subtopology")
+"""`rack.aware.assignment.strategy`'s values."""
 LATEST_OFFSET = -2
 MAIN = "kao.jvm.TaskAssignors"
 
@@ -171,3 +179,70 @@ def task_assignor_answers(
             )
         )
     return answers
+
+
+def application(seed: int, assignor: str, strategy: str, version: str | None = None) -> StreamsProblem:
+    """A seeded application for the oracle: up to 30 tasks over up to 7 clients (process ids),
+    racks (some clients without), 0-2 standbys, client tags, explicit KIP-925 costs in a third of
+    them; `task.assignor.class: assignor`, `rack.aware.assignment.strategy: strategy` and, when
+    given, `kafka.version: version`."""
+    rng = random.Random(f"{assignor}-{strategy}-{seed}")
+    clients = rng.randint(1, 7)
+    problem = random_streams_problem(
+        seed, tasks=rng.randint(1, 30), clients=clients, racks=rng.choice([0, 2, 3, 3]), replication=rng.randint(1, 3),
+        standby_replicas=rng.choice([0, 1, 1, 2]), stateful_fraction=rng.choice([0.0, 0.5, 0.7, 1.0]),
+        tags=rng.choice([(), (), ("zone",), ("zone", "cluster")]), strategy=strategy, churn=rng.random() * 0.5,
+        rackless_clients=rng.choice([0, 0, 0, 1]) if clients > 1 else 0, name=f"{assignor}-{strategy}-{seed}",
+    )  # fmt: skip
+    data = problem_to_data(problem)
+    config = data.setdefault("config", {})
+    config["task.assignor.class"] = assignor
+    if rng.random() < 0.3:
+        config["acceptable.recovery.lag"] = rng.choice([0, 1_000, 100_000])
+    if rng.random() < 0.3:
+        config["max.warmup.replicas"] = rng.randint(1, 4)
+    if rng.random() < 0.33:
+        config["rack.aware.assignment.traffic_cost"] = rng.randint(0, 20)
+        config["rack.aware.assignment.non_overlap_cost"] = rng.randint(0, 20)
+    if version is not None:
+        config["kafka.version"] = version
+    made = problem_from_data(data)
+    assert isinstance(made, StreamsProblem)
+    return with_process_ids(made)
+
+
+def _held(clients: dict[str, frozenset[str]], client: str) -> frozenset[str]:
+    return clients.get(client, frozenset())
+
+
+def disagreements(problems: Sequence[StreamsProblem], answers: Sequence[StreamsAnswer | str], standbys: bool = True) -> list[str]:
+    """Where `--solver kafka` (at each problem's `kafka.version`) is not Kafka's answer, one line
+    per client and role, or where Kafka raised: actives per client; unless `standbys` is False,
+    standbys with warm-ups per client (Kafka sends warm-ups as standbys); the follow-up rebalance.
+    KIP-924: `--solver kafka` is held to Kafka's actives, and the reproduction, run in the order
+    Kafka's JVM placed standbys in (TaskInfo's identity hashes), to the whole answer."""
+    found = []
+    for problem, kafka in zip(problems, answers, strict=True):
+        if isinstance(kafka, str):
+            found.append(f"{problem.name}: Kafka raised {kafka}")
+            continue
+        ours = solve(problem, solver="kafka")
+        active = {c: frozenset(held.active) for c, held in ours.assignment.items()}
+        standby = {c: frozenset(held.standby) | frozenset(held.warmup) for c, held in ours.assignment.items()}
+        followup = bool(ours.followup_rebalance)
+        if problem.config.task_assignor_class == TaskAssignor.KIP924_STICKY and kafka.standby_order is not None:
+            run = cast(Callable[..., StreamsAssignorResult], TASK_ASSIGNORS.select(TaskAssignor.KIP924_STICKY, problem.config.release))
+            result = run(normalize(problem).problem, list(kafka.standby_order))
+            standby = {c.id: frozenset(task_id(*t) for t in c.standby) for c in result.clients}
+            if {c.id: frozenset(task_id(*t) for t in c.active) for c in result.clients} != active:
+                found.append(f"{problem.name}: the reproduction's actives in Kafka's standby order are not --solver kafka's")
+        for client in active:
+            if active[client] != _held(kafka.active, client):
+                found.append(f"{problem.name} {client} active: ours {sorted(active[client])}, Kafka's {sorted(_held(kafka.active, client))}")
+            if standbys and standby[client] != _held(kafka.standby, client):
+                found.append(f"{problem.name} {client} standby: ours {sorted(standby[client])}, Kafka's {sorted(_held(kafka.standby, client))}")
+        if set(kafka.active) - set(active):
+            found.append(f"{problem.name}: Kafka assigned clients {sorted(set(kafka.active) - set(active))}")
+        if followup != kafka.followup:
+            found.append(f"{problem.name}: follow-up rebalance ours {followup}, Kafka's {kafka.followup}")
+    return found
