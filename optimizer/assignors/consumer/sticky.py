@@ -21,7 +21,7 @@ does not rebalance there, so there is no answer of Kafka's to reproduce.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from optimizer.assignors.consumer.group import (
@@ -169,9 +169,9 @@ def sticky_assign(problem: ConsumerProblem, cooperative: bool) -> ConsumerAssign
         )
         if transferring:
             notes.append(f"{plural(len(transferring), 'partition')} withheld until their owners revoke them")
-    given = [tp for parts in assignment.values() for tp in parts]
-    kept_phantoms = sorted({tp for tp in given if tp in phantom})
-    twice = sorted({tp for tp in given if tp not in phantom and given.count(tp) > 1})
+    given = Counter(tp for parts in assignment.values() for tp in parts)
+    kept_phantoms = sorted(tp for tp in given if tp in phantom)
+    twice = sorted(tp for tp, count in given.items() if tp not in phantom and count > 1)
     if kept_phantoms or twice:
         what = []
         if kept_phantoms:
