@@ -1,0 +1,149 @@
+"""The consumer-group assignors across Kafka releases (issue 30, item 4): Kafka's own classes from
+each release's jars (Maven Central) against `--solver kafka` with `kafka.version` set to that
+release, on the same seeded groups.
+
+Run: ./run python bench/consumer_releases.py [RELEASE ...]   (writes bench/consumer_releases.json;
+not a test; about a minute per release once the jars are cached)
+
+Per release and assignor, the groups (`optimizer.generate`'s oracle groups, with racks, owned
+partitions, contested claims and generations):
+
+* classic `range`, `roundrobin`, `sticky`, `cooperative-sticky` (the client's assignors, run by
+  `kao.jvm.ConsumerAssignors`): PER_ASSIGNOR random groups each, and VARIED small groups of
+  every strategy with contested claims and generations (`classic varied`);
+* `sticky (stale claims)`: sticky and cooperative-sticky groups where a member claims partitions
+  beyond a topic's current count. Agreement there means: the same assignment where Kafka's is a
+  valid one, and `--solver kafka` refusing (SolverUnavailableError) exactly where Kafka raises or
+  returns an invalid assignment;
+* KIP-848 `uniform` and `range` (the group coordinator's, run by `kao.jvm.GroupAssignors`):
+  PER_ASSIGNOR groups each, half the members on a rack.
+
+Every adapter runs on every release's jars unchanged (the APIs it calls are the same from 3.9.1 to
+4.4.0), so nothing is left unchecked for want of an adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from optimizer.errors import SolverUnavailableError
+from optimizer.generate import (
+    CLASSIC_STRATEGIES,
+    oracle_classic_groups,
+    oracle_kip848_groups,
+    oracle_stale_claim_groups,
+    oracle_varied_classic_groups,
+)
+from optimizer.kafka.oracle.batch import Answer
+from optimizer.kafka.oracle.consumer import classic_consumer_answers, kip848_answers
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.solve import solve
+
+RESULTS = Path(__file__).parent / "consumer_releases.json"
+RELEASES = ("3.9.1", "4.0.0", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
+PER_ASSIGNOR = 300
+VARIED = 300
+STALE = 300
+EXAMPLES = 3
+
+
+def at_release(problem: ConsumerProblem, release: str) -> ConsumerProblem:
+    """The same group, with `kafka.version: release`."""
+    data = problem_to_data(problem)
+    data["config"] = {**data.get("config", {}), "kafka.version": release}
+    result = problem_from_data(data)
+    assert isinstance(result, ConsumerProblem)
+    return result
+
+
+def ours(problem: ConsumerProblem) -> dict[str, tuple[str, ...]] | SolverUnavailableError:
+    """`--solver kafka`'s assignment, each member's partitions sorted, or its refusal."""
+    try:
+        solution = solve(problem, solver="kafka")
+    except SolverUnavailableError as error:
+        return error
+    return {member: tuple(sorted(held.active)) for member, held in solution.assignment.items()}
+
+
+def kafka_valid(problem: ConsumerProblem, kafka: Answer) -> bool:
+    """Kafka answered with an assignment of existing partitions, each at most once."""
+    if isinstance(kafka, str):
+        return False
+    existing = {f"{t.name}-{p}" for t in problem.topics for p in range(t.partitions)}
+    given = [p for parts in kafka.values() for p in parts]
+    return not (set(given) - existing) and len(given) == len(set(given))
+
+
+def outcome(problem: ConsumerProblem, kafka: Answer) -> tuple[str, str]:
+    """(`agree`, `both refuse`, `differ`, `kafka raised`, `kafka invalid`, `ours refused`), and a
+    detail. `both refuse`: Kafka raises or answers with no valid assignment, and `--solver kafka`
+    refuses (SolverUnavailableError); an agreement."""
+    answer = ours(problem)
+    if isinstance(answer, SolverUnavailableError):
+        if not kafka_valid(problem, kafka):
+            return "both refuse", ""
+        return "ours refused", f"{problem.name}: {answer}"
+    if isinstance(kafka, str):
+        return "kafka raised", f"{problem.name}: Kafka raised {kafka[:300]}"
+    if not kafka_valid(problem, kafka):
+        return "kafka invalid", f"{problem.name}: Kafka's {dict(kafka)}"
+    theirs = {member: tuple(sorted(kafka.get(member, ()))) for member in answer}
+    if theirs != answer or set(kafka) - set(answer):
+        return "differ", f"{problem.name}: ours {answer}, Kafka's {dict(kafka)}"
+    return "agree", ""
+
+
+def groups() -> dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer]]]]:
+    sets: dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer]]]] = {}
+    for strategy in CLASSIC_STRATEGIES:
+        sets[strategy] = (oracle_classic_groups(strategy, PER_ASSIGNOR), classic_consumer_answers)
+    sets["classic varied"] = (oracle_varied_classic_groups(VARIED), classic_consumer_answers)
+    sets["sticky (stale claims)"] = (oracle_stale_claim_groups(STALE), classic_consumer_answers)
+    for assignor in ("uniform", "range"):
+        sets[f"kip848 {assignor}"] = (oracle_kip848_groups(assignor, PER_ASSIGNOR), kip848_answers)
+    return sets
+
+
+def run(release: str, sets: dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer]]]]) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for name, (problems, oracle) in sets.items():
+        started = time.perf_counter()
+        answers = oracle(problems, release=release)
+        counts: dict[str, int] = {}
+        examples: list[str] = []
+        for problem, kafka in zip(problems, answers, strict=True):
+            kind, detail = outcome(at_release(problem, release), kafka)
+            counts[kind] = counts.get(kind, 0) + 1
+            if detail and len(examples) < EXAMPLES:
+                examples.append(detail[:600])
+        figures[name] = {"groups": len(problems), **dict(sorted(counts.items()))} | ({"examples": examples} if examples else {})
+        print(f"{release:>6} {name:<22} {counts} ({time.perf_counter() - started:.0f} s)", flush=True)
+    return figures
+
+
+def main(argv: list[str]) -> None:
+    releases = tuple(argv) or RELEASES
+    sets = groups()
+    previous = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    results = previous.get("releases", {}) if argv else {}
+    for release in releases:
+        results[release] = run(release, sets)
+    document = {
+        "date": date.today().isoformat(),
+        "what": "groups where Kafka's own assignor (that release's jars) and --solver kafka (kafka.version = that release) agree",
+        "groups": {name: len(problems) for name, (problems, _) in sets.items()},
+        "releases": {release: results[release] for release in sorted(results, key=lambda r: tuple(map(int, r.split("."))))},
+    }
+    RESULTS.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
