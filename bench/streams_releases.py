@@ -3,7 +3,7 @@ from each release's jars (Maven Central) against `--solver kafka` with `kafka.ve
 release, on the same seeded applications as the live-oracle test, more of them.
 
 Run: ./run python bench/streams_releases.py [per-assignor count]   (writes
-bench/results/streams_releases.json; not a test)
+bench/streams_releases.json, where docs/assignors/releases.md looks; not a test)
 
 Per release and assignor: how many applications agree (`optimizer.kafka.oracle.streams.
 disagreements`: actives, standbys with warm-ups, the follow-up rebalance; KIP-924's standbys in the
@@ -28,7 +28,7 @@ from optimizer.model.ids import task_id
 from optimizer.model.normalize import normalize
 from optimizer.model.streams import StreamsProblem
 
-RESULTS = Path(__file__).parent / "results" / "streams_releases.json"
+RESULTS = Path(__file__).parent / "streams_releases.json"
 RELEASES = ("3.9.1", "4.0.0", "4.2.2", "4.3.1", "4.4.0")
 ASSIGNORS = (
     ("high_availability/none", "high_availability", ("none",), "grouper"),
