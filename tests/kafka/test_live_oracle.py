@@ -121,3 +121,21 @@ def test_kafka_4_0_0s_kip848_assignors_give_our_answer_under_kafka_version_4_0_0
     and `range`."""
     groups = [_at(g, "4.0.0") for g in oracle_kip848_groups("uniform", 100) + oracle_kip848_groups("range", 50)]
     assert _disagreements(groups, kip848_answers(groups, release="4.0.0")) == []
+
+
+def test_kafka_3_9_1s_uniform_assignor_gives_our_answer_or_throws_as_we_say_under_kafka_version_3_9_1():
+    """Kafka 3.9.1's jars: `uniform` with the homogeneous builder of 4.0.0 and the heterogeneous
+    builder from before KAFKA-17710. Where it throws (its movement record check is inverted: a
+    partition that would move twice), `--solver kafka` refuses quoting Kafka's message."""
+    groups = [_at(g, "3.9.1") for g in oracle_kip848_groups("uniform", 200)]
+    refused = 0
+    for problem, kafka in zip(groups, kip848_answers(groups, release="3.9.1"), strict=True):
+        try:
+            _ours(problem)
+        except SolverUnavailableError as error:
+            assert isinstance(kafka, str) and kafka.startswith("PartitionAssignorException: "), f"{problem.name}: {error}"
+            assert f"('{kafka.removeprefix('PartitionAssignorException: ')}')" in str(error)
+            refused += 1
+            continue
+        assert _disagreements([problem], [kafka]) == []
+    assert refused == 1

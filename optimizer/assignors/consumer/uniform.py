@@ -2,12 +2,13 @@
 
 A HOMOGENEOUS group (every member subscribes to the same topics) runs
 UniformHomogeneousAssignmentBuilder; any other group runs UniformHeterogeneousAssignmentBuilder
-(`uniform_heterogeneous`, the builder of KAFKA-17710, Kafka 4.0.0 to 4.4.0 and trunk). No released
+(`uniform_heterogeneous`, the builder of KAFKA-17710, Kafka 4.0.0 to 4.4.0 and trunk; Kafka 3.9's
+in `uniform_heterogeneous_3_9`). No released
 builder reads racks (KAFKA-16694 removed them from the server-side assignors before 3.9). The
 homogeneous builder in three variants, one per row of `KIP848_ASSIGNORS`:
 
-* `uniform_assign_4_0_0` (Kafka 4.0.0; `uniform_assign_3_9`, Kafka 3.9, for homogeneous groups
-  only: 3.9's heterogeneous builder, before KAFKA-17710, is not reproduced): quotas floor(P/N), the first P mod N members in
+* `uniform_assign_4_0_0` (Kafka 4.0.0; and `uniform_assign_3_9`, Kafka 3.9, whose heterogeneous
+  builder is the one before KAFKA-17710, `uniform_heterogeneous_3_9`): quotas floor(P/N), the first P mod N members in
   `memberIds()` order allowed one extra whatever they hold. Members keep their previous partitions
   up to their quota (a whole topic when it fits, else partition by partition, in the topic's
   HashSet order); revoked partitions follow the never-assigned ones; the unfilled members, in
@@ -29,8 +30,10 @@ from dataclasses import dataclass
 from optimizer.assignors.consumer.group import TP, ConsumerAssignorResult, assignor_result, member_id_key
 from optimizer.assignors.consumer.kip848 import ServerGroup, uuid_set_order
 from optimizer.assignors.consumer.uniform_heterogeneous import heterogeneous_assign
+from optimizer.assignors.consumer.uniform_heterogeneous_3_9 import Heterogeneous39, KafkaThrows
 from optimizer.errors import SolverUnavailableError
 from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.releases import release_text
 
 
 def uniform_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
@@ -52,16 +55,20 @@ def uniform_assign_4_0_0(problem: ConsumerProblem) -> ConsumerAssignorResult:
 
 
 def uniform_assign_3_9(problem: ConsumerProblem) -> ConsumerAssignorResult:
-    """`uniform` of Kafka 3.9: 4.0.0's homogeneous builder; its heterogeneous builder (before
-    KAFKA-17710's rework in 4.0.0) is not reproduced."""
+    """`uniform` of Kafka 3.9: 4.0.0's homogeneous builder, and the heterogeneous builder from
+    before KAFKA-17710 (`uniform_heterogeneous_3_9`)."""
     group = ServerGroup(problem)
-    if not group.homogeneous:
+    if group.homogeneous:
+        return _result(group, _Released(group, stable=False).build())
+    try:
+        assignment = Heterogeneous39(group).build()
+    except KafkaThrows as error:
         raise SolverUnavailableError(
-            "Kafka 3.9's uniform assignor for a group whose members subscribe to different topics (its "
-            "UniformHeterogeneousAssignmentBuilder before KAFKA-17710) is not reproduced: kafka.version 4.0.0 "
-            "or later reproduces the builder that replaced it"
-        )
-    return _result(group, _Released(group, stable=False).build())
+            f"Kafka {release_text(problem.config.release)}'s uniform assignor throws PartitionAssignorException "
+            f"('{error}') on this group (its heterogeneous builder before KAFKA-17710), so the group coordinator "
+            "computes no new target assignment"
+        ) from None
+    return _result(group, (assignment, ["heterogeneous (subscriptions differ), Kafka 3.9's builder"], []))
 
 
 _Built = tuple[dict[str, list[TP]], list[str], list[tuple[str, str]]]

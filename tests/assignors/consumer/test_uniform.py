@@ -5,8 +5,11 @@ the translation of a problem into Kafka's input (topic ids, map orders, de-confl
 
 from __future__ import annotations
 
+import pytest
+
 from optimizer.assignors.consumer.kip848 import ServerGroup, TopicId
 from optimizer.assignors.consumer.uniform import uniform_assign
+from optimizer.errors import SolverUnavailableError
 from optimizer.model import problem_from_data
 
 
@@ -209,3 +212,52 @@ def test_previous_topics_in_one_bucket_go_in_reverse_claim_order():
     assert [topic for topic, _ in group.previous_assignment("m1")] == ["payments", "B"]
     assignment = _assign({"payments": 6, "B": 6}, members)
     assert assignment["m1"] == {"payments-0", "payments-1", "payments-2", "payments-3", "B-0", "B-1"}
+
+
+# Kafka 3.9's heterogeneous builder (before KAFKA-17710), under kafka.version 3.9. The expected
+# answers are Kafka 3.9.1's own (its jars, through kao.jvm.GroupAssignors).
+
+
+def _at_3_9(topics: dict[str, int], members: dict[str, dict]):
+    from optimizer.assignors.consumer.strategy import kafka_consumer_assign
+
+    problem = problem_from_data({
+        "kind": "consumer",
+        "config": {"group.protocol": "consumer", "group.remote.assignor": "uniform", "kafka.version": "3.9"},
+        "topics": [{"name": t, "partitions": n} for t, n in topics.items()],
+        "members": [{"id": m, **spec} for m, spec in members.items()],
+    })  # fmt: skip
+    return kafka_consumer_assign(problem)
+
+
+def test_kafka_3_9_heterogeneous_builder_goes_by_partitions_per_subscriber_then_load():
+    # topic-0's one partition (two subscribers) goes first, to the least loaded member-0000 (it and
+    # member-0001 hold nothing; the smaller id); 4.0's builder gives it to member-0001.
+    members = {
+        "member-0000": _owning(["topic-0", "topic-1"]),
+        "member-0001": _owning(["topic-0"]),
+        "member-0002": _owning(["topic-1"]),
+        "member-0003": _owning(["topic-1", "topic-2"], ["topic-1-0", "topic-2-0"], generation=7),
+    }
+    result = _at_3_9({"topic-0": 1, "topic-1": 1, "topic-2": 1}, members)
+    assert {m: {f"{t}-{p}" for t, p in parts} for m, parts in result.assignment.items()} == {
+        "member-0000": {"topic-0-0"}, "member-0001": set(), "member-0002": {"topic-1-0"}, "member-0003": {"topic-2-0"},
+    }  # fmt: skip
+
+
+def test_kafka_3_9_heterogeneous_builder_throws_where_a_partition_would_move_twice():
+    members = {
+        "member-0000": _owning(["topic-0", "topic-1", "topic-2"], [
+            "topic-0-1", "topic-0-2", "topic-0-3", "topic-0-4", "topic-0-6", "topic-0-7", "topic-0-9",
+            "topic-1-2", "topic-1-3", "topic-1-5", "topic-2-1"], generation=7),
+        "member-0001": _owning(["topic-1"]),
+        "member-0002": _owning(["topic-1", "topic-2"]),
+        "member-0003": _owning(["topic-2"]),
+        "member-0004": _owning(["topic-0", "topic-1", "topic-2"]),
+    }  # fmt: skip
+    with pytest.raises(SolverUnavailableError) as raised:
+        _at_3_9({"topic-0": 10, "topic-1": 9, "topic-2": 2}, members)
+    assert str(raised.value).startswith(
+        "Kafka 3.9.2's uniform assignor throws PartitionAssignorException ('Mismatch in partition movement record "
+        "with respect to partition ownership during a rebalance') on this group"
+    )
