@@ -21,6 +21,11 @@ What is compared, and why:
   subtopology by subtopology in a HashMap of Subtopology's order. Both are checked: exact in task
   order, and in StreamsPartitionAssignor's order the actives exactly and the standbys' differences
   pinned (issue 30, open: the frozen sets and Kafka's own order disagree here).
+
+The applications stay small enough (up to 30 tasks over 7 clients) for the reproduction to solve
+KIP-925's graphs by Kafka's own search; beyond `fast_enough` it uses contracted cycle canceling,
+Kafka's cost but not always Kafka's choice among equally cheap placements, and says so in its
+notes (bench/streams_releases.py measures that on larger applications).
 """
 
 from __future__ import annotations
