@@ -16,7 +16,8 @@ partitions, contested claims and generations):
   valid one, and `--solver kafka` refusing (SolverUnavailableError) exactly where Kafka raises or
   returns an invalid assignment;
 * KIP-848 `uniform` and `range` (the group coordinator's, run by `kao.jvm.GroupAssignors`):
-  PER_ASSIGNOR groups each, half the members on a rack.
+  PER_ASSIGNOR groups each, half the members on a rack; and PER_ASSIGNOR larger `uniform` groups
+  whose subscriptions differ (up to 30 members, 8 topics, 40 partitions a topic).
 
 Every adapter runs on every release's jars unchanged (the APIs it calls are the same from 3.9.1 to
 4.4.0), so nothing is left unchecked for want of an adapter.
@@ -25,6 +26,7 @@ Every adapter runs on every release's jars unchanged (the APIs it calls are the 
 from __future__ import annotations
 
 import json
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +41,7 @@ from optimizer.generate import (
     oracle_kip848_groups,
     oracle_stale_claim_groups,
     oracle_varied_classic_groups,
+    random_consumer_problem,
 )
 from optimizer.kafka.oracle.batch import Answer
 from optimizer.kafka.oracle.consumer import classic_consumer_answers, kip848_answers
@@ -47,7 +50,7 @@ from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "consumer_releases.json"
-RELEASES = ("3.9.1", "4.0.0", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
+RELEASES = ("3.9.1", "4.0.0", "4.0.1", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
 PER_ASSIGNOR = 300
 VARIED = 300
 STALE = 300
@@ -83,11 +86,14 @@ def kafka_valid(problem: ConsumerProblem, kafka: Answer) -> bool:
 
 def outcome(problem: ConsumerProblem, kafka: Answer) -> tuple[str, str]:
     """(`agree`, `both refuse`, `differ`, `kafka raised`, `kafka invalid`, `ours refused`), and a
-    detail. `both refuse`: Kafka raises or answers with no valid assignment, and `--solver kafka`
-    refuses (SolverUnavailableError); an agreement."""
+    detail. `both refuse`, an agreement: Kafka raises and `--solver kafka` refuses
+    (SolverUnavailableError) quoting Kafka's message, or Kafka answers with no valid assignment
+    and `--solver kafka` refuses saying so."""
     answer = ours(problem)
     if isinstance(answer, SolverUnavailableError):
-        if not kafka_valid(problem, kafka):
+        if isinstance(kafka, str) and kafka.split(": ", 1)[-1].rstrip(".") in str(answer):
+            return "both refuse", ""
+        if not isinstance(kafka, str) and not kafka_valid(problem, kafka) and "returns an invalid assignment" in str(answer):
             return "both refuse", ""
         return "ours refused", f"{problem.name}: {answer}"
     if isinstance(kafka, str):
@@ -108,7 +114,24 @@ def groups() -> dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer
     sets["sticky (stale claims)"] = (oracle_stale_claim_groups(STALE), classic_consumer_answers)
     for assignor in ("uniform", "range"):
         sets[f"kip848 {assignor}"] = (oracle_kip848_groups(assignor, PER_ASSIGNOR), kip848_answers)
+    sets["kip848 uniform, larger heterogeneous"] = (larger_heterogeneous(PER_ASSIGNOR), kip848_answers)
     return sets
+
+
+def larger_heterogeneous(count: int) -> list[ConsumerProblem]:
+    """`uniform` groups of 5-30 members over 2-8 topics of 1-40 partitions, subscriptions differing:
+    enough for the heterogeneous builders' balancing passes to move partitions."""
+    groups = []
+    for seed in range(count):
+        rng = random.Random(f"larger-{seed}")
+        problem = random_consumer_problem(
+            seed, members=rng.randint(5, 30), topics=rng.randint(2, 8), partitions=(1, 40), racks=0,
+            equal_subscriptions=False, owned=rng.random() < 0.8, churn=rng.random() * 0.5, name=f"larger-{seed}",
+        )  # fmt: skip
+        data = problem_to_data(problem)
+        data["config"] = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
+        groups.append(problem_from_data(data))
+    return [g for g in groups if isinstance(g, ConsumerProblem)]
 
 
 def run(release: str, sets: dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer]]]]) -> dict[str, Any]:
