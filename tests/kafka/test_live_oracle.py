@@ -1,6 +1,12 @@
-"""The live oracle: Kafka 4.4.0's own classic consumer assignors (the client's RangeAssignor,
-RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor, run from the pinned jars) against
-`--solver kafka` on seeded random groups: the same assignment, member by member.
+"""The live oracle: Kafka's own consumer assignors, run from the jars, against `--solver kafka` on
+seeded groups (`optimizer.generate`'s oracle groups): the same assignment, member by member, or,
+where Kafka raises or returns no valid assignment, `--solver kafka` refusing and saying so.
+
+Kafka 4.4.0 (the pinned jars): the client's RangeAssignor, RoundRobinAssignor, StickyAssignor and
+CooperativeStickyAssignor (with contested claims, generations, and claims beyond a topic's
+partition count), and the group coordinator's `uniform` and `range` (KIP-848). Older releases'
+jars (Maven Central, cached in jvm/target/releases): 4.0.0's `uniform` and `range`, 3.9.1's
+`uniform`, each under that `kafka.version`. bench/consumer_releases.py checks every release.
 
 Members enter Kafka's subscription HashMap in the problem's order, which is the order the
 project's reproduction simulates (optimizer.assignors.java), so the answers must be equal, not
