@@ -2,7 +2,8 @@
 
 Kafka's broker-side assignors (`StickyTaskAssignor`, the proposed `BalancedTaskAssignor`) see a
 streams group as members (one per stream thread), each with its process id, rack, client tags,
-its current target assignment (active, standby and warm-up tasks) and the task offsets it reports;
+its current assignment (active, standby and warm-up tasks; Kafka 4.4 passes the member's current
+assignment, 4.1 to 4.3 its target assignment: the same history here) and the task offsets it reports;
 a topology describer (subtopology ids, partitions, statefulness); and two configs (standby count,
 `rack.aware.assignment.tags`). This module holds that input as plain data (`StreamsGroupSpec`) and
 builds it from a project problem the way the golden cases were fed to Kafka
@@ -42,7 +43,8 @@ class Subtopology:
 
 @dataclass(frozen=True)
 class GroupMember:
-    """One member (stream thread) of a streams group, with its current target assignment."""
+    """One member (stream thread) of a streams group, with its current assignment (the target
+    assignment before Kafka 4.4)."""
 
     member_id: str
     process_id: str

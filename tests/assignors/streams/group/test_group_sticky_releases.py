@@ -95,3 +95,23 @@ def test_released_variants_do_not_read_rack_aware_assignment_tags():
     for variant in (KAFKA_4_2, KAFKA_4_2_2, KAFKA_4_4):
         assert _answer(sticky_assign(tagged, variant=variant)) == _answer(sticky_assign(untagged, variant=variant))
     assert _answer(sticky_assign(tagged, variant=TRUNK)) != _answer(sticky_assign(untagged, variant=TRUNK))
+
+
+def test_the_cli_refuses_4_1_with_the_message_and_no_traceback(tmp_path):
+    from click.testing import CliRunner
+
+    from optimizer.cli import cli
+
+    problem = tmp_path / "group.yaml"
+    problem.write_text(
+        "kind: streams\n"
+        "config: {group.protocol: streams, kafka.version: '4.1'}\n"
+        "clients: [{id: a, threads: 2}, {id: b}]\n"
+        "tasks:\n"
+        "  - {id: 0_0, source_partitions: [{topic: in, partition: 0}]}\n"
+        "  - {id: 0_1, source_partitions: [{topic: in, partition: 1}]}\n"
+    )
+    result = CliRunner().invoke(cli, ["solve", "--solver", "kafka", str(problem)])
+    assert result.exit_code == 2
+    assert "streams.assignor.name=sticky is not reproduced for Kafka 4.1.2: reproduced from Kafka 4.2.0 on" in result.output
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
