@@ -23,7 +23,7 @@ from optimizer.catalogue import goal_class
 from optimizer.deadline import now, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
 from optimizer.engine.transition import accepted_skew, exact_now, exact_now_needed, withhold_transfers, worse_than
-from optimizer.errors import NoSolutionError, TimeLimitReached
+from optimizer.errors import NoSolutionError, SolverUnavailableError, TimeLimitReached
 from optimizer.goal import Assignment, Goal, soft
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
@@ -98,8 +98,14 @@ def run_exact(
         found = kafka()
         return found.assignment, found.followup_rebalance, found.target
 
-    def hint() -> dict[str, ClientAssignment]:
-        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in kafka_answer()[0].items()}
+    def hint() -> dict[str, ClientAssignment] | None:
+        """Kafka's assignment applied now as the engine's start; None where Kafka gives none (its
+        assignor raises, or answers with no valid assignment, in the release asked for)."""
+        try:
+            now = kafka_answer()[0]
+        except SolverUnavailableError:
+            return None
+        return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in now.items()}
 
     progress = Progress()
 
@@ -156,15 +162,16 @@ def run_exact(
         if exact_now_needed(problem, target) or (balanced and balance_value is not None and balance_value > allowed):
             if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
                 what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
-                _within(deadline, kafka_answer, what)
+                _within(deadline, hint, what)
             soft_balance = soft(goal_class("balance"))() if balanced else None
             assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
             notes += found
-            kafka_now = hint()
-            why = worse_than(problem, assignment, kafka_now, balanced, accepted_skew(problem, target) if loosened else 1.0)
-            if why is not None:
-                notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
-                assignment = kafka_now
+            kafka_start = hint()
+            if kafka_start is not None:  # else Kafka gives no assignment to measure against
+                why = worse_than(problem, assignment, kafka_start, balanced, accepted_skew(problem, target) if loosened else 1.0)
+                if why is not None:
+                    notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
+                    assignment = kafka_start
     elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
         assignment, followup, count = withhold_transfers(raw, target)
         if count:

@@ -68,7 +68,7 @@ class Progress:
         return SequenceResult(assignment, list(self.stages), [note])
 
 
-Hint = Callable[[], Assignment]
+Hint = Callable[[], Assignment | None]
 """A full assignment to start from, computed only when a back-end uses one."""
 
 

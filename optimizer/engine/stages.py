@@ -70,7 +70,8 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
         return session
 
     session = fresh()
-    current = formulation.encode(run.hint()) if run.hint is not None else None
+    start = run.hint() if run.hint is not None else None
+    current = formulation.encode(start) if start is not None else None
     stages: list[Stage] = []
     fallback = False
     if progress is not None:

@@ -149,7 +149,7 @@ def exact_now(
     problem: StreamsProblem,
     target: Assignment,
     balance: Goal | None,
-    start: Callable[[], dict[str, ClientAssignment]],
+    start: Callable[[], dict[str, ClientAssignment] | None],
     backend: str,
     time_limit: float | None,
 ) -> tuple[dict[str, ClientAssignment], list[str]]:
@@ -157,7 +157,8 @@ def exact_now(
 
     Goals, in order: `CaughtUpNow`, `balance` (a soft version of the registered goal, when balance
     is a goal of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
-    assignment applied now, warm-ups left out), also what is applied when no time is left. A
+    assignment applied now, warm-ups left out; None where Kafka gives none), also what is applied
+    when no time is left. A
     target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
     encode the distance to the target: the engine's own choice (`exact`) solves this step."""
     first = CaughtUpNow(target)
@@ -169,7 +170,10 @@ def exact_now(
     result = run_sequence(problem, goals, backend, time_limit, {}, start)
     values = {stage.goal.name: stage.objective for stage in result.stages}
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
-        kafka = {c: held.model_copy(update={"warmup": ()}) for c, held in start().items()}
+        started = start()
+        if started is None:
+            return dict(target), ["no time was left to optimise the assignment applied now, and Kafka's assignor gives none: the exact target is applied"]
+        kafka = {c: held.model_copy(update={"warmup": ()}) for c, held in started.items()}
         return kafka, ["no time was left to optimise the assignment applied now: Kafka's is applied (warm-ups planned towards the exact target)"]
     excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
     return dict(result.assignment), [

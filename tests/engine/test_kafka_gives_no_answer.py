@@ -1,0 +1,36 @@
+"""Where Kafka's assignor gives no answer (it raises, or answers with no valid assignment), the
+exact engine still solves: Kafka's answer is only its start and its yardstick, never a must."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer import evaluate, problem_from_data, solve
+from optimizer.errors import SolverUnavailableError
+
+# Kafka 4.4.0's StickyAssignor raises IllegalStateException on this group: member-1 claims two
+# partitions beyond topic-0's one (checked against the jars: tests/kafka/test_live_oracle.py).
+REFUSED = {
+    "format": "kafka-assignment-problem/v1",
+    "kind": "consumer",
+    "name": "stale-claims",
+    "config": {"partition.assignment.strategy": "sticky"},
+    "topics": [{"name": "topic-0", "partitions": 1, "replica_racks": [["r1"]]}],
+    "members": [
+        {"id": "member-0", "rack": "r1", "subscriptions": ["topic-0"], "generation": 5},
+        {"id": "member-1", "rack": "r2", "subscriptions": ["topic-0"], "owned_partitions": ["topic-0-1", "topic-0-2"], "generation": 5},
+    ],
+}
+
+
+def test_kafka_says_why_it_gives_no_answer():
+    with pytest.raises(SolverUnavailableError, match=r"Kafka 4\.4\.0's StickyAssignor raises IllegalStateException"):
+        solve(problem_from_data(REFUSED), solver="kafka")
+
+
+@pytest.mark.parametrize("solver", ["exact", "milp", "cpsat"])
+def test_the_exact_engine_solves_without_kafkas_start(solver):
+    problem = problem_from_data(REFUSED)
+    solution = solve(problem, solver=solver)
+    assert solution.assignment["member-0"].active == ("topic-0-0",) or solution.assignment["member-1"].active == ("topic-0-0",)
+    assert evaluate(problem, solution).valid
