@@ -56,7 +56,8 @@ class RackAwareStrategy(StrEnum):
 
 class StreamsGroupProtocol(StrEnum):
     """`group.protocol` of a Kafka Streams application: `classic` (the client-side assignor of
-    `task.assignor.class`) or `streams` (KIP-1071, Kafka 4.2+: the broker assigns per member)."""
+    `task.assignor.class`) or `streams` (KIP-1071: early access in Kafka 4.1, generally available
+    from 4.2; the broker assigns per member)."""
 
     CLASSIC = "classic"
     STREAMS = "streams"

@@ -2,8 +2,9 @@
 
 The group spec is built from the problem as given (`spec.group_spec`); the assignor named by
 `streams.assignor.name` answers per member; a client's lists are the unions over its members.
-Under this protocol Kafka reads `num.standby.replicas` and `rack.aware.assignment.tags` only: the
-other assignor keys a problem sets are reported as ignored.
+Under this protocol Kafka reads `num.standby.replicas` only, and `rack.aware.assignment.tags` in
+trunk's `sticky` (no release reads them): the other assignor keys a problem sets are reported as
+ignored.
 """
 
 from __future__ import annotations
@@ -71,9 +72,12 @@ def streams_group_assign(problem: StreamsProblem, release: KafkaRelease | None =
     """Kafka's broker-side answer for `problem` under `group.protocol: streams`."""
     spec = group_spec(problem)
     name = problem.config.streams_assignor_name
-    answer = ASSIGNORS.select(name, problem.config.release if release is None else release)(spec)
+    release = problem.config.release if release is None else release
+    answer = ASSIGNORS.select(name, release)(spec)
     client_of = {m.member_id: m.client for m in spec.members}
     members = {m.member_id: answer.get(m.member_id, MemberTasks()) for m in spec.members}
     given = problem.config.model_fields_set
     ignored = [key for attribute, key in IGNORED_UNDER_STREAMS_PROTOCOL.items() if attribute in given]
+    if "rack_aware_assignment_tags" in given and (name != StreamsGroupAssignor.STICKY or release < TRUNK):
+        ignored.append("rack.aware.assignment.tags")  # only trunk's sticky reads them (KAFKA-20999)
     return StreamsGroupResult(members, client_of, name, ignored)
