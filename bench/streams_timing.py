@@ -1,0 +1,107 @@
+"""Time against the real thing, Kafka Streams (issue 30, item 5): Kafka 4.4.0's own classic task
+assignors in a warm JVM against the project's reproduction, `solve(--solver kafka)` and the exact
+engine (`solve(problem)`, default goals), on the same applications of 1,000 tasks over 50 clients;
+and whether Kafka and `--solver kafka` agree.
+
+Run: ./run python bench/streams_timing.py [repeat]   (writes bench/results/streams_timing.json; not a test)
+
+Kafka's time is the fastest of `repeat` runs of the application in one JVM (its inputs built and
+the assignor called; JSON aside: `optimizer.kafka.oracle.batch`), the first run's included in the
+total. Ours: the reproduction alone (the TASK_ASSIGNORS row, on the normalised problem), fastest of
+3; `solve(problem, solver="kafka")` once (normalising, the evaluator's checks); `solve(problem)`
+once with a time limit, each goal's status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
+from optimizer.generate import random_streams_problem
+from optimizer.kafka.jvm import KAFKA_VERSION
+from optimizer.kafka.oracle.streams import disagreements, task_assignor_answers, with_process_ids
+from optimizer.model.normalize import normalize
+from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.model.streams import StreamsProblem
+from optimizer.solve import solve
+
+RESULTS = Path(__file__).parent / "results" / "streams_timing.json"
+EXACT_TIME_LIMIT = 120.0
+
+
+def application(assignor: str, strategy: str, costs: bool, seed: int = 1) -> StreamsProblem:
+    """1,000 tasks (1-4 input partitions each, 70 % stateful) over 50 clients of 1-4 threads in 3
+    racks, one standby, a previous generation with 20 % churn and lags."""
+    name = f"{assignor}-{strategy}-1000x50" + ("-costs" if costs else "")
+    problem = random_streams_problem(seed, tasks=1000, clients=50, racks=3, standby_replicas=1, strategy=strategy, name=name)
+    data = problem_to_data(problem)
+    config = data.setdefault("config", {})
+    config["task.assignor.class"] = assignor
+    if costs:  # KIP-924's rack-aware optimisation runs only with both costs configured
+        config["rack.aware.assignment.traffic_cost"] = 10
+        config["rack.aware.assignment.non_overlap_cost"] = 1
+    made = problem_from_data(data)
+    assert isinstance(made, StreamsProblem)
+    return with_process_ids(made)
+
+
+def measure(problem: StreamsProblem, repeat: int) -> dict[str, object]:
+    started = time.perf_counter()
+    (kafka,) = task_assignor_answers([problem], repeat=repeat, timeout=3600.0)
+    jvm_seconds = time.perf_counter() - started
+    normalized = normalize(problem).problem
+    run = TASK_ASSIGNORS.select(problem.config.task_assignor_class, problem.config.release)
+    fastest = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        run(normalized)
+        fastest = min(fastest, time.perf_counter() - started)
+    started = time.perf_counter()
+    solve(problem, solver="kafka")
+    solve_kafka = time.perf_counter() - started
+    started = time.perf_counter()
+    exact = solve(problem, time_limit=EXACT_TIME_LIMIT)
+    exact_seconds = time.perf_counter() - started
+    differing = disagreements([problem], [kafka])
+    return {
+        "application": problem.name,
+        "tasks": len(problem.tasks),
+        "clients": len(problem.clients),
+        "kafka_seconds_warm": None if isinstance(kafka, str) or kafka.micros is None else round(kafka.micros / 1e6, 4),
+        "kafka_jvm_seconds_total": round(jvm_seconds, 1),
+        "kafka_error": kafka if isinstance(kafka, str) else None,
+        "reproduction_seconds": round(fastest, 4),
+        "solve_kafka_seconds": round(solve_kafka, 3),
+        "exact_seconds": round(exact_seconds, 2),
+        "exact_goals": [{"goal": g.name, "status": str(g.status), "value": g.value, "seconds": round(g.seconds, 2)} for g in exact.goals],
+        "agree": not differing,
+        "differences": differing[:5],
+    }
+
+
+def main(repeat: int) -> None:
+    shapes = [
+        ("high_availability", "min_traffic", False),
+        ("kip924_sticky", "min_traffic", False),
+        ("kip924_sticky", "min_traffic", True),
+    ]
+    rows = []
+    for assignor, strategy, costs in shapes:
+        row = measure(application(assignor, strategy, costs), repeat) | {"assignor": assignor, "strategy": strategy, "costs_configured": costs}
+        print(row, flush=True)
+        rows.append(row)
+    RESULTS.parent.mkdir(exist_ok=True)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
+    summary = {"date": str(date.today()), "machine": machine, "kafka": KAFKA_VERSION, "repeat": repeat, "rows": rows}
+    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"written {RESULTS}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
