@@ -56,7 +56,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * leader's StreamsPartitionAssignor builds from a rebalance and prints what the assignor answered.
  *
  * <pre>
- * in:  {"cases": [{"assignor": "high_availability" | "sticky" | "kip924_sticky",
+ * in:  {"cases": [{"assignor": "high_availability" | "sticky" | "kip924_sticky", "task_sets": "grouper" | "sorted",
  *                  "configs": {"acceptable_recovery_lag", "max_warmup_replicas", "num_standby_replicas",
  *                              "probing_rebalance_interval_ms", "tags": [key], "strategy",
  *                              "traffic_cost": int | null, "non_overlap_cost": int | null},
@@ -74,7 +74,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * sums its threads report; initializePrevTasks and computeTaskLags then give Kafka's previous
  * tasks and lags. Clients enter the leader's HashMap in the order given; tasks are made
  * subtopology by subtopology (a HashMap of Subtopology), partitions in order, as the
- * PartitionGrouper makes them. Source partitions are in the Cluster metadata with one broker per
+ * PartitionGrouper makes them; the sets of all and of stateful tasks the internal assignors get are
+ * filled as StreamsPartitionAssignor fills them (`task_sets: grouper`: partitionsForTask's key set;
+ * ChangelogTopics' map, subtopology by subtopology) or in task order (`sorted`, as the harness of the
+ * frozen parity sets did). Source partitions are in the Cluster metadata with one broker per
  * replica rack; changelog topics (and sources without replicas) are described through an
  * InternalTopicManager that answers from the same data. Warm-ups come back as standbys, as Kafka
  * sends them. For KIP-924, `standby_order` is the iteration order of the HashSet of TaskInfo that
