@@ -3,13 +3,14 @@ from each release's jars (Maven Central) against `--solver kafka` with `kafka.ve
 release, on the same seeded applications as the live-oracle test, more of them.
 
 Run: ./run python bench/streams_releases.py [per-assignor count | larger [count]]   (writes
-bench/streams_releases.json, where docs/assignors/releases.md looks; not a test)
+bench/results/streams_releases.json, where docs/assignors/releases.md looks; not a test)
 
 Per release and assignor: how many applications agree (`optimizer.kafka.oracle.streams.
 disagreements`: actives, standbys with warm-ups, the follow-up rebalance; KIP-924's standbys in the
 order that release's JVM placed them). The legacy sticky assignor twice: its task HashSets filled
-in task order (as the reproduction and the frozen parity sets assume) and as StreamsPartitionAssignor
-fills them. KIP-924 also against the other release's room rule (`cross`), which shows the variant
+as StreamsPartitionAssignor fills them (what `--solver kafka` reproduces) and in task order (as the
+frozen parity sets' harness fed them), the latter against the reproduction run in that order
+(`TASK_ORDER`, decision 73). KIP-924 also against the other release's room rule (`cross`), which shows the variant
 row matters: the 3.8-4.3 rule on 4.4.0's jars and the 4.4.0 rule on the older jars. Then larger
 applications (40-150 tasks over 5-20 clients) on 4.4.0's jars (`larger`).
 """
@@ -25,6 +26,7 @@ from datetime import date
 from pathlib import Path
 
 from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign, kip924_sticky_assign_4_4
+from optimizer.assignors.streams.sticky_task import TASK_ORDER, sticky_task_assign
 from optimizer.generate import random_streams_problem
 from optimizer.kafka.oracle.streams import STRATEGIES, StreamsAnswer, application, disagreements, task_assignor_answers, with_process_ids
 from optimizer.model.ids import task_id
@@ -33,14 +35,14 @@ from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
 from optimizer.solve import solve
 
-RESULTS = Path(__file__).parent / "streams_releases.json"
+RESULTS = Path(__file__).parent / "results" / "streams_releases.json"
 RELEASES = ("3.9.1", "4.0.0", "4.2.2", "4.3.1", "4.4.0")
 ASSIGNORS = (
     ("high_availability/none", "high_availability", ("none",), "grouper"),
     ("high_availability/min_traffic", "high_availability", ("min_traffic",), "grouper"),
     ("high_availability/balance_subtopology", "high_availability", ("balance_subtopology",), "grouper"),
-    ("sticky (task sets in task order)", "sticky", STRATEGIES, "sorted"),
-    ("sticky (StreamsPartitionAssignor's order)", "sticky", STRATEGIES, "grouper"),
+    ("sticky", "sticky", STRATEGIES, "grouper"),
+    ("sticky (task sets in task order, against TASK_ORDER)", "sticky", STRATEGIES, "sorted"),
     ("kip924_sticky", "kip924_sticky", STRATEGIES, "grouper"),
 )
 
@@ -63,6 +65,24 @@ def _cross(problems: list[StreamsProblem], answers: list[StreamsAnswer | str], r
         if all(active[c] == kafka.active.get(c, frozenset()) and standby[c] == kafka.standby.get(c, frozenset()) for c in active):
             agree += 1
     return agree
+
+
+def _in_task_order(problems: list[StreamsProblem], answers: list[StreamsAnswer | str], standbys: bool = True) -> list[str]:
+    """`disagreements` for Kafka's legacy sticky assignor fed its task sets in task order, against
+    the reproduction run in that order: one line per application that differs."""
+    found = []
+    for problem, kafka in zip(problems, answers, strict=True):
+        if isinstance(kafka, str):
+            found.append(f"{problem.name}: Kafka raised {kafka}")
+            continue
+        result = sticky_task_assign(normalize(problem).problem, TASK_ORDER)
+        for client in result.clients:
+            if {task_id(*t) for t in client.active} != kafka.active.get(client.id, frozenset()) or (
+                standbys and {task_id(*t) for t in client.standby} != kafka.standby.get(client.id, frozenset())
+            ):
+                found.append(f"{problem.name}: {client.id}")
+                break
+    return found
 
 
 def larger_application(seed: int, assignor: str, strategy: str) -> StreamsProblem:
@@ -97,7 +117,7 @@ def larger(count: int) -> dict[str, object]:
     cost, but possibly another of the equally cheap placements: docs/assignors/rack-aware.md)."""
     per: dict[str, object] = {}
     for label, assignor, strategies, task_sets in ASSIGNORS:
-        if task_sets == "grouper" and assignor == "sticky":
+        if task_sets == "sorted":
             continue
         problems = [larger_application(seed, assignor, strategies[seed % len(strategies)]) for seed in range(count)]
         answers = task_assignor_answers(problems, task_sets=task_sets)
@@ -132,7 +152,8 @@ def main(count: int) -> None:
                 per[label] = {"checked": 0, "could_not_run": f"{type(error).__name__}: {str(error)[-400:]}"}
                 print(f"{release} {label}: could not run: {error}", flush=True)
                 continue
-            found = disagreements(problems, answers)
+            compare = _in_task_order if task_sets == "sorted" else disagreements
+            found = compare(problems, answers)
             differing = sorted({line.split()[0].rstrip(":") for line in found})
             raised = sum(1 for a in answers if isinstance(a, str))
             entry: dict[str, object] = {
@@ -140,7 +161,7 @@ def main(count: int) -> None:
                 "agree": len(problems) - len(differing),
                 "kafka_raised": raised,
                 "differing": differing[:20],
-                "actives_agree": len(problems) - len({line.split()[0].rstrip(":") for line in disagreements(problems, answers, standbys=False)}),
+                "actives_agree": len(problems) - len({line.split()[0].rstrip(":") for line in compare(problems, answers, standbys=False)}),
                 "seconds": round(time.perf_counter() - started, 1),
             }
             if assignor == "kip924_sticky":

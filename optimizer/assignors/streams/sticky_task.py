@@ -9,15 +9,25 @@ non-overlap 10 unless configured, favouring stickiness; stateless: 1 and 0) and 
 
 Kafka iterates Java HashMaps and HashSets here, and ties go to the first client or task met, so
 those iteration orders are reproduced (`optimizer.assignors.java`). No probing rebalance.
+
+Its two sets of tasks (all, stateful) iterate in hash order, ties within a bucket in the order
+they were filled. In a rebalance StreamsPartitionAssignor fills them subtopology by subtopology,
+as its HashMaps of Subtopology iterate (`REBALANCE`: `partitionsForTask`'s key set and
+`ChangelogTopics`), and that is what `--solver kafka` reproduces. The harness that made the frozen
+parity answers filled them in task order (`TASK_ORDER`): where TaskIds of two subtopologies share
+a bucket the standbys differ (issue 30; tests/kafka/test_streams_oracle.py checks both against
+Kafka 4.4.0's class).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from optimizer.assignors.java import java_hash_map_order, java_task_id_hash, kafka_client_hash
 from optimizer.assignors.streams.client_state import ClientState, client_states
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult
+from optimizer.assignors.streams.kip924_sticky import all_tasks_order, grouper_order
 from optimizer.assignors.streams.rack_aware import RackAwareTaskAssignor
 from optimizer.model.ids import TaskKey, parse_task_id
 from optimizer.model.streams import (
@@ -65,9 +75,15 @@ def _has_more_available_capacity(a: ClientState, b: ClientState) -> bool:
     return load_a == load_b and a.capacity > b.capacity
 
 
+TaskSets = Literal["rebalance", "task order"]
+REBALANCE: TaskSets = "rebalance"
+TASK_ORDER: TaskSets = "task order"
+
+
 class _StickyTaskAssignor:
-    def __init__(self, problem: StreamsProblem, must_preserve_active: bool = False):
+    def __init__(self, problem: StreamsProblem, must_preserve_active: bool = False, task_sets: TaskSets = REBALANCE):
         self.problem = problem
+        self.task_sets = task_sets
         self.must_preserve = must_preserve_active
         self.sorted_clients = client_states(problem)
         self.by_id = {c.id: c for c in self.sorted_clients}
@@ -115,7 +131,8 @@ class _StickyTaskAssignor:
             if self.must_preserve or len(client.active) < client.capacity * per_thread:
                 self._place(task, client, active=True)
                 assigned.add(task)
-        unassigned = [t for t in _hash_set(self.all_tasks, _task_hash, presized=True) if t not in assigned]
+        filled = all_tasks_order(self.all_tasks) if self.task_sets == REBALANCE else self.all_tasks
+        unassigned = [t for t in _hash_set(filled, _task_hash, presized=True) if t not in assigned]
         remaining = []
         for task in unassigned:
             holders = _hash_set(self.previous_standby.get(task, ()), kafka_client_hash)
@@ -130,7 +147,8 @@ class _StickyTaskAssignor:
             self._allocate(task, self.client_ids, active=True)
 
     def _assign_standby(self, replicas: int) -> None:
-        for task in _hash_set(self.stateful, _task_hash):
+        filled = grouper_order(self.stateful) if self.task_sets == REBALANCE else self.stateful
+        for task in _hash_set(filled, _task_hash):
             for _ in range(replicas):
                 candidates = _hash_set(
                     (cid for cid in self.client_ids if not self.by_id[cid].holds(task)), kafka_client_hash
@@ -203,5 +221,7 @@ class _StickyTaskAssignor:
         return best
 
 
-def sticky_task_assign(problem: StreamsProblem) -> StreamsAssignorResult:
-    return _StickyTaskAssignor(problem).assign()
+def sticky_task_assign(problem: StreamsProblem, task_sets: TaskSets = REBALANCE) -> StreamsAssignorResult:
+    """Kafka's LegacyStickyTaskAssignor on `problem`, its task sets filled as in a rebalance (or,
+    `TASK_ORDER`, as the frozen parity answers' harness filled them)."""
+    return _StickyTaskAssignor(problem, task_sets=task_sets).assign()
