@@ -2,7 +2,7 @@
 each release's jars (Maven Central) against `--solver kafka` with `kafka.version` set to that
 release, on the same seeded groups.
 
-Run: ./run python bench/consumer_releases.py [RELEASE ...]   (writes bench/consumer_releases.json;
+Run: ./run python bench/consumer_releases.py [RELEASE ...]   (writes bench/results/consumer_releases.json;
 not a test; about a minute per release once the jars are cached)
 
 Per release and assignor, the groups (`optimizer.generate`'s oracle groups, with racks, owned
@@ -49,7 +49,7 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.solve import solve
 
-RESULTS = Path(__file__).parent / "consumer_releases.json"
+RESULTS = Path(__file__).parent / "results" / "consumer_releases.json"
 RELEASES = ("3.9.1", "4.0.0", "4.0.1", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
 PER_ASSIGNOR = 300
 VARIED = 300

@@ -3,7 +3,7 @@
 `kafka.version` set to that release, member by member, on the same seeded streams groups.
 
 Run: ./run python bench/streams_group_releases.py [RELEASE ...]   (writes
-bench/streams_group_releases.json; not a test; a few seconds per release once the jars are cached)
+bench/results/streams_group_releases.json; not a test; a few seconds per release once the jars are cached)
 
 The groups are `optimizer.kafka.oracle.streams_group.random_streams_group(seed)` for GROUPS seeds
 (standbys, racks, client tags, lags and offsets, previous tasks held by clients that left,
@@ -33,7 +33,7 @@ from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
 from optimizer.solve import solve
 
-RESULTS = Path(__file__).parent / "streams_group_releases.json"
+RESULTS = Path(__file__).parent / "results" / "streams_group_releases.json"
 RELEASES = ("4.1.0", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1", "4.4.0")
 GROUPS = 1000
 EXAMPLES = 3

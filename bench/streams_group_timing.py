@@ -3,7 +3,7 @@
 kafka)` and the exact engine (`solve(problem)`), on a streams group of 1,000 tasks over 50 clients;
 and whether Kafka and `--solver kafka` agree member by member.
 
-Run: ./run python bench/streams_group_timing.py   (writes bench/streams_group_timing.json; not a test)
+Run: ./run python bench/streams_group_timing.py   (writes bench/results/streams_group_timing.json; not a test)
 
 Kafka's time is the fastest of REPEAT runs of the group in one JVM (Kafka's inputs built and its
 assignor called; JSON aside: `optimizer.kafka.oracle.batch`). Ours: the reproduction alone (the
@@ -36,7 +36,7 @@ from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
 from optimizer.solve import solve
 
-RESULTS = Path(__file__).parent / "streams_group_timing.json"
+RESULTS = Path(__file__).parent / "results" / "streams_group_timing.json"
 REPEAT = 20
 TASKS, CLIENTS = 1000, 50
 
