@@ -24,13 +24,21 @@ Assignor = TypeVar("Assignor")
 
 
 @dataclass(frozen=True)
+class NotReproduced:
+    """A row for releases whose variant cannot be reproduced, and why: `select` refuses them saying
+    so, rather than answering with a neighbouring release's code."""
+
+    why: str
+
+
+@dataclass(frozen=True)
 class AssignorTable(Generic[Selector, Assignor]):
     """The assignors of one family: (the selecting value, the first Kafka release of a variant) to
     the function that reproduces it."""
 
     key: str
     """Kafka's config key that selects the assignor, e.g. `partition.assignment.strategy`."""
-    rows: Mapping[tuple[Selector, KafkaRelease], Assignor]
+    rows: Mapping[tuple[Selector, KafkaRelease], Assignor | NotReproduced]
     """(value, the first release of the variant) → its reproduction. `EARLIEST` keys a variant
     every covered release runs unless a later row says otherwise; `TRUNK` one no release ships yet
     (optimizer.model.releases)."""
@@ -40,13 +48,15 @@ class AssignorTable(Generic[Selector, Assignor]):
         it or before. SolverUnavailableError naming the key, value and release when the table has
         none (a release before the assignor shipped, or one whose variant is not reproduced)."""
         since = [first for (selector, first) in self.rows if selector == value and first <= release]
-        if not since:
-            raise SolverUnavailableError(f"{self.key}={value} is not reproduced for Kafka {release_text(release)}: {self.releases(value)}")
-        return self.rows[(value, max(since))]
+        found = self.rows[(value, max(since))] if since else None
+        if found is None or isinstance(found, NotReproduced):
+            why = f"{found.why}; " if isinstance(found, NotReproduced) else ""
+            raise SolverUnavailableError(f"{self.key}={value} is not reproduced for Kafka {release_text(release)}: {why}{self.releases(value)}")
+        return found
 
     def releases(self, value: Selector) -> str:
         """The releases whose `key=value` the table reproduces, in words."""
-        firsts = sorted(first for (selector, first) in self.rows if selector == value)
+        firsts = sorted(first for (selector, first), row in self.rows.items() if selector == value and not isinstance(row, NotReproduced))
         if not firsts:
             return f"no such assignor here ({', '.join(map(str, self.values()))})"
         return f"reproduced from Kafka {release_text(firsts[0])} on" if firsts[0] != EARLIEST else "reproduced for every release covered"

@@ -11,7 +11,7 @@ from optimizer.assignors.answers import FAMILIES
 from optimizer.assignors.consumer.strategy import CLASSIC_ASSIGNORS, KIP848_ASSIGNORS
 from optimizer.assignors.streams.group.assign import ASSIGNORS
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
-from optimizer.assignors.table import AssignorTable
+from optimizer.assignors.table import AssignorTable, NotReproduced
 from optimizer.errors import SolverUnavailableError
 from optimizer.model.consumer import AssignmentStrategy, GroupProtocol, RemoteAssignor
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, EARLIEST, TRUNK, parse_kafka_version
@@ -53,6 +53,10 @@ def test_a_release_selects_the_latest_variant_shipped_in_it_or_before():
     assert table.select("sticky", (4, 4, 0)) is since_4_4
     with pytest.raises(SolverUnavailableError, match=re.escape("=balanced is not reproduced for Kafka 4.4.0: no such assignor here (sticky)")):
         table.select("balanced", (4, 4, 0))
+    unsure = AssignorTable("streams.assignor.name", {("sticky", (4, 1, 0)): NotReproduced("ties by identity hashes"), ("sticky", (4, 2, 0)): since_4_1})
+    assert unsure.select("sticky", (4, 3, 0)) is since_4_1
+    with pytest.raises(SolverUnavailableError, match=re.escape("not reproduced for Kafka 4.1.2: ties by identity hashes; reproduced from Kafka 4.2.0 on")):
+        unsure.select("sticky", (4, 1, 2))
     later = AssignorTable("streams.assignor.name", {("sticky", (4, 1, 0)): since_4_1})
     with pytest.raises(SolverUnavailableError, match=re.escape("is not reproduced for Kafka 4.0.2: reproduced from Kafka 4.1.0 on")):
         later.select("sticky", (4, 0, 2))
