@@ -43,10 +43,10 @@ from optimizer.generate import (
     oracle_varied_classic_groups,
     random_consumer_problem,
 )
-from optimizer.kafka.oracle.batch import Answer
-from optimizer.kafka.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.oracle.batch import Answer
+from optimizer.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "consumer_releases.json"

@@ -5,7 +5,7 @@ groups; and whether they agree.
 Run: ./run python bench/kafka_classes.py   (writes bench/results/kafka_classes.json; not a test)
 
 Kafka's time is the fastest of REPEAT runs of one group in one JVM (Kafka's inputs built and its
-assignor called; JSON aside: `optimizer.kafka.oracle.batch`). Ours: the reproduction alone
+assignor called; JSON aside: `optimizer.oracle.batch`). Ours: the reproduction alone
 (`kafka_consumer_assign`), fastest of 3, and `solve(problem, solver="kafka")` once (normalising,
 the target of a cooperative group's follow-up rounds, the evaluator's checks). Consumer groups
 only so far: the Streams assignors' oracle is still to come.
@@ -24,9 +24,9 @@ from pathlib import Path
 from optimizer.assignors.consumer.strategy import kafka_consumer_assign
 from optimizer.generate import random_consumer_problem
 from optimizer.kafka.jvm import KAFKA_VERSION
-from optimizer.kafka.oracle.consumer import classic_case, kip848_case, timed_partitions
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.oracle.consumer import classic_case, kip848_case, timed_partitions
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "kafka_classes.json"

@@ -5,7 +5,7 @@
 Run: ./run python bench/streams_group_releases.py [RELEASE ...]   (writes
 bench/results/streams_group_releases.json; not a test; a few seconds per release once the jars are cached)
 
-The groups are `optimizer.kafka.oracle.streams_group.random_streams_group(seed)` for GROUPS seeds
+The groups are `optimizer.oracle.streams_group.random_streams_group(seed)` for GROUPS seeds
 (standbys, racks, client tags, lags and offsets, previous tasks held by clients that left,
 restarted clients, members listed with their own tasks and warm-ups, shuffled client order).
 4.4.0 runs through `kao.jvm.StreamsGroupAssignors` (the pinned API), 4.1 to 4.3 through
@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.errors import SolverUnavailableError
-from optimizer.kafka.oracle.streams_group import MemberAnswer, random_streams_group, streams_group_answers
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
+from optimizer.oracle.streams_group import MemberAnswer, random_streams_group, streams_group_answers
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_group_releases.json"

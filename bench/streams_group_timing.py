@@ -6,7 +6,7 @@ and whether Kafka and `--solver kafka` agree member by member.
 Run: ./run python bench/streams_group_timing.py   (writes bench/results/streams_group_timing.json; not a test)
 
 Kafka's time is the fastest of REPEAT runs of the group in one JVM (Kafka's inputs built and its
-assignor called; JSON aside: `optimizer.kafka.oracle.batch`). Ours: the reproduction alone (the
+assignor called; JSON aside: `optimizer.oracle.batch`). Ours: the reproduction alone (the
 group spec built from the problem and `sticky_assign_4_4`), fastest of 3; `solve(problem,
 solver="kafka")`, fastest of 3 (normalising, the evaluator's checks); the exact engine once.
 
@@ -31,9 +31,9 @@ from optimizer.assignors.streams.group.spec import group_spec
 from optimizer.assignors.streams.group.sticky import sticky_assign_4_4
 from optimizer.generate import random_streams_problem
 from optimizer.kafka.jvm import KAFKA_VERSION
-from optimizer.kafka.oracle.streams_group import MemberAnswer, streams_group_case, timed_answers
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
+from optimizer.oracle.streams_group import MemberAnswer, streams_group_case, timed_answers
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_group_timing.json"

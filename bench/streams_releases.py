@@ -5,7 +5,7 @@ release, on the same seeded applications as the live-oracle test, more of them.
 Run: ./run python bench/streams_releases.py [per-assignor count | larger [count]]   (writes
 bench/results/streams_releases.json, where docs/assignors/releases.md looks; not a test)
 
-Per release and assignor: how many applications agree (`optimizer.kafka.oracle.streams.
+Per release and assignor: how many applications agree (`optimizer.oracle.streams.
 disagreements`: actives, standbys with warm-ups, the follow-up rebalance; KIP-924's standbys in the
 order that release's JVM placed them). The legacy sticky assignor twice: its task HashSets filled
 as StreamsPartitionAssignor fills them (what `--solver kafka` reproduces) and in task order (as the
@@ -28,11 +28,11 @@ from pathlib import Path
 from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign, kip924_sticky_assign_4_4
 from optimizer.assignors.streams.sticky_task import TASK_ORDER, sticky_task_assign
 from optimizer.generate import random_streams_problem
-from optimizer.kafka.oracle.streams import STRATEGIES, StreamsAnswer, application, disagreements, task_assignor_answers, with_process_ids
 from optimizer.model.ids import task_id
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
+from optimizer.oracle.streams import STRATEGIES, StreamsAnswer, application, disagreements, task_assignor_answers, with_process_ids
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_releases.json"

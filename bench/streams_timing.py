@@ -6,7 +6,7 @@ and whether Kafka and `--solver kafka` agree.
 Run: ./run python bench/streams_timing.py [repeat]   (writes bench/results/streams_timing.json; not a test)
 
 Kafka's time is the fastest of `repeat` runs of the application in one JVM (its inputs built and
-the assignor called; JSON aside: `optimizer.kafka.oracle.batch`), the first run's included in the
+the assignor called; JSON aside: `optimizer.oracle.batch`), the first run's included in the
 total. Ours: the reproduction alone (the TASK_ASSIGNORS row, on the normalised problem), fastest of
 3; `solve(problem, solver="kafka")` once (normalising, the evaluator's checks); `solve(problem)`
 once with a time limit, each goal's status.
@@ -25,10 +25,10 @@ from pathlib import Path
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
 from optimizer.generate import random_streams_problem
 from optimizer.kafka.jvm import KAFKA_VERSION
-from optimizer.kafka.oracle.streams import disagreements, task_assignor_answers, with_process_ids
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
+from optimizer.oracle.streams import disagreements, task_assignor_answers, with_process_ids
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_timing.json"

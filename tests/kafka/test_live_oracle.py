@@ -24,11 +24,11 @@ from optimizer.generate import (
     oracle_stale_claim_groups,
     oracle_varied_classic_groups,
 )
-from optimizer.kafka.oracle.batch import Answer
-from optimizer.kafka.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_key
 from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.oracle.batch import Answer
+from optimizer.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.solve import solve
 
 pytestmark = pytest.mark.kafka

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.kafka.oracle.streams_group import MemberAnswer, random_streams_group, streams_group_answers
 from optimizer.model.streams import StreamsProblem
+from optimizer.oracle.streams_group import MemberAnswer, random_streams_group, streams_group_answers
 from optimizer.solve import solve
 
 pytestmark = pytest.mark.kafka
@@ -87,7 +87,7 @@ def test_the_frozen_groups_inputs_give_our_4_4_0_answer():
 
     from optimizer.assignors.streams.group.spec import spec_from_golden
     from optimizer.assignors.streams.group.sticky import sticky_assign_4_4
-    from optimizer.kafka.oracle.streams_group import timed_answers
+    from optimizer.oracle.streams_group import timed_answers
     from tests.parity.kafka_parity import PARITY_DIR
 
     folder = PARITY_DIR / "streams-group"

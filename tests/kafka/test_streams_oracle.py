@@ -33,10 +33,10 @@ import pytest
 
 from optimizer.assignors.streams.sticky_task import TASK_ORDER, sticky_task_assign
 from optimizer.generate import varied_problem
-from optimizer.kafka.oracle.streams import STRATEGIES, application, disagreements, task_assignor_answers, with_process_ids
 from optimizer.model.ids import task_id
 from optimizer.model.normalize import normalize
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
+from optimizer.oracle.streams import STRATEGIES, application, disagreements, task_assignor_answers, with_process_ids
 
 pytestmark = pytest.mark.kafka
 

@@ -37,11 +37,11 @@ from optimizer.assignors.java import kafka_client_order
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
 from optimizer.generate import random_streams_problem
-from optimizer.kafka.oracle.batch import batch
 from optimizer.model.ids import INT64_MAX, TaskKey, name_uuid_bytes, parse_task_id, task_id
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
+from optimizer.oracle.batch import batch
 from optimizer.solve import solve
 
 STRATEGIES = ("none", "min_traffic", "balance_subtopology")

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from optimizer.kafka.oracle.batch import Answer, batch
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol, deconflicted_owned
 from optimizer.model.ids import partition_id, partition_key
+from optimizer.oracle.batch import Answer, batch
 
 
 def classic_case(problem: ConsumerProblem) -> dict[str, Any]:

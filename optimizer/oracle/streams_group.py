@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from optimizer.assignors.streams.group.spec import StreamsGroupSpec, group_spec
-from optimizer.kafka.oracle.batch import batch
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
+from optimizer.oracle.batch import batch
 
 MAIN = "kao.jvm.StreamsGroupAssignors"
 """The adapter on the 4.4 API (Kafka 4.4.0, the pinned jars)."""
