@@ -90,12 +90,20 @@ def run_exact(
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
     started: list[bool] = []
+    refused: list[SolverUnavailableError] = []
 
     @functools.cache  # a start for each model tried, and the fallback: Kafka's assignor runs once
     def kafka_answer() -> tuple[Assignment, bool, Assignment | None]:
-        """Kafka's assignment applied now (warm-ups included), its follow-up flag, its target."""
+        """Kafka's assignment applied now (warm-ups included), its follow-up flag, its target;
+        SolverUnavailableError where Kafka gives none (remembered: the cache keeps no errors)."""
+        if refused:
+            raise refused[0]
         started.append(True)
-        found = kafka()
+        try:
+            found = kafka()
+        except SolverUnavailableError as error:
+            refused.append(error)
+            raise
         return found.assignment, found.followup_rebalance, found.target
 
     def hint() -> dict[str, ClientAssignment] | None:
@@ -117,11 +125,15 @@ def run_exact(
     except TimeLimitReached:  # what the stages done so far found is kept
         stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past the time limit"
         result = progress.result(stopped) or SequenceResult(None, [], [stopped], True)
-    if deadline is not None and result.assignment is None and kafka_answer.cache_info().currsize == 0:
+    none_in_time = "no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback,"
+    if deadline is not None and result.assignment is None and kafka_answer.cache_info().currsize == 0 and not refused:
         if started:  # it ran as the engine's start and was stopped: it will not finish now
-            raise NoSolutionError("no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback, did not finish either")
+            raise NoSolutionError(f"{none_in_time} did not finish either")
         # what is left of the time limit (the engine may have given up early), and a bit more
-        _within(deadline, kafka_answer, "no assignment within the time limit: the exact engine found none, and Kafka's assignor, its fallback,")
+        _within(deadline, hint, none_in_time)
+    if result.assignment is None and (refused or hint() is None):
+        none = "no assignment within the time limit: the exact engine found none" if deadline is not None else "the exact engine found no assignment"
+        raise NoSolutionError(f"{none}, and Kafka's assignor, its fallback, gives no answer here: {refused[0]}")
     notes = list(result.notes)
     if result.assignment is None:  # Kafka's answer as it is: applied now, its target, its plan
         kafka_now, kafka_followup, kafka_target = kafka_answer()

@@ -21,6 +21,7 @@ from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import natural_key, partition_key, shown
 from optimizer.model.issues import Issue, warning
+from optimizer.model.releases import unchecked_patch
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 
 P = TypeVar("P", bound=StreamsProblem | ConsumerProblem)
@@ -48,8 +49,14 @@ def _names(values: list[str], limit: int = 8) -> str:
     return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
 
 
+def _release_warnings(version: str) -> list[Issue]:
+    """A patch release newer than those the project checked gets its line's latest variant: said."""
+    newer = unchecked_patch(version)
+    return [warning("config.kafka.version", newer)] if newer else []
+
+
 def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
-    warnings: list[Issue] = []
+    warnings: list[Issue] = _release_warnings(problem.config.kafka_version)
     tasks = problem.task_by_id
     clients = []
     for index, client in enumerate(problem.clients):
@@ -148,7 +155,7 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
 
 
 def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]:
-    warnings: list[Issue] = []
+    warnings: list[Issue] = _release_warnings(problem.config.kafka_version)
     topics = problem.topic_by_name
 
     for index, member in enumerate(problem.members):
@@ -184,9 +191,13 @@ def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]
                 )
             )
         if beyond:
-            # Kafka's sticky assignors do not check this: solve's warnings say what Kafka does.
+            # Kafka's sticky assignors keep such claims (decision 46): --solver kafka says where it fails.
             warnings.append(
-                warning(where, f"partitions {_names(beyond)} are beyond their topic's partition count; ignored")
+                warning(
+                    where,
+                    f"partitions {_names(beyond)} are beyond their topic's partition count: the exact solvers ignore them; "
+                    "Kafka's sticky assignors keep them, and may fail on them (decision 46)",
+                )
             )
         valid_owned.append(kept)
 

@@ -1,6 +1,6 @@
 """Kafka releases: which Kafka's behaviour a problem asks for (`kafka.version`).
 
-Kafka's assignors change between releases (docs/assignors/README.md lists what changed where), so
+Kafka's assignors change between releases (docs/assignors/releases.md lists what changed where), so
 "what Kafka would do" depends on the release a group runs. A problem names it with `kafka.version`:
 a release line (`4.4`, the newest patch of that line the project knows), a release (`4.0.0`), or
 `trunk`: Kafka's code after the newest release as the project reproduces it, unreleased changes and
@@ -61,9 +61,22 @@ def release_text(release: KafkaRelease) -> str:
 
 def kafka_version_text(value: object) -> str:
     """The `kafka.version` a problem gives, checked, in its written form (`4.4`, `4.0.0`, `trunk`).
-    A YAML number (`kafka.version: 4.4`) is read as the text it was written as."""
+    Problem files keep a number as written (`kafka.version: 4.10` is 4.10:
+    `optimizer.sources.documents.TEXT_KEYS`); a float given from Python is read in its shortest
+    form."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError("must be a Kafka release such as 4.4 or 4.0.0, or trunk")
     text = repr(value) if isinstance(value, float) else str(value)
     parse_kafka_version(text)
     return text.strip().lower()
+
+
+def unchecked_patch(version: str) -> str | None:
+    """What to say when `version` is a patch release newer than the newest the project checked on
+    its line (`4.4.1`): it gets that line's latest variant, unchecked; None otherwise."""
+    release = parse_kafka_version(version)
+    if release == TRUNK or release[2] <= NEWEST_PATCH[(release[0], release[1])]:
+        return None
+    checked = f"{release[0]}.{release[1]}.{NEWEST_PATCH[(release[0], release[1])]}"
+    asked = release_text(release)
+    return f"Kafka {asked} is newer than the releases checked (up to {checked}): --solver kafka answers with {checked}'s assignors, unchecked against {asked}'s"

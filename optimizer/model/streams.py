@@ -343,7 +343,10 @@ class StreamsConfig(FrozenModel):
     @model_validator(mode="after")
     def _streams_protocol_needs_4_1(self) -> StreamsConfig:
         if self.group_protocol == StreamsGroupProtocol.STREAMS and self.release < STREAMS_GROUPS_SINCE:
-            why = f"streams groups (KIP-1071) first ship in Kafka 4.1, not in {self.kafka_version}: set kafka.version: 4.1 or later, or group.protocol: classic"
+            why = (
+                f"streams groups (KIP-1071) first ship in Kafka 4.1, not in {self.kafka_version}: set kafka.version: 4.2 or later "
+                "(4.1's sticky assignor is not reproduced), or group.protocol: classic"
+            )
             raise_if_any([(("group.protocol",), why)])
         return self
 

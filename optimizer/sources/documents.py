@@ -105,8 +105,18 @@ def _yaml_mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.Mapping
             if key in explicit_keys:
                 raise _yaml_error(key_node, f"duplicate key {shown(key)}")
             explicit_keys.add(key)
-        mapping[key] = loader.construct_object(value_node, deep=True)
+        if key in TEXT_KEYS and isinstance(value_node, yaml.ScalarNode) and value_node.tag in _NUMBER_TAGS:
+            mapping[key] = value_node.value  # as written: 4.10 is not 4.1
+        else:
+            mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
+
+
+TEXT_KEYS = frozenset({"kafka.version"})
+"""Keys whose values are text, as in Kafka's properties, even when written as a number: read as
+written (`kafka.version: 4.10` is 4.10, not the number 4.1)."""
+
+_NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 
 
 _Yaml12Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _yaml_mapping_without_duplicates)
@@ -122,13 +132,35 @@ def _remember(seen: set[str], key: str) -> bool:
     return False
 
 
+class _WrittenFloat(float):
+    """A JSON number with a fraction or exponent, with the text it was written as."""
+
+    written: str
+
+
+def _json_float(text: str) -> float:
+    number = _WrittenFloat(text)
+    number.written = text
+    return number
+
+
 def _json_object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # numbers under TEXT_KEYS as written; every other number a plain float again
+    pairs = [(key, _json_value(key, value)) for key, value in pairs]
     result = dict(pairs)
     if len(result) != len(pairs):
         seen: set[str] = set()
         repeated = next(key for key, _ in pairs if key in seen or _remember(seen, key))
         raise _DuplicateKey(f"duplicate key {shown(repeated)}")
     return result
+
+
+def _json_value(key: str | None, value: Any) -> Any:
+    if isinstance(value, _WrittenFloat):
+        return value.written if key in TEXT_KEYS else float(value)
+    if isinstance(value, list):
+        return [_json_value(None, v) for v in value]
+    return value
 
 
 def _json_int(text: str) -> int:
@@ -152,12 +184,12 @@ def parse_document(text: str, source: str) -> Any:
         if as_yaml:
             return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
         try:
-            return json.loads(text, object_pairs_hook=_json_object_without_duplicates)
+            return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_float=_json_float)
         except ValueError as error:
             if isinstance(error, json.JSONDecodeError | _DuplicateKey):
                 raise
             # Python refuses a number of over 4300 digits: parse again, number by number, to say which.
-            return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=_json_int)
+            return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=_json_int, parse_float=_json_float)
     except json.JSONDecodeError as error:
         raise document_error(source, f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
     except _DuplicateKey as error:

@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 
 from optimizer import evaluate, problem_from_data, solve
-from optimizer.errors import SolverUnavailableError
+from optimizer.catalogue import resolve_goals
+from optimizer.deadline import now
+from optimizer.engine.policy import run_exact
+from optimizer.errors import NoSolutionError, SolverUnavailableError
+from optimizer.model.normalize import normalize
 
 # Kafka 4.4.0's StickyAssignor raises IllegalStateException on this group: member-1 claims two
 # partitions beyond topic-0's one (checked against the jars: tests/kafka/test_live_oracle.py).
@@ -34,3 +38,14 @@ def test_the_exact_engine_solves_without_kafkas_start(solver):
     solution = solve(problem, solver=solver)
     assert solution.assignment["member-0"].active == ("topic-0-0",) or solution.assignment["member-1"].active == ("topic-0-0",)
     assert evaluate(problem, solution).valid
+
+
+def test_out_of_time_the_engine_says_kafka_gives_no_answer_not_that_it_did_not_finish():
+    problem = problem_from_data(REFUSED)
+    normalised = normalize(problem).problem
+
+    def kafka():
+        raise SolverUnavailableError("Kafka 4.4.0's StickyAssignor raises IllegalStateException")
+
+    with pytest.raises(NoSolutionError, match=r"found none, and Kafka's assignor, its fallback, gives no answer here: Kafka 4\.4\.0's StickyAssignor raises"):
+        run_exact(normalised, problem, "milp", resolve_goals(None, normalised), 0.0, now() - 1, {}, False, kafka)

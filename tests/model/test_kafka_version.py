@@ -39,7 +39,7 @@ def test_a_release_the_project_does_not_cover_is_refused_by_name(written, why):
 
 
 def test_streams_groups_need_a_release_that_ships_them():
-    with pytest.raises(InvalidInputError, match=r"streams groups \(KIP-1071\) first ship in Kafka 4\.1, not in 4\.0"):
+    with pytest.raises(InvalidInputError, match=r"streams groups \(KIP-1071\) first ship in Kafka 4\.1, not in 4\.0: set kafka\.version: 4\.2 or later"):
         problem_from_data(streams([{"id": "c"}], {"group.protocol": "streams", "kafka.version": "4.0"}))
 
 
@@ -61,5 +61,27 @@ def test_a_streams_group_reads_client_tags_only_in_trunks_sticky():
 
 
 def test_balanced_is_warned_as_a_proposal_no_release_ships():
-    warned = _warned(streams([{"id": "c1"}], {"group.protocol": "streams", "streams.assignor.name": "balanced"}))
-    assert "config.streams.assignor.name" in warned
+    solution = solve(problem_from_data(streams([{"id": "c1"}], {"group.protocol": "streams", "streams.assignor.name": "balanced"})), solver="kafka")
+    said = [issue.message for issue in solution.warnings if issue.location == "config.streams.assignor.name"]
+    assert len(said) == 1 and "balanced is a proposal that no Kafka release ships (KAFKA-20998, pull request #23419" in said[0]
+
+
+@pytest.mark.parametrize(("text", "suffix"), [("kafka.version: 4.10\n", ".yaml"), ('{"kafka.version": 4.10}', ".json"), ("kafka.version: 1e0\n", ".yaml")])
+def test_a_number_in_a_problem_file_is_read_as_written(text, suffix):
+    """`4.10` written as a number is 4.10, not the float 4.1 (a release line the project covers)."""
+    from optimizer.sources.documents import parse_document
+
+    config = parse_document(text, f"problem{suffix}")
+    with pytest.raises(InvalidInputError, match=r"config\.kafka\.version") as refused:
+        problem_from_data(consumer(config))
+    assert "4.1 " not in str(refused.value) and "1.0 " not in str(refused.value)
+
+
+def test_a_patch_newer_than_those_checked_is_answered_with_a_warning():
+    problem = problem_from_data(consumer({"kafka.version": "4.4.1"}))
+    assert problem.config.release == (4, 4, 1)
+    solution = solve(problem, solver="kafka")
+    newer = "Kafka 4.4.1 is newer than the releases checked (up to 4.4.0)"
+    assert any(issue.location == "config.kafka.version" and newer in issue.message for issue in solution.warnings)
+    checked = solve(problem_from_data(consumer({"kafka.version": "4.4.0"})), solver="kafka")
+    assert not any(issue.location == "config.kafka.version" for issue in checked.warnings)

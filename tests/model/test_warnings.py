@@ -36,7 +36,7 @@ def test_owned_partitions_that_no_longer_exist_are_dropped():
     problem = problem_from_data(data)
     where = "members[0] (id 'm1').owned_partitions"
     assert warned(problem, where, "legacy-1 belong to topics that no longer exist; dropped, as KIP-54 step 1 does")
-    assert warned(problem, where, "orders-eu-9 are beyond their topic's partition count; ignored")
+    assert warned(problem, where, "orders-eu-9 are beyond their topic's partition count: the exact solvers ignore them")
     assert normalize(problem).problem.members[0].owned_partitions == ("orders-eu-0",)
 
 
