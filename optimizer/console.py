@@ -166,11 +166,18 @@ LARGE_ASSIGNMENT = 5_000
 laying out a table of 100,000 partitions takes seconds, and nobody reads it in a terminal."""
 
 
+def _kafka_release(solution: Solution) -> str:
+    """` (Kafka 4.4.0)`: the release whose assignor answered, or the proposal no release ships."""
+    options = solution.solver.options if solution.solver is not None else {}
+    if options.get("proposal"):
+        return f" (a proposal no Kafka release ships: {options['proposal']})"
+    return f" (Kafka {options['kafka.version']})" if options.get("kafka.version") else ""
+
+
 def print_solution(problem: Problem, solution: Solution) -> None:
     """A solution as `solve` prints it: the assignment, the plan, each goal, the figures, notes."""
     assert solution.solver is not None and solution.metrics is not None  # solve() recorded and evaluated it
-    release = solution.solver.options.get("kafka.version")
-    ran = f"{solution.solver.name} (Kafka {release})" if release else solution.solver.name
+    ran = solution.solver.name + _kafka_release(solution)
     out.print(f"{escape(describe(problem))}: solved with {escape(ran)}")
     print_issues(solution.warnings, out)
     streams = problem.kind == "streams"
@@ -428,9 +435,7 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
     """`kafka-assign compare`'s table: each goal and headline figure, Kafka's and the exact
     answer, each as applied now and as its target, with the bound, status and time."""
     name = f" {comparison.problem!r}" if comparison.problem else ""
-    release = comparison.kafka.solver.options.get("kafka.version") if comparison.kafka.solver else None
-    kafka = f" (Kafka {release})" if release else ""
-    table = Table(title=escape(f"Kafka heuristic vs exact on{name}{kafka}"), title_justify="left")
+    table = Table(title=escape(f"Kafka heuristic vs exact on{name}{_kafka_release(comparison.kafka)}"), title_justify="left")
     table.add_column("goal or figure (lower is better)", justify="left")
     for column in ("Kafka\nnow", "Kafka\ntarget", "exact\nnow", "exact\ntarget", "bound", "status", "seconds"):
         table.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)

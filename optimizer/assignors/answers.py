@@ -60,6 +60,8 @@ def kafka_answer(problem: Problem, raw: Problem, release: KafkaRelease | None = 
     protocol = str(problem.config.group_protocol)
     release = problem.config.release if release is None else release
     answer = FAMILIES[(problem.kind, protocol)](problem, raw, release)
+    if "proposal" in answer.options:  # no release ships it: no release to name
+        return answer
     return replace(answer, options={**answer.options, "kafka.version": release_text(release)})
 
 
@@ -101,12 +103,19 @@ def _streams_group(problem: Problem, raw: Problem, release: KafkaRelease) -> Kaf
     # The broker sees the members' history as reported, tasks that no longer exist included.
     assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
     group = streams_group_assign(raw, release)
-    ignored = tuple(_not_read(key, "streams (KIP-1071)") for key in group.ignored)
+    ignored = tuple(_not_read(key, "streams (KIP-1071)") for key in group.ignored if key != TAGS)
+    if TAGS in group.ignored:
+        trunk = "; trunk's sticky reads it (KAFKA-20999)" if group.assignor == StreamsGroupAssignor.STICKY else ""
+        ran = f"Kafka {release_text(release)}'s" if group.assignor == StreamsGroupAssignor.STICKY else "the"
+        ignored += (warning(f"config.{TAGS}", f"not read by {ran} streams-group {group.assignor} assignor{trunk}"),)
+    options: dict[str, Any] = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
     if group.assignor == StreamsGroupAssignor.BALANCED:
         ignored += (warning("config.streams.assignor.name", BALANCED_IS_A_PROPOSAL),)
-    options = {"assignor": f"streams-group {group.assignor}", "protocol": "streams"}
+        options["proposal"] = "KAFKA-20998, pull request #23419"
     return KafkaAnswer(_streams_group_assignment(problem, group), False, options=options, warnings=ignored)
 
+
+TAGS = "rack.aware.assignment.tags"
 
 BALANCED_IS_A_PROPOSAL = (
     "balanced is a proposal that no Kafka release ships (KAFKA-20998, pull request #23419, aimed at 4.5): "

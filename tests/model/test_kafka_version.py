@@ -56,7 +56,8 @@ def _warned(problem: dict) -> set[str]:
 def test_a_streams_group_reads_client_tags_only_in_trunks_sticky():
     clients = [{"id": "c1", "tags": {"zone": "a"}}, {"id": "c2", "tags": {"zone": "b"}}]
     config = {"group.protocol": "streams", "num.standby.replicas": 1, "rack.aware.assignment.tags": ["zone"]}
-    assert "config.rack.aware.assignment.tags" in _warned(streams(clients, config))
+    said = [i.message for i in solve(problem_from_data(streams(clients, config)), solver="kafka").warnings if i.location == "config.rack.aware.assignment.tags"]
+    assert said == ["not read by Kafka 4.4.0's streams-group sticky assignor; trunk's sticky reads it (KAFKA-20999)"]
     assert "config.rack.aware.assignment.tags" not in _warned(streams(clients, {**config, "kafka.version": "trunk"}))
 
 
@@ -64,6 +65,7 @@ def test_balanced_is_warned_as_a_proposal_no_release_ships():
     solution = solve(problem_from_data(streams([{"id": "c1"}], {"group.protocol": "streams", "streams.assignor.name": "balanced"})), solver="kafka")
     said = [issue.message for issue in solution.warnings if issue.location == "config.streams.assignor.name"]
     assert len(said) == 1 and "balanced is a proposal that no Kafka release ships (KAFKA-20998, pull request #23419" in said[0]
+    assert "kafka.version" not in solution.solver.options and solution.solver.options["proposal"] == "KAFKA-20998, pull request #23419"
 
 
 @pytest.mark.parametrize(("text", "suffix"), [("kafka.version: 4.10\n", ".yaml"), ('{"kafka.version": 4.10}', ".json"), ("kafka.version: 1e0\n", ".yaml")])

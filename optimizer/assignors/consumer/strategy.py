@@ -19,7 +19,7 @@ from optimizer.assignors.consumer.sticky import sticky_assign
 from optimizer.assignors.consumer.uniform import uniform_assign, uniform_assign_3_9, uniform_assign_4_0_0, uniform_assign_4_0_1
 from optimizer.assignors.table import AssignorTable
 from optimizer.model.consumer import AssignmentStrategy, ConsumerProblem, GroupProtocol, RemoteAssignor
-from optimizer.model.releases import EARLIEST, TRUNK, KafkaRelease
+from optimizer.model.releases import EARLIEST, TRUNK, KafkaRelease, release_text
 
 ConsumerAssignor = Callable[[ConsumerProblem], ConsumerAssignorResult]
 
@@ -52,6 +52,8 @@ def kafka_consumer_assign(problem: ConsumerProblem, release: KafkaRelease | None
     """Kafka's answer for the group: the assignor its `group.protocol` and that protocol's key select,
     in Kafka `release` (the problem's `kafka.version` unless given)."""
     release = problem.config.release if release is None else release
+    if release not in (problem.config.release, EARLIEST):  # what the assignors say names the release that ran
+        problem = problem.model_copy(update={"config": problem.config.model_copy(update={"kafka_version": release_text(release)})})
     if problem.config.group_protocol == GroupProtocol.CONSUMER:
         return KIP848_ASSIGNORS.select(problem.config.remote_assignor, release)(problem)
     return CLASSIC_ASSIGNORS.select(problem.config.partition_assignment_strategy, release)(problem)

@@ -81,7 +81,12 @@ def _result(group: ServerGroup, built: _Built) -> ConsumerAssignorResult:
     return assignor_result(members, lists, notes=notes, warnings=warnings)
 
 
-_LEFT_UNASSIGNED = "Kafka's uniform assignor throws PartitionAssignorException 'Partitions were left unassigned' ({} left)"
+_LEFT_UNASSIGNED = (
+    "Kafka's uniform assignor throws PartitionAssignorException ('Partitions were left unassigned') on this group "
+    "({} left), so the group coordinator computes no new target assignment"
+)
+"""Where the homogeneous builders would leave partitions without a member: Kafka throws, and so
+`--solver kafka` refuses (SolverUnavailableError), as it does wherever Kafka's assignor throws."""
 
 
 class _Released:
@@ -144,7 +149,7 @@ class _Released:
             target[member] += take
             index += len(take)
         if index < len(unassigned):
-            return target, notes, [("group", _LEFT_UNASSIGNED.format(len(unassigned) - index))]
+            raise SolverUnavailableError(_LEFT_UNASSIGNED.format(len(unassigned) - index))
         return target, notes, []
 
 
@@ -273,7 +278,7 @@ class _Homogeneous:
             self.target[entry.member] += take
             index += len(take)
         if index < len(self.unassigned):
-            return [("group", _LEFT_UNASSIGNED.format(len(self.unassigned) - index))]
+            raise SolverUnavailableError(_LEFT_UNASSIGNED.format(len(self.unassigned) - index))
         return []
 
 
