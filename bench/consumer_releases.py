@@ -45,7 +45,7 @@ from optimizer.generate import (
 )
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import problem_from_data, problem_to_data
-from optimizer.oracle.batch import Answer
+from optimizer.oracle.batch import Answer, at_release
 from optimizer.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.solve import solve
 
@@ -55,15 +55,6 @@ PER_ASSIGNOR = 300
 VARIED = 300
 STALE = 300
 EXAMPLES = 3
-
-
-def at_release(problem: ConsumerProblem, release: str) -> ConsumerProblem:
-    """The same group, with `kafka.version: release`."""
-    data = problem_to_data(problem)
-    data["config"] = {**data.get("config", {}), "kafka.version": release}
-    result = problem_from_data(data)
-    assert isinstance(result, ConsumerProblem)
-    return result
 
 
 def ours(problem: ConsumerProblem) -> dict[str, tuple[str, ...]] | SolverUnavailableError:

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.errors import SolverUnavailableError
-from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
-from optimizer.oracle.streams_group import MemberAnswer, random_streams_group, streams_group_answers
+from optimizer.oracle.batch import at_release
+from optimizer.oracle.streams_group import MemberAnswer, random_streams_group, solution_members, streams_group_answers
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_group_releases.json"
@@ -39,27 +39,12 @@ GROUPS = 1000
 EXAMPLES = 3
 
 
-def at_release(problem: StreamsProblem, release: str) -> StreamsProblem:
-    """The same group, with `kafka.version: release`."""
-    data = problem_to_data(problem)
-    data["config"] = {**data.get("config", {}), "kafka.version": release}
-    result = problem_from_data(data)
-    assert isinstance(result, StreamsProblem)
-    return result
-
-
 def ours(problem: StreamsProblem) -> MemberAnswer | SolverUnavailableError:
     """`--solver kafka`'s answer per member (members that got something), or its refusal."""
     try:
-        solution = solve(problem, solver="kafka")
+        return solution_members(solve(problem, solver="kafka"))
     except SolverUnavailableError as error:
         return error
-    found: MemberAnswer = {}
-    for client in solution.assignment.values():
-        for member, tasks in (client.members or {}).items():
-            if tasks.active or tasks.standby:
-                found[member] = {"active": tuple(tasks.active), "standby": tuple(tasks.standby)}
-    return found
 
 
 def run(release: str, problems: list[StreamsProblem]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from optimizer.generate import random_streams_problem
 from optimizer.kafka.jvm import KAFKA_VERSION
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
-from optimizer.oracle.streams_group import MemberAnswer, streams_group_case, timed_answers
+from optimizer.oracle.streams_group import solution_members, streams_group_case, timed_answers
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_group_timing.json"
@@ -51,15 +51,6 @@ def group(previous: bool, seed: int = 1) -> StreamsProblem:
     result = problem_from_data(data)
     assert isinstance(result, StreamsProblem)
     return result
-
-
-def per_member(problem: StreamsProblem, solution: Any) -> MemberAnswer:
-    found: MemberAnswer = {}
-    for client in solution.assignment.values():
-        for member, tasks in (client.members or {}).items():
-            if tasks.active or tasks.standby:
-                found[member] = {"active": tuple(tasks.active), "standby": tuple(tasks.standby)}
-    return found
 
 
 def fastest(run: Any, times: int = 3) -> tuple[Any, float]:
@@ -90,7 +81,7 @@ def measure(problem: StreamsProblem) -> dict[str, Any]:
         "solver_kafka_ms": round(solver_kafka * 1000, 2),
         "exact_ms": round(exact_seconds * 1000, 1),
         "exact_notes": list(exact.solver.options.get("notes", [])),
-        "agree_per_member": not isinstance(kafka, str) and per_member(problem, kafka_solution) == kafka,
+        "agree_per_member": not isinstance(kafka, str) and solution_members(kafka_solution) == kafka,
     }
     print(figures, flush=True)
     return figures

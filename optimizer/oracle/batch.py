@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from optimizer.kafka.jvm import run_java
+from optimizer.model.problem import Problem, problem_from_data, problem_to_data
 
 Answer = dict[str, tuple[str, ...]] | str
 """Each member's (or client's) partitions or tasks, ids sorted as Kafka returned them, or the error
@@ -27,3 +28,15 @@ def batch(main: str, cases: list[dict[str, Any]], repeat: int = 1, timeout: floa
         else:
             results.append((answer["assignment"], int(answer["micros"])))
     return results
+
+
+P = TypeVar("P", bound=Problem)
+
+
+def at_release(problem: P, release: str) -> P:
+    """The same problem with `kafka.version: release`, to compare with that release's jars."""
+    data = problem_to_data(problem)
+    data["config"] = {**data.get("config", {}), "kafka.version": release}
+    result = problem_from_data(data)
+    assert isinstance(result, type(problem))
+    return result

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from optimizer.assignors.streams.group.spec import StreamsGroupSpec, group_spec
+from optimizer.model.releases import TRUNK, parse_kafka_version
+from optimizer.model.solution import Solution
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem
 from optimizer.oracle.batch import batch
 
@@ -28,10 +30,24 @@ MAIN_BEFORE_4_4 = "kao.jvm.StreamsGroupAssignorsBefore44"
 
 
 def adapter_for(release: str | None) -> str:
-    """The adapter that runs Kafka `release`'s assignor (None: the pinned 4.4.0)."""
-    if release is None or tuple(int(n) for n in release.split(".")[:2]) >= (4, 4):
+    """The adapter that runs Kafka `release`'s assignor (None: the pinned 4.4.0); ValueError for
+    what has no jar (trunk)."""
+    if release is None:
         return MAIN
-    return MAIN_BEFORE_4_4
+    parsed = parse_kafka_version(release)
+    if parsed == TRUNK:
+        raise ValueError("trunk has no jar to run: its streams-group sticky is checked against the frozen cases only")
+    return MAIN if parsed >= (4, 4, 0) else MAIN_BEFORE_4_4
+
+
+def solution_members(solution: Solution) -> MemberAnswer:
+    """A solution's answer per member (members that got something), as the adapters give Kafka's."""
+    found: MemberAnswer = {}
+    for client in solution.assignment.values():
+        for member, tasks in (client.members or {}).items():
+            if tasks.active or tasks.standby:
+                found[member] = {"active": tuple(tasks.active), "standby": tuple(tasks.standby)}
+    return found
 
 MemberAnswer = dict[str, dict[str, tuple[str, ...]]]
 """Member id -> {"active": tasks, "standby": tasks} (members that got something)."""

@@ -26,8 +26,7 @@ from optimizer.generate import (
 )
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_key
-from optimizer.model.problem import problem_from_data, problem_to_data
-from optimizer.oracle.batch import Answer
+from optimizer.oracle.batch import Answer, at_release
 from optimizer.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.solve import solve
 
@@ -113,22 +112,14 @@ def test_kafkas_kip848_uniform_assignor_gives_our_answer():
     assert _disagreements(groups, kip848_answers(groups)) == []
 
 
-def _at(problem: ConsumerProblem, release: str) -> ConsumerProblem:
-    data = problem_to_data(problem)
-    data["config"] = {**data["config"], "kafka.version": release}
-    result = problem_from_data(data)
-    assert isinstance(result, ConsumerProblem)
-    return result
-
-
 def test_kafka_4_0_0s_kip848_assignors_give_our_answer_under_kafka_version_4_0_0():
     """Kafka 4.0.0's jars (Maven Central): `uniform`'s homogeneous builder before KAFKA-18688 (the
     first members take the extra partitions), which differs from 4.4.0's on many of these groups,
     and `range`."""
-    groups = [_at(g, "4.0.0") for g in oracle_kip848_groups("uniform", 100) + oracle_kip848_groups("range", 50)]
+    groups = [at_release(g, "4.0.0") for g in oracle_kip848_groups("uniform", 100) + oracle_kip848_groups("range", 50)]
     answers = kip848_answers(groups, release="4.0.0")
     assert _disagreements(groups, answers) == []
-    at_4_4 = [_at(g, "4.4.0") for g in groups[:100]]
+    at_4_4 = [at_release(g, "4.4.0") for g in groups[:100]]
     assert len(_disagreements(at_4_4, answers[:100])) > 20  # the release matters: 4.4.0's uniform answers otherwise
 
 
@@ -136,7 +127,7 @@ def test_kafka_3_9_1s_uniform_assignor_gives_our_answer_or_throws_as_we_say_unde
     """Kafka 3.9.1's jars: `uniform` with the homogeneous builder of 4.0.0 and the heterogeneous
     builder from before KAFKA-17710. Where it throws (its movement record check is inverted: a
     partition that would move twice), `--solver kafka` refuses quoting Kafka's message."""
-    groups = [_at(g, "3.9.1") for g in oracle_kip848_groups("uniform", 200)]
+    groups = [at_release(g, "3.9.1") for g in oracle_kip848_groups("uniform", 200)]
     refused = 0
     for problem, kafka in zip(groups, kip848_answers(groups, release="3.9.1"), strict=True):
         try:

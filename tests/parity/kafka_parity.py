@@ -237,14 +237,6 @@ def _not_in_problem(problem, solution) -> set[str] | str:
     return {p for p in listed if p not in exists}
 
 
-def _without(solution, partitions: set[str]):
-    assignment = {
-        member: held.model_copy(update={"active": tuple(p for p in held.active if p not in partitions)})
-        for member, held in solution.assignment.items()
-    }
-    return solution.model_copy(update={"assignment": assignment})
-
-
 def _metrics(problem, solution) -> dict:
     return dict(evaluate(problem, solution).metrics)
 
