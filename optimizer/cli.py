@@ -499,6 +499,44 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
     print_line(f"wrote {count} problem documents to {output}")
 
 
+@cli.command("import")
+@click.option("--bootstrap-server", "bootstrap", required=True, metavar="HOST:PORT[,HOST:PORT]", help="The cluster's brokers, as Kafka's CLI tools take them.")
+@click.option("--group", required=True, metavar="G", help="The consumer group to import (classic or KIP-848).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the problem here (.yaml/.yml as YAML, .json as JSON); default: JSON on stdout.",
+)  # fmt: skip
+@click.option(
+    "--command-config", type=_FILE, metavar="FILE",
+    help="Client properties (security.protocol, sasl.*, ssl.*) as Kafka's CLI tools take them; never printed or written.",
+)  # fmt: skip
+@click.option(
+    "--timeout", default=30.0, show_default=True, type=click.FloatRange(min=1), metavar="SECONDS",
+    help="How long to wait for the brokers and for a rebalancing group to settle.",
+)  # fmt: skip
+def import_command(bootstrap: str, group: str, output: Path | None, command_config: Path | None, timeout: float) -> None:
+    """Read a consumer group from a live cluster as a problem: its members with their racks,
+    subscriptions and current partitions, the assignor it uses, its topics with their replicas'
+    racks (docs/import.md). Exit 1 for an unknown or empty group, 2 when the cluster cannot be
+    reached or the group is still rebalancing at --timeout."""
+    from optimizer.model.problem import problem_from_data
+    from optimizer.sources.documents import dump_document
+    from optimizer.sources.kafka_cluster import import_consumer_group
+
+    if output is not None and output.suffix.lower() not in PROBLEM_SUFFIXES:
+        raise UsageError(f"cannot write {output}: the output must end in {', '.join(PROBLEM_SUFFIXES)}")
+    document = import_consumer_group(bootstrap, group, command_config, timeout)
+    problem_from_data(document, f"group {group} from kafka://{bootstrap}")
+    if output is None:
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
+    try:
+        dump_document(document, output)
+    except OSError as error:
+        raise _cannot_write(output, error) from None
+    print_line(f"wrote group {group} ({plural(len(document['members']), 'member')}) to {output}", stderr=True)
+
+
 SANDBOX_DIR = Path(tempfile.gettempdir()) / "kafka-assign-sandbox"
 """Where `kafka-assign sandbox` keeps its cluster unless told otherwise (`--dir`)."""
 

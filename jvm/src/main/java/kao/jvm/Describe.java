@@ -1,0 +1,314 @@
+package kao.jvm;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.ApiVersions;
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.ClientUtils;
+import org.apache.kafka.clients.ManualMetadataUpdater;
+import org.apache.kafka.clients.MetadataRecoveryStrategy;
+import org.apache.kafka.clients.NetworkClient;
+import org.apache.kafka.clients.NetworkClientUtils;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.ConsumerGroupDescribeRequestData;
+import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.Selector;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeResponse;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.common.utils.internals.LogContext;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * One consumer group of a live cluster, and the topics it involves, as JSON on stdout; Kafka's
+ * Admin client and, for what Admin drops (the members' subscriptions and racks), the raw
+ * DescribeGroups (classic) or ConsumerGroupDescribe (KIP-848) request to the group's coordinator,
+ * decoded with Kafka's own ConsumerProtocol. Translation only: no mapping to the problem format.
+ *
+ * <p>Usage: Describe BOOTSTRAP GROUP [--command-config FILE] [--timeout-ms T]. The group is read
+ * again (every 500 ms) until its state is Stable or Empty, or the time is up; the JSON then says the
+ * state it had. On failure: one JSON object {"kind", "group", "message"} on stderr and exit status
+ * 3 (the cluster cannot be reached or refuses the credentials), 4 (no such group or topic), 5 (any
+ * other error Kafka reports). The command config's values are never printed.
+ */
+public final class Describe {
+    private Describe() {
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 2) {
+            System.err.println("usage: Describe BOOTSTRAP GROUP [--command-config FILE] [--timeout-ms T]");
+            System.exit(2);
+        }
+        String bootstrap = args[0];
+        String group = args[1];
+        String commandConfig = null;
+        int timeout = 10_000;
+        for (int i = 2; i + 1 < args.length; i += 2) {
+            switch (args[i]) {
+                case "--command-config" -> commandConfig = args[i + 1];
+                case "--timeout-ms" -> timeout = Integer.parseInt(args[i + 1]);
+                default -> {
+                    System.err.println("unknown option " + args[i]);
+                    System.exit(2);
+                }
+            }
+        }
+        Properties config = commandConfig == null ? new Properties() : Utils.loadProps(commandConfig);
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+        int status = 0;
+        try {
+            System.out.println(JSON.writeValueAsString(describe(config, group, timeout)));
+        } catch (Throwable error) {
+            Throwable cause = error instanceof ExecutionException && error.getCause() != null ? error.getCause() : error;
+            String kind;
+            if (cause instanceof GroupIdNotFoundException) {
+                kind = "unknown_group";
+                status = 4;
+            } else if (cause instanceof UnknownTopicOrPartitionException) {
+                kind = "unknown_topic";
+                status = 4;
+            } else if (cause instanceof org.apache.kafka.common.errors.TimeoutException
+                    || cause instanceof java.util.concurrent.TimeoutException
+                    || cause instanceof java.io.IOException) {
+                kind = "unreachable";
+                status = 3;
+            } else if (cause instanceof AuthenticationException) {
+                kind = "authentication";
+                status = 3;
+            } else {
+                kind = "kafka";
+                status = 5;
+            }
+            Map<String, Object> failure = new LinkedHashMap<>();
+            failure.put("kind", kind);
+            failure.put("group", group);
+            failure.put("message", cause.getClass().getSimpleName() + ": " + cause.getMessage());
+            System.err.println(JSON.writeValueAsString(failure));
+        }
+        System.exit(status);
+    }
+
+    private static Map<String, Object> describe(Properties config, String group, int timeout) throws Exception {
+        long deadline = System.currentTimeMillis() + timeout;
+        try (Admin admin = Admin.create(config)) {
+            ConsumerGroupDescription description;
+            while (true) {
+                description = admin.describeConsumerGroups(List.of(group)).all()
+                        .get(timeout, TimeUnit.MILLISECONDS).get(group);
+                String state = description.groupState().toString();
+                boolean settled = state.equalsIgnoreCase("Stable") || state.equalsIgnoreCase("Empty") || state.equalsIgnoreCase("Dead");
+                if (settled || System.currentTimeMillis() > deadline) {
+                    break;
+                }
+                Thread.sleep(500);
+            }
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("group_id", description.groupId());
+            out.put("type", description.type().name());
+            out.put("state", description.groupState().toString());
+            out.put("assignor", description.partitionAssignor());
+            out.put("group_epoch", description.groupEpoch().orElse(null));
+            out.put("target_assignment_epoch", description.targetAssignmentEpoch().orElse(null));
+            List<Map<String, Object>> members;
+            if (description.groupState().toString().equalsIgnoreCase("Dead")) {
+                throw new GroupIdNotFoundException("Group " + group + " not found.");
+            }
+            if (description.type() == GroupType.CONSUMER) {
+                members = consumerMembers(config, description.coordinator(), group, timeout);
+            } else {
+                members = classicMembers(config, description.coordinator(), group, timeout);
+            }
+            out.put("members", members);
+            TreeSet<String> topics = new TreeSet<>();
+            for (Map<String, Object> member : members) {
+                for (Object topic : (List<?>) member.get("subscriptions")) {
+                    topics.add((String) topic);
+                }
+                for (Object owned : (List<?>) member.get("assignment")) {
+                    topics.add((String) ((List<?>) owned).get(0));
+                }
+            }
+            List<Node> nodes = new ArrayList<>(admin.describeCluster().nodes().get(timeout, TimeUnit.MILLISECONDS));
+            nodes.sort(Comparator.comparingInt(Node::id));
+            List<Map<String, Object>> brokers = new ArrayList<>();
+            for (Node node : nodes) {
+                Map<String, Object> broker = new LinkedHashMap<>();
+                broker.put("id", node.id());
+                broker.put("rack", node.hasRack() ? node.rack() : null);
+                brokers.add(broker);
+            }
+            out.put("brokers", brokers);
+            Map<String, Object> described = new TreeMap<>();
+            if (!topics.isEmpty()) {
+                Map<String, TopicDescription> found = admin.describeTopics(topics).allTopicNames().get(timeout, TimeUnit.MILLISECONDS);
+                for (Map.Entry<String, TopicDescription> topic : found.entrySet()) {
+                    List<Map<String, Object>> partitions = new ArrayList<>();
+                    for (TopicPartitionInfo info : topic.getValue().partitions()) {
+                        Map<String, Object> partition = new LinkedHashMap<>();
+                        partition.put("partition", info.partition());
+                        partition.put("leader", info.leader() == null || info.leader().isEmpty() ? null : info.leader().id());
+                        partition.put("replicas", info.replicas().stream().map(Node::id).toList());
+                        partitions.add(partition);
+                    }
+                    partitions.sort(Comparator.comparingInt(p -> (Integer) p.get("partition")));
+                    described.put(topic.getKey(), Map.of("partitions", partitions));
+                }
+            }
+            out.put("topics", described);
+            return out;
+        }
+    }
+
+    /** The raw DescribeGroups response's members, their metadata and assignment decoded. */
+    private static List<Map<String, Object>> classicMembers(Properties config, Node coordinator, String group, int timeout) throws Exception {
+        DescribeGroupsResponse response = (DescribeGroupsResponse) send(config, coordinator, timeout,
+                new DescribeGroupsRequest.Builder(new DescribeGroupsRequestData().setGroups(List.of(group))));
+        DescribeGroupsResponseData.DescribedGroup described = response.data().groups().get(0);
+        if (described.errorCode() != 0) {
+            throw org.apache.kafka.common.protocol.Errors.forCode(described.errorCode()).exception();
+        }
+        List<Map<String, Object>> members = new ArrayList<>();
+        for (DescribeGroupsResponseData.DescribedGroupMember raw : described.members()) {
+            Map<String, Object> member = new LinkedHashMap<>();
+            member.put("member_id", raw.memberId());
+            member.put("instance_id", raw.groupInstanceId());
+            member.put("client_id", raw.clientId());
+            member.put("host", raw.clientHost());
+            member.put("protocol", described.protocolData());
+            byte[] metadata = raw.memberMetadata();
+            if (metadata != null && metadata.length > 0) {
+                ConsumerPartitionAssignor.Subscription subscription = ConsumerProtocol.deserializeSubscription(ByteBuffer.wrap(metadata));
+                member.put("rack", subscription.rackId().orElse(null));
+                member.put("subscriptions", new ArrayList<>(subscription.topics()));
+                member.put("owned_at_join", partitions(subscription.ownedPartitions()));
+                member.put("generation", subscription.generationId().orElse(null));
+                member.put("has_metadata", true);
+            } else {
+                member.put("rack", null);
+                member.put("subscriptions", List.of());
+                member.put("owned_at_join", List.of());
+                member.put("generation", null);
+                member.put("has_metadata", false);
+            }
+            byte[] assignment = raw.memberAssignment();
+            if (assignment != null && assignment.length > 0) {
+                member.put("assignment", partitions(ConsumerProtocol.deserializeAssignment(ByteBuffer.wrap(assignment)).partitions()));
+            } else {
+                member.put("assignment", List.of());
+            }
+            member.put("member_epoch", null);
+            member.put("target_assignment", null);
+            members.add(member);
+        }
+        return members;
+    }
+
+    /** The raw ConsumerGroupDescribe response's members (KIP-848). */
+    private static List<Map<String, Object>> consumerMembers(Properties config, Node coordinator, String group, int timeout) throws Exception {
+        ConsumerGroupDescribeResponse response = (ConsumerGroupDescribeResponse) send(config, coordinator, timeout,
+                new ConsumerGroupDescribeRequest.Builder(new ConsumerGroupDescribeRequestData().setGroupIds(List.of(group))));
+        ConsumerGroupDescribeResponseData.DescribedGroup described = response.data().groups().get(0);
+        if (described.errorCode() != 0) {
+            throw org.apache.kafka.common.protocol.Errors.forCode(described.errorCode()).exception(described.errorMessage());
+        }
+        List<Map<String, Object>> members = new ArrayList<>();
+        for (ConsumerGroupDescribeResponseData.Member raw : described.members()) {
+            Map<String, Object> member = new LinkedHashMap<>();
+            member.put("member_id", raw.memberId());
+            member.put("instance_id", raw.instanceId());
+            member.put("client_id", raw.clientId());
+            member.put("host", raw.clientHost());
+            member.put("rack", raw.rackId());
+            member.put("subscriptions", new ArrayList<>(raw.subscribedTopicNames()));
+            member.put("subscribed_regex", raw.subscribedTopicRegex());
+            member.put("assignment", assigned(raw.assignment()));
+            member.put("target_assignment", assigned(raw.targetAssignment()));
+            member.put("member_epoch", raw.memberEpoch());
+            member.put("member_type", raw.memberType());
+            member.put("generation", null);
+            member.put("has_metadata", true);
+            members.add(member);
+        }
+        return members;
+    }
+
+    private static List<List<Object>> assigned(ConsumerGroupDescribeResponseData.Assignment assignment) {
+        List<TopicPartition> found = new ArrayList<>();
+        for (ConsumerGroupDescribeResponseData.TopicPartitions topic : assignment.topicPartitions()) {
+            for (int partition : topic.partitions()) {
+                found.add(new TopicPartition(topic.topicName(), partition));
+            }
+        }
+        return partitions(found);
+    }
+
+    private static List<List<Object>> partitions(List<TopicPartition> partitions) {
+        List<TopicPartition> sorted = new ArrayList<>(partitions);
+        sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        List<List<Object>> out = new ArrayList<>();
+        for (TopicPartition partition : sorted) {
+            out.add(List.of(partition.topic(), partition.partition()));
+        }
+        return out;
+    }
+
+    /** One request to `node` over a NetworkClient built from the Admin config (its security settings too). */
+    private static org.apache.kafka.common.requests.AbstractResponse send(Properties config, Node node, int timeout,
+            org.apache.kafka.common.requests.AbstractRequest.Builder<?> request) throws Exception {
+        Time time = Time.SYSTEM;
+        LogContext logContext = new LogContext("[kao-describe] ");
+        AdminClientConfig adminConfig = new AdminClientConfig(config);
+        List<String> bootstrap = adminConfig.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG);
+        Metrics metrics = new Metrics();
+        Selector selector = new Selector(adminConfig.getLong(AdminClientConfig.CONNECTIONS_MAX_IDLE_MS_CONFIG), metrics, time, "kao",
+                ClientUtils.createChannelBuilder(adminConfig, time, logContext), logContext);
+        NetworkClient client = new NetworkClient(selector, new ManualMetadataUpdater(List.of(node)), "kao-describe", 1, 50, 1000,
+                65536, 65536, timeout, 10_000L, 30_000L, time, true, new ApiVersions(), logContext,
+                MetadataRecoveryStrategy.NONE, ClientUtils.bootstrapConfiguration(adminConfig, bootstrap), false);
+        try {
+            if (!NetworkClientUtils.awaitReady(client, node, time, timeout)) {
+                throw new java.util.concurrent.TimeoutException("the group coordinator " + node.host() + ":" + node.port() + " was not reachable within " + timeout + " ms");
+            }
+            ClientResponse response = NetworkClientUtils.sendAndReceive(client,
+                    client.newClientRequest(String.valueOf(node.id()), request, time.milliseconds(), true), time);
+            return response.responseBody();
+        } finally {
+            client.close();
+            metrics.close();
+        }
+    }
+}
