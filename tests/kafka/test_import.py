@@ -1,0 +1,165 @@
+"""`kafka-assign import`: consumer groups running on the sandbox (classic range and
+cooperative-sticky, KIP-848 uniform; members in racks a, b, c), imported as problems that equal what
+was set up, and that `--solver kafka` solves to the assignment the running group has."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from optimizer.errors import InvalidInputError
+from optimizer.kafka import sandbox
+from optimizer.kafka.jvm import java
+from optimizer.model.problem import problem_from_data
+from optimizer.solve import solve
+from optimizer.sources.kafka_cluster import import_consumer_group
+from optimizer.sources.problem_file import load_problem
+
+pytestmark = pytest.mark.kafka
+
+RACKS = ("a", "b", "c")
+GROUPS = {
+    # group: (group.protocol, the assignor as the consumers configure it, what the problem names)
+    "imp-range": ("classic", "org.apache.kafka.clients.consumer.RangeAssignor", "range"),
+    "imp-coop": ("classic", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky"),
+    "imp-uniform": ("consumer", "uniform", "uniform"),
+}
+SETTLE_SECONDS = 90.0
+
+
+def _topics(group: str) -> dict[str, int]:
+    return {f"{group}-orders": 6, f"{group}-payments": 4}
+
+
+def _subscriptions(group: str) -> list[list[str]]:
+    orders, payments = _topics(group)
+    return [[orders, payments], [orders], [orders, payments]]
+
+
+def _spec(bootstrap: str, group: str) -> dict[str, Any]:
+    protocol, assignor, _ = GROUPS[group]
+    members = [{"rack": rack, "topics": topics} for rack, topics in zip(RACKS, _subscriptions(group), strict=True)]
+    return {"bootstrap": bootstrap, "topics": _topics(group), "group": group, "protocol": protocol, "assignor": assignor, "members": members}
+
+
+def _end(process: subprocess.Popen[str]) -> None:
+    if process.stdin is not None and not process.stdin.closed:
+        process.stdin.close()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def running_groups(kafka_sandbox: sandbox.Sandbox) -> Iterator[dict[str, dict[str, Any]]]:
+    """The three groups, each in a `kao.jvm.ConsumerGroupRunner` JVM started at once; their
+    assignments once every group is stable. The JVMs end with the module (closing their stdin), and
+    with this process if it is killed (the sandbox's parent-death signal)."""
+    processes: dict[str, subprocess.Popen[str]] = {}
+    try:
+        for group in GROUPS:
+            process = subprocess.Popen(
+                java("kao.jvm.ConsumerGroupRunner", heap_mb=256), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, preexec_fn=sandbox._tie_to_parent,
+            )  # fmt: skip
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(_spec(kafka_sandbox.bootstrap, group)) + "\n")
+            process.stdin.flush()
+            processes[group] = process
+        settled = {}
+        deadline = time.monotonic() + SETTLE_SECONDS
+        for group, process in processes.items():
+            assert process.stdout is not None
+            ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            line = process.stdout.readline() if ready else ""
+            if not line:
+                _end(process)
+                assert process.stderr is not None
+                pytest.fail(f"group {group} did not settle: {process.stderr.read()[-2000:]}")
+            settled[group] = json.loads(line)
+        yield settled
+    finally:
+        for process in processes.values():
+            _end(process)
+
+
+def _check(problem_data: dict[str, Any], group: str, running: dict[str, Any]) -> None:
+    """The imported problem equals what the group was set up with and what it runs."""
+    problem = problem_from_data(problem_data, group)
+    protocol, _, assignor = GROUPS[group]
+    if protocol == "classic":
+        assert str(problem.config.partition_assignment_strategy) == assignor
+        assert str(problem.config.group_protocol) == "classic"
+    else:
+        assert str(problem.config.group_protocol) == "consumer"
+        assert str(problem.config.group_remote_assignor) == assignor
+    assert problem.name == group
+    assert {t.name: t.partitions for t in problem.topics} == _topics(group)
+    for topic in problem.topics:  # replication 3 over 3 racks: every partition has a replica in each
+        assert topic.replica_racks is not None and [sorted(r) for r in topic.replica_racks] == [list(RACKS)] * topic.partitions
+    members = {m["member_id"]: m for m in running["members"]}
+    assert {m.id for m in problem.members} == set(members)
+    for member in problem.members:
+        index = members[member.id]["index"]
+        assert member.rack == RACKS[index]
+        assert sorted(member.subscriptions) == sorted(_subscriptions(group)[index])
+        assert list(member.owned_partitions) == [f"{t}-{p}" for t, p in members[member.id]["assignment"]]
+    solution = solve(problem, solver="kafka")
+    answered = {member: sorted(assigned.active) for member, assigned in solution.assignment.items()}
+    assert answered == {m: sorted(f"{t}-{p}" for t, p in members[m]["assignment"]) for m in members}
+
+
+@pytest.mark.parametrize("group", ["imp-coop", "imp-uniform"])
+def test_an_imported_group_equals_the_running_one_and_solves_to_its_assignment(running_groups, kafka_sandbox, group):
+    """Classic cooperative-sticky and KIP-848 uniform: members, racks, subscriptions, topics,
+    partitions and replica racks as set up; `--solver kafka` gives the assignment the group runs."""
+    _check(import_consumer_group(kafka_sandbox.bootstrap, group, timeout=20), group, running_groups[group])
+
+
+def test_the_command_writes_a_problem_that_validates_and_solves_to_the_running_assignment(running_groups, kafka_sandbox, tmp_path):
+    """`kafka-assign import` on a classic range group writes a YAML problem that loads as it is."""
+    output = tmp_path / "imp-range.problem.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "imp-range", "-o", str(output)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "3 members" in done.stderr
+    load_problem(output)
+    from optimizer.sources.documents import read_document
+
+    _check(read_document(output), "imp-range", running_groups["imp-range"])
+
+
+def test_an_unknown_group_is_named_with_exit_code_1(kafka_sandbox):
+    """An unknown group: exit 1, the group named, no traceback; the same as InvalidInputError from Python."""
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "no-such-group"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "'no-such-group' does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
+    with pytest.raises(InvalidInputError, match="no-such-group"):
+        import_consumer_group(kafka_sandbox.bootstrap, "no-such-group", timeout=10)
+
+
+def test_unreachable_brokers_exit_2_within_the_timeout():
+    """Nothing listening: exit 2 after about --timeout, naming the address, no traceback."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", f"127.0.0.1:{sandbox.free_port()}", "--group", "g", "--timeout", "2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
+    assert time.monotonic() - started < 30
