@@ -140,15 +140,23 @@ def test_the_command_writes_a_problem_that_validates_and_solves_to_the_running_a
     _check(read_document(output), "imp-range", running_groups["imp-range"])
 
 
-def test_an_unknown_group_is_named_with_exit_code_1(kafka_sandbox):
-    """An unknown group: exit 1, the group named, no traceback; the same as InvalidInputError from Python."""
+def test_an_unknown_group_is_named_with_exit_code_1(kafka_sandbox, tmp_path):
+    """An unknown group: exit 1, the group named, no traceback; the same as InvalidInputError from
+    Python. The --command-config file is read (its client.id applies) and its secret never printed."""
+    config = tmp_path / "client.properties"
+    secret = "hunter2-not-printed"
+    config.write_text(
+        f'client.id=kao-import-test\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{secret}";\n',
+        encoding="utf-8",
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "no-such-group"],
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "no-such-group",
+         "--command-config", str(config)],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 1
     assert "'no-such-group' does not exist" in done.stderr and "Traceback" not in done.stderr
-    assert done.stdout == ""
+    assert done.stdout == "" and secret not in done.stderr
     with pytest.raises(InvalidInputError, match="no-such-group"):
         import_consumer_group(kafka_sandbox.bootstrap, "no-such-group", timeout=10)
 
