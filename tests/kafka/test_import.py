@@ -1,5 +1,5 @@
-"""`kafka-assign import`: consumer groups running on the sandbox (classic range and
-cooperative-sticky, KIP-848 uniform; members in racks a, b, c), imported as problems that equal what
+"""`kafka-assign import`: consumer groups running on the sandbox (classic range, sticky and
+cooperative-sticky, KIP-848 uniform and range; members in racks a, b, c), imported as problems that equal what
 was set up, and that `--solver kafka` solves to the assignment the running group has."""
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ GROUPS = {
     "imp-range": ("classic", "org.apache.kafka.clients.consumer.RangeAssignor", "range"),
     "imp-coop": ("classic", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky"),
     "imp-uniform": ("consumer", "uniform", "uniform"),
+    "imp-sticky": ("classic", "org.apache.kafka.clients.consumer.StickyAssignor", "sticky"),
+    "imp-krange": ("consumer", "range", "range"),
 }
 SETTLE_SECONDS = 90.0
 
@@ -118,9 +120,9 @@ def _check(problem_data: dict[str, Any], group: str, running: dict[str, Any]) ->
     assert answered == {m: sorted(f"{t}-{p}" for t, p in members[m]["assignment"]) for m in members}
 
 
-@pytest.mark.parametrize("group", ["imp-coop", "imp-uniform"])
+@pytest.mark.parametrize("group", ["imp-coop", "imp-uniform", "imp-sticky", "imp-krange"])
 def test_an_imported_group_equals_the_running_one_and_solves_to_its_assignment(running_groups, kafka_sandbox, group):
-    """Classic cooperative-sticky and KIP-848 uniform: members, racks, subscriptions, topics,
+    """Classic cooperative-sticky and sticky, KIP-848 uniform and range: members, racks, subscriptions, topics,
     partitions and replica racks as set up; `--solver kafka` gives the assignment the group runs."""
     _check(import_consumer_group(kafka_sandbox.bootstrap, group, timeout=20), group, running_groups[group])
 
