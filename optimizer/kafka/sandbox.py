@@ -113,9 +113,9 @@ def _properties(node_id: int, role: str, port: int, controller_port: int, rack: 
     return "".join(f"{key}={value}\n" for key, value in lines.items())
 
 
-def _tie_to_parent() -> None:
-    """In the child, before exec: SIGKILL when the parent process ends (prctl PR_SET_PDEATHSIG).
-    Not SIGTERM: a broker whose controller ended at the same moment can wait half a minute and
+def tie_to_parent() -> None:
+    """In the child, before exec (`preexec_fn`): SIGKILL when the parent process ends (prctl
+    PR_SET_PDEATHSIG); the tests' workload JVMs use it too. Not SIGTERM: a broker whose controller ended at the same moment can wait half a minute and
     more in its controlled shutdown, and a tied sandbox's storage is thrown away anyway."""
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
@@ -150,7 +150,7 @@ def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: P
             process = subprocess.Popen(
                 java("kafka.Kafka", [str(config)], HEAP_MB, logging),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=config.parent,
-                start_new_session=not tied, preexec_fn=_tie_to_parent if tied else None,
+                start_new_session=not tied, preexec_fn=tie_to_parent if tied else None,
             )  # fmt: skip
             log.close()
             nodes.append(Node(node_id, role, port, rack, process.pid))

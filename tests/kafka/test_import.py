@@ -71,7 +71,7 @@ def running_groups(kafka_sandbox: sandbox.Sandbox) -> Iterator[dict[str, dict[st
         for group in GROUPS:
             process = subprocess.Popen(
                 java("kao.jvm.ConsumerGroupRunner", heap_mb=256), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, preexec_fn=sandbox._tie_to_parent,
+                text=True, preexec_fn=sandbox.tie_to_parent,
             )  # fmt: skip
             assert process.stdin is not None
             process.stdin.write(json.dumps(_spec(kafka_sandbox.bootstrap, group)) + "\n")
