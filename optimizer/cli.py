@@ -501,10 +501,11 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
 
 @cli.command("import")
 @click.option("--bootstrap-server", "bootstrap", required=True, metavar="HOST:PORT[,HOST:PORT]", help="The cluster's brokers, as Kafka's CLI tools take them.")
-@click.option("--group", required=True, metavar="G", help="The consumer group to import (classic or KIP-848).")
+@click.option("--group", metavar="G", help="The consumer group to import (classic or KIP-848).")
+@click.option("--all", "every_group", is_flag=True, help="Every consumer group of the cluster, one problem file each in --output DIR.")
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the problem here (.yaml/.yml as YAML, .json as JSON); default: JSON on stdout.",
+    "-o", "--output", type=click.Path(path_type=Path),
+    help="--group: write the problem here (.yaml/.yml as YAML, .json as JSON; default: JSON on stdout). --all: the directory to write into.",
 )  # fmt: skip
 @click.option(
     "--command-config", type=_FILE, metavar="FILE",
@@ -514,17 +515,27 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
     "--timeout", default=30.0, show_default=True, type=click.FloatRange(min=1), metavar="SECONDS",
     help="How long to wait for the brokers and for a rebalancing group to settle.",
 )  # fmt: skip
-def import_command(bootstrap: str, group: str, output: Path | None, command_config: Path | None, timeout: float) -> None:
+def import_command(bootstrap: str, group: str | None, every_group: bool, output: Path | None, command_config: Path | None, timeout: float) -> None:
     """Read a consumer group from a live cluster as a problem: its members with their racks,
     subscriptions and current partitions, the assignor it uses, its topics with their replicas'
-    racks (docs/import.md). Exit 1 for an unknown or empty group, 2 when the cluster cannot be
+    racks (docs/import.md). With --all, every consumer group, one line each: written, skipped
+    (Kafka Streams applications and streams groups, not imported yet; empty groups) or failed.
+    Exit 1 for an unknown or empty group (--all: no group written), 2 when the cluster cannot be
     reached or the group is still rebalancing at --timeout."""
     from optimizer.model.problem import problem_from_data
     from optimizer.sources.documents import dump_document
     from optimizer.sources.kafka_cluster import import_consumer_group
 
-    if output is not None and output.suffix.lower() not in PROBLEM_SUFFIXES:
-        raise UsageError(f"cannot write {output}: the output must end in {', '.join(PROBLEM_SUFFIXES)}")
+    if every_group == (group is not None):
+        raise UsageError("give either --group G or --all")
+    if every_group:
+        if output is None:
+            raise UsageError("--all writes one file per group: give --output DIR")
+        _import_every_group(bootstrap, output, command_config, timeout)
+        return
+    assert group is not None
+    if output is not None and (output.is_dir() or output.suffix.lower() not in PROBLEM_SUFFIXES):
+        raise UsageError(f"cannot write {output}: the output must be a file ending in {', '.join(PROBLEM_SUFFIXES)}")
     document = import_consumer_group(bootstrap, group, command_config, timeout)
     problem_from_data(document, f"group {group} from kafka://{bootstrap}")
     if output is None:
@@ -535,6 +546,51 @@ def import_command(bootstrap: str, group: str, output: Path | None, command_conf
     except OSError as error:
         raise _cannot_write(output, error) from None
     print_line(f"wrote group {group} ({plural(len(document['members']), 'member')}) to {output}", stderr=True)
+
+
+def _import_every_group(bootstrap: str, directory: Path, command_config: Path | None, timeout: float) -> None:
+    """`import --all`: every group in turn, a line each; exit 0 when at least one file was written."""
+    from optimizer.model.problem import problem_from_data
+    from optimizer.sources.documents import dump_document
+    from optimizer.sources.kafka_cluster import group_file_names, import_consumer_groups
+
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"cannot write into {directory}: it is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _cannot_write(directory, error) from None
+    written = skipped = 0
+    errors: list[KafkaAssignmentError] = []
+    imported = list(import_consumer_groups(bootstrap, command_config, timeout))
+    names = group_file_names([one.group for one in imported])
+    for one in imported:
+        if one.skipped is not None:
+            skipped += 1
+            print_line(f"skipped {one.group}: {one.skipped}")
+            continue
+        try:
+            if one.error is not None:
+                raise one.error
+            assert one.document is not None
+            problem_from_data(one.document, f"group {one.group} from kafka://{bootstrap}")
+            target = directory / names[one.group]
+            try:
+                dump_document(one.document, target)
+            except OSError as error:
+                raise _cannot_write(target, error) from None
+        except KafkaAssignmentError as error:
+            errors.append(error)
+            print_error(f"failed {one.group}: {error}")
+            continue
+        written += 1
+        print_line(f"wrote {one.group} ({plural(len(one.document['members']), 'member')}) to {target}")
+    print_line(f"{plural(written, 'group')} written to {directory}, {skipped} skipped, {len(errors)} failed")
+    if written == 0:
+        if errors:
+            sys.exit(max(int(e.exit_code) for e in errors))
+        print_error(f"no consumer group to import on {bootstrap}")
+        sys.exit(ExitCode.INVALID_INPUT)
 
 
 SANDBOX_DIR = Path(tempfile.gettempdir()) / "kafka-assign-sandbox"

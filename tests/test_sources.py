@@ -42,7 +42,7 @@ def test_each_form_is_recognised_by_the_location_alone(tmp_path):
 def test_every_form_opens_a_source_of_its_own_module(tmp_path):
     write_tables([load_problem(PROBLEM)], tmp_path / "tables")
     (tmp_path / "fleet.jsonl").write_text("")
-    locations = (PROBLEM, tmp_path / "fleet.jsonl", EXAMPLES, tmp_path / "tables")
+    locations = (PROBLEM, tmp_path / "fleet.jsonl", EXAMPLES, tmp_path / "tables", "kafka://127.0.0.1:9092")
     opened = {form_of(location): type(open_source(location)) for location in locations}
     assert set(opened) == set(FORMS)
     assert all(reader.__module__ == form.module and reader.__name__ == form.reader for form, reader in opened.items())
@@ -50,10 +50,10 @@ def test_every_form_opens_a_source_of_its_own_module(tmp_path):
 
 def test_an_unknown_scheme_is_refused_with_the_forms_there_are():
     with pytest.raises(InvalidInputError) as raised:
-        read_records("kafka://localhost:9092")
-    assert raised.value.source == "kafka://localhost:9092"
+        read_records("s3://bucket/fleet.jsonl")
+    assert raised.value.source == "s3://bucket/fleet.jsonl"
     message = str(raised.value)
-    assert "unknown scheme 'kafka'" in message
+    assert "unknown scheme 's3'" in message
     assert all(form.what in message for form in FORMS)
 
 
@@ -75,3 +75,75 @@ def test_reading_a_problem_file_loads_no_table_reader():
     loaded = json.loads(run.stdout)
     assert "optimizer.sources.problem_file" in loaded
     assert not any(name.startswith(("pyarrow", "optimizer.sources.tables.reader", "optimizer.sources.json_lines")) for name in loaded)
+
+
+def test_a_kafka_url_is_the_live_cluster_form_and_opening_it_connects_to_nothing():
+    """`kafka://HOST:PORT[,HOST:PORT]` is recognised by its scheme; the cluster is read only when
+    its records are (tests/kafka/test_import.py reads one)."""
+    from optimizer.sources import KAFKA_CLUSTER
+    from optimizer.sources.kafka_cluster import KafkaCluster
+
+    assert form_of("kafka://127.0.0.1:9092,127.0.0.1:9093") is KAFKA_CLUSTER
+    assert form_of("KAFKA://broker:9092") is KAFKA_CLUSTER
+    source = open_source("kafka://127.0.0.1:9092,127.0.0.1:9093/")
+    assert isinstance(source, KafkaCluster) and source.bootstrap == "127.0.0.1:9092,127.0.0.1:9093"
+    with pytest.raises(InvalidInputError, match="expected kafka://HOST:PORT"):
+        read_records("kafka://")
+
+
+def test_group_ids_become_safe_unique_file_names():
+    """`import --all`'s file names: a group id that is safe stays as it is; one with characters a
+    file system refuses, a leading dot, or a case-only twin gets a hash of itself, so none collide."""
+    from optimizer.sources.kafka_cluster import group_file_names
+
+    groups = ["orders", "Orders", "a/b", "a_b", "..", "x.solution.y", "ö" * 3]
+    names = group_file_names(groups)
+    assert names["orders"] == "orders.yaml" and names["a_b"] == "a_b.yaml"
+    assert len({n.lower() for n in names.values()}) == len(groups)
+    for group, name in names.items():
+        assert name.endswith(".yaml") and not name.startswith(".") and ".solution." not in name
+        assert all(c.isascii() and (c.isalnum() or c in "._-") for c in name), group
+    assert names["Orders"] != "Orders.yaml" and names["a/b"].startswith("a_b-")
+
+
+def test_import_all_skips_what_it_cannot_import_and_names_each_failure(monkeypatch):
+    """Every listed group is imported, skipped with the reason (streams groups, classic Kafka Streams
+    applications, share groups, empty groups, other protocol types) or failed with its error, and a
+    failure does not stop the groups after it. As a source, a failed group is an invalid Record and a
+    skipped one no Record."""
+    from optimizer.errors import KafkaUnavailableError
+    from optimizer.sources import kafka_cluster
+
+    listed = [
+        {"group_id": "app", "type": "CLASSIC", "protocol": "consumer", "state": "Stable"},
+        {"group_id": "broken", "type": "CONSUMER", "protocol": "consumer", "state": "Stable"},
+        {"group_id": "connect", "type": "CLASSIC", "protocol": "connect", "state": "Stable"},
+        {"group_id": "done", "type": "CLASSIC", "protocol": "consumer", "state": "Empty"},
+        {"group_id": "orders", "type": "CONSUMER", "protocol": "consumer", "state": "Stable"},
+        {"group_id": "queue", "type": "SHARE", "protocol": "share", "state": "Stable"},
+        {"group_id": "streams", "type": "STREAMS", "protocol": "streams", "state": "Stable"},
+    ]
+    orders = {
+        "group_id": "orders", "type": "CONSUMER", "state": "Stable", "assignor": "uniform", "brokers": [{"id": 1, "rack": "a"}],
+        "topics": {"t": {"partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}},
+        "members": [{"member_id": "m1", "rack": "a", "subscriptions": ["t"], "assignment": [["t", 0]], "generation": None}],
+    }  # fmt: skip
+
+    def describe(bootstrap, group, command_config=None, timeout=30.0):
+        if group == "broken":
+            raise KafkaUnavailableError("group 'broken' is rebalancing")
+        return {**orders, "assignor": "stream"} if group == "app" else orders
+
+    monkeypatch.setattr(kafka_cluster, "list_groups", lambda bootstrap, command_config=None, timeout=30.0: listed)
+    monkeypatch.setattr(kafka_cluster, "describe_group", describe)
+    outcome = {one.group: one for one in kafka_cluster.import_consumer_groups("b:9092")}
+    assert list(outcome) == [g["group_id"] for g in listed]
+    assert "Kafka Streams application" in (outcome["app"].skipped or "")
+    assert "streams group (KIP-1071): not imported yet" in (outcome["streams"].skipped or "")
+    assert "empty" in (outcome["done"].skipped or "") and outcome["connect"].skipped and outcome["queue"].skipped
+    assert isinstance(outcome["broken"].error, KafkaUnavailableError)
+    document = outcome["orders"].document
+    assert document is not None and document["name"] == "orders" and [m["id"] for m in document["members"]] == ["m1"]
+    records = read_records("kafka://b:9092")
+    assert [(r.name, r.input_error is None) for r in records] == [("broken", False), ("orders", True)]
+    assert "rebalancing" in (records[0].input_error or "")

@@ -45,16 +45,7 @@ def describe_group(bootstrap: str, group: str, command_config: Path | None = Non
     if command_config is not None:
         arguments += ["--command-config", str(command_config)]
     source = f"kafka://{bootstrap}"
-    try:
-        done = subprocess.run(
-            java(ADAPTER, arguments, heap_mb=256), capture_output=True, text=True, timeout=timeout * 3 + _JVM_START_SECONDS, check=False,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise KafkaUnavailableError(f"reading group {group!r} from {bootstrap} did not end within {timeout * 3 + _JVM_START_SECONDS:g} s") from None
-    if done.returncode != 0:
-        raise _failure(done.returncode, done.stderr, bootstrap, group, source)
-    data: dict[str, Any] = json.loads(done.stdout)
+    data = _run(arguments, timeout, bootstrap, group, f"reading group {group!r} from {bootstrap}")
     state = str(data.get("state", "")).lower()
     if state == "empty" or not data.get("members"):
         raise _invalid(source, f"group {group!r} has no members (state {data.get('state')}): there is nothing to import")
@@ -62,6 +53,43 @@ def describe_group(bootstrap: str, group: str, command_config: Path | None = Non
         raise KafkaUnavailableError(f"group {group!r} is rebalancing (state {data.get('state')} after {timeout:g} s): retry later, or with a longer --timeout")
     if str(data.get("type")).upper() == "CLASSIC" and not all(m.get("has_metadata") for m in data["members"]):
         raise KafkaUnavailableError(f"group {group!r} is rebalancing (members without metadata): retry later, or with a longer --timeout")
+    return data
+
+
+def list_groups(bootstrap: str, command_config: Path | None = None, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Every group of the cluster (Admin listGroups), in group id order: `group_id`, `type`
+    (`CLASSIC`, `CONSUMER`, `STREAMS`, `SHARE`, or None from an old broker), `protocol` (a classic
+    group's protocol type: `consumer` for consumers and classic Kafka Streams applications) and
+    `state`."""
+    arguments = [bootstrap, "--list", "--timeout-ms", str(max(1, int(timeout * 1000)))]
+    if command_config is not None:
+        arguments += ["--command-config", str(command_config)]
+    groups: list[dict[str, Any]] = _run(arguments, timeout, bootstrap, "", f"listing the groups of {bootstrap}")["groups"]
+    return groups
+
+
+def broker_configs(bootstrap: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[int, dict[str, str | None]]:
+    """Every broker's configuration as it reports it (Admin describeConfigs), by broker id;
+    sensitive values are None."""
+    arguments = [bootstrap, "--broker-configs", "--timeout-ms", str(max(1, int(timeout * 1000)))]
+    if command_config is not None:
+        arguments += ["--command-config", str(command_config)]
+    brokers = _run(arguments, timeout, bootstrap, "", f"reading the broker configs of {bootstrap}")["brokers"]
+    return {int(broker): entries for broker, entries in brokers.items()}
+
+
+def _run(arguments: list[str], timeout: float, bootstrap: str, group: str, doing: str) -> dict[str, Any]:
+    """The adapter's JSON answer, or its failure as the project's error."""
+    limit = timeout * 3 + _JVM_START_SECONDS
+    try:
+        done = subprocess.run(
+            java(ADAPTER, arguments, heap_mb=256), capture_output=True, text=True, timeout=limit, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise KafkaUnavailableError(f"{doing} did not end within {limit:g} s") from None
+    if done.returncode != 0:
+        raise _failure(done.returncode, done.stderr, bootstrap, group, f"kafka://{bootstrap}")
+    data: dict[str, Any] = json.loads(done.stdout)
     return data
 
 

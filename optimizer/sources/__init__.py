@@ -6,13 +6,15 @@ The forms, in `FORMS`:
 * a problem file (`.json`, `.yaml`, `.yml`): `problem_file`, a fleet of one;
 * a JSON Lines file (`.jsonl`, `.ndjson`, gzip-compressed as `.gz` too): `json_lines`;
 * a directory of both, searched recursively: `directory`;
-* a directory of normalised tables (it holds an `applications` table): `tables`.
+* a directory of normalised tables (it holds an `applications` table): `tables`;
+* a live Kafka cluster, `kafka://HOST:PORT[,HOST:PORT]`: `kafka_cluster` (its consumer groups,
+  read through `optimizer.kafka`'s JVM adapter when the source is read).
 
 `open_source(location)` gives the location's `Source`; `read_records(location)` its Records, as
 the pipeline reads its input. The command line reads single problem files through
-`problem_file.load_problem`. A new kind of location (a live Kafka cluster, `kafka://HOST:PORT`,
-comes next) is one more module with a `Source` class, one more `Form`, and its recognition in
-`form_of`; a location with a scheme that no form knows is refused with the list of forms.
+`problem_file.load_problem`. A new kind of location is one more module with a `Source` class, one
+more `Form`, and its recognition in `form_of`; a location with a scheme that no form knows is
+refused with the list of forms.
 
 Shared by the forms: `documents` (JSON and YAML 1.2 text to data and back) and `records`
 (`Record`). This package sits just above `optimizer.model`: it imports neither the pipeline,
@@ -55,10 +57,12 @@ class Form:
     """The form as the error for an unknown location lists it."""
     module: str
     reader: str
-    """The `Source` class in `module`; it takes the location's path."""
+    """The `Source` class in `module`; it takes the location's path (its text for a `scheme`)."""
+    scheme: str | None = None
+    """The URL scheme of the form's locations (`kafka`), None for files and directories."""
 
-    def open(self, path: Path) -> Source:
-        source: Source = getattr(importlib.import_module(self.module), self.reader)(path)
+    def open(self, location: str | Path) -> Source:
+        source: Source = getattr(importlib.import_module(self.module), self.reader)(str(location) if self.scheme else Path(location))
         return source
 
 
@@ -70,7 +74,13 @@ JSON_LINES = Form(
 )
 DOCUMENT_DIRECTORY = Form("a directory of those files", "optimizer.sources.directory", "DocumentDirectory")
 TABLE_DIRECTORY = Form("a directory of normalised tables (docs/pipeline-tables.md)", "optimizer.sources.tables.reader", "TableDirectory")
-FORMS = (PROBLEM_FILE, JSON_LINES, DOCUMENT_DIRECTORY, TABLE_DIRECTORY)
+KAFKA_CLUSTER = Form(
+    "a live Kafka cluster (kafka://HOST:PORT[,HOST:PORT]: its consumer groups, docs/import.md)",
+    "optimizer.sources.kafka_cluster",
+    "KafkaCluster",
+    scheme="kafka",
+)
+FORMS = (PROBLEM_FILE, JSON_LINES, DOCUMENT_DIRECTORY, TABLE_DIRECTORY, KAFKA_CLUSTER)
 
 
 def suffix_of(path: Path) -> str:
@@ -80,6 +90,9 @@ def suffix_of(path: Path) -> str:
 
 def form_of(location: str | Path) -> Form | None:
     """The form of `location`, or None when it has none (`open_source` says why)."""
+    scheme = _SCHEME.match(str(location))
+    if scheme:
+        return next((form for form in FORMS if form.scheme == scheme[1].lower()), None)
     path = Path(location)
     if not path.exists():
         return None
@@ -96,7 +109,7 @@ def open_source(location: str | Path) -> Source:
     form = form_of(location)
     if form is None:
         raise _unrecognised(location)
-    return form.open(Path(location))
+    return form.open(location)
 
 
 def read_records(location: str | Path) -> list[Record]:
@@ -132,6 +145,7 @@ __all__ = [
     "DOCUMENT_DIRECTORY",
     "FORMS",
     "JSON_LINES",
+    "KAFKA_CLUSTER",
     "LINES_SUFFIXES",
     "PROBLEM_FILE",
     "PROBLEM_SUFFIXES",

@@ -3,7 +3,11 @@ read by `optimizer.kafka.describe` and mapped to a consumer problem document (pr
 `kind: consumer`; docs/import.md says what is read from where, and what is not imported yet).
 
 `import_consumer_group(bootstrap, group)` gives the document as plain data; it validates with
-`problem_from_data`. What a cluster cannot tell, the document takes from Kafka's defaults:
+`problem_from_data`. `import_consumer_groups(bootstrap)` imports every consumer group of the cluster
+(Admin listGroups), one `Imported` each: a document, why the group was skipped (Kafka Streams
+applications and streams groups, not imported yet; empty groups; other kinds of groups), or the
+error reading it. `KafkaCluster` is the sources form `kafka://HOST:PORT[,HOST:PORT]`: the same
+groups as the pipeline's Records, as a directory of problem files gives them. What a cluster cannot tell, the document takes from Kafka's defaults:
 `kafka.version` is the project's default line, and a classic group's generation is one value common
 to every member (the group's real generation is in no response; the sticky assignors compare
 generations only between members; docs/import-design.md, section 1).
@@ -11,14 +15,20 @@ generations only between members; docs/import-design.md, section 1).
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from optimizer.errors import InvalidInputError
-from optimizer.kafka.describe import describe_group
+from optimizer.errors import InvalidInputError, KafkaAssignmentError
+from optimizer.kafka.describe import describe_group, list_groups
 from optimizer.model.ids import partition_id
 from optimizer.model.issues import Issue, Severity
+from optimizer.sources.records import Record, name_problem, unique_names
 
 KAFKA_VERSION = "4.4"
 """The `kafka.version` an imported problem names: a cluster does not say its clients' release."""
@@ -29,6 +39,81 @@ _CLASSIC_STRATEGIES = {"range", "roundrobin", "sticky", "cooperative-sticky"}
 def import_consumer_group(bootstrap: str, group: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[str, Any]:
     """The consumer group `group` of the cluster at `bootstrap` as a problem document."""
     return consumer_problem(describe_group(bootstrap, group, command_config, timeout), bootstrap)
+
+
+STREAMS_ASSIGNOR = "stream"
+"""The protocol name a classic Kafka Streams application's members join with."""
+
+SCHEME = "kafka://"
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One group of `import_consumer_groups`: exactly one of its document, why it was skipped, or
+    the error reading it."""
+
+    group: str
+    document: dict[str, Any] | None = None
+    skipped: str | None = None
+    error: KafkaAssignmentError | None = None
+
+
+def import_consumer_groups(bootstrap: str, command_config: Path | None = None, timeout: float = 30.0) -> Iterator[Imported]:
+    """Every group of the cluster at `bootstrap`, in group id order, imported or skipped (saying
+    why) or failed (the error, the others still read). Listing the groups raises what
+    `describe_group` raises for the cluster as a whole (unreachable brokers, refused credentials)."""
+    for listed in list_groups(bootstrap, command_config, timeout):
+        group = str(listed["group_id"])
+        skipped = _not_importable(listed)
+        if skipped is not None:
+            yield Imported(group, skipped=skipped)
+            continue
+        try:
+            described = describe_group(bootstrap, group, command_config, timeout)
+            if described.get("assignor") == STREAMS_ASSIGNOR:
+                yield Imported(group, skipped="a Kafka Streams application (classic protocol): not imported yet")
+                continue
+            yield Imported(group, document=consumer_problem(described, bootstrap))
+        except KafkaAssignmentError as error:
+            yield Imported(group, error=error)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def group_file_names(groups: list[str], suffix: str = ".yaml") -> dict[str, str]:
+    """A file name per group id, safe on every file system (letters, digits, `.`, `_`, `-`; no
+    leading dot; at most 100 characters before the suffix) and unique also where case does not
+    count: a group id that had to change, or that would collide, gets a hash of itself appended."""
+    names: dict[str, str] = {}
+    used: set[str] = set()
+    for group in groups:
+        safe = _UNSAFE.sub("_", group)[:100]
+        if safe.startswith(".") or not safe:
+            safe = "_" + safe
+        if safe != group or safe.lower() in used or ".solution." in safe:
+            safe = f"{safe.replace('.solution.', '_solution_')}-{hashlib.sha256(group.encode()).hexdigest()[:10]}"
+        used.add(safe.lower())
+        names[group] = safe + suffix
+    return names
+
+
+def _not_importable(listed: dict[str, Any]) -> str | None:
+    """Why a listed group is not imported, or None."""
+    kind = str(listed.get("type") or "").upper()
+    protocol = listed.get("protocol") or ""
+    state = str(listed.get("state") or "")
+    if kind == "STREAMS":
+        return "a streams group (KIP-1071): not imported yet"
+    if kind == "SHARE":
+        return "a share group: not imported (not a consumer group)"
+    if kind == "CLASSIC" and protocol and protocol != "consumer":
+        return f"a classic group of protocol type {protocol!r}: not a consumer group"
+    if kind not in ("CLASSIC", "CONSUMER"):
+        return f"a group of type {listed.get('type')!r}: not a consumer group"
+    if state.lower() == "empty" or (not protocol and kind == "CLASSIC"):
+        return f"empty (state {state or 'unknown'}): no members, nothing to import"
+    return None
 
 
 def consumer_problem(described: dict[str, Any], bootstrap: str) -> dict[str, Any]:
@@ -84,3 +169,39 @@ def consumer_problem(described: dict[str, Any], bootstrap: str) -> dict[str, Any
 
 def _refused(source: str, message: str) -> InvalidInputError:
     return InvalidInputError(source, [Issue(severity=Severity.ERROR, message=message)])
+
+
+@dataclass(frozen=True)
+class KafkaCluster:
+    """The input `kafka://HOST:PORT[,HOST:PORT]`: every consumer group of the cluster as one Record
+    (named by its group id); a group that cannot be read is a Record with its `input_error`, a
+    skipped one (a Kafka Streams application, an empty group) no Record. InvalidInputError when the
+    cluster cannot be read at all or has no consumer group to import."""
+
+    location: str
+
+    @property
+    def bootstrap(self) -> str:
+        return self.location[len(SCHEME):].rstrip("/")
+
+    def records(self) -> list[Record]:
+        from optimizer.sources import input_issue
+
+        bootstrap = self.bootstrap
+        if not bootstrap:
+            raise InvalidInputError(self.location, [input_issue("expected kafka://HOST:PORT[,HOST:PORT]")])
+        try:
+            imported = list(import_consumer_groups(bootstrap))
+        except KafkaAssignmentError as error:
+            raise InvalidInputError(self.location, [input_issue(str(error))]) from None
+        records = []
+        for one in imported:
+            where = f"{SCHEME}{bootstrap}#{one.group}"
+            if one.document is not None:
+                records.append(Record(one.group, json.dumps(one.document, ensure_ascii=False), where, name_problem(one.group)))
+            elif one.error is not None:
+                records.append(Record(one.group, "{}", where, input_error=str(one.error)))
+        if not records:
+            skipped = "; ".join(f"{one.group}: {one.skipped}" for one in imported) or "the cluster has no groups"
+            raise InvalidInputError(self.location, [input_issue(f"no consumer group to import ({skipped})")])
+        return unique_names(records)

@@ -1,6 +1,7 @@
 """`kafka-assign import`: consumer groups running on the sandbox (classic range, sticky and
 cooperative-sticky, KIP-848 uniform and range; members in racks a, b, c), imported as problems that equal what
-was set up, and that `--solver kafka` solves to the assignment the running group has."""
+was set up, and that `--solver kafka` solves to the assignment the running group has; all at once
+(`import --all`), and as the pipeline's input `kafka://HOST:PORT`."""
 
 from __future__ import annotations
 
@@ -173,3 +174,42 @@ def test_unreachable_brokers_exit_2_within_the_timeout():
     assert done.returncode == 2
     assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
     assert time.monotonic() - started < 30
+
+
+def test_import_all_writes_every_running_group_to_its_own_file(running_groups, kafka_sandbox, tmp_path):
+    """`import --all --output DIR`: the five groups running at once, each in DIR/<group>.yaml with a
+    line saying so, each equal to what runs; exit 0. Other groups of the session's cluster (the other
+    modules' Streams applications) are skipped or written, each with its own line."""
+    output = tmp_path / "imported"
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--all", "--output", str(output),
+         "--timeout", "20"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    from optimizer.sources.documents import read_document
+
+    for group in GROUPS:
+        written = output / f"{group}.yaml"
+        assert f"wrote {group} (3 members) to {written}" in done.stdout
+        _check(read_document(written), group, running_groups[group])
+    assert "groups written to" in done.stdout.splitlines()[-1]
+
+
+def test_a_kafka_url_is_an_input_whose_records_are_the_running_groups(running_groups, kafka_sandbox, tmp_path):
+    """`kafka://HOST:PORT` as a source: a Record per running group, equal to what `import` writes;
+    the pipeline (its local runner) solves each with Kafka's assignor to the assignment that runs."""
+    from optimizer.pipeline.run import run_pipeline
+    from optimizer.sources import read_records
+
+    location = f"kafka://{kafka_sandbox.bootstrap}"
+    records = {r.name: r for r in read_records(location)}
+    assert set(GROUPS) <= set(records)
+    for group in GROUPS:
+        assert records[group].input_error is None and records[group].source == f"{location}#{group}"
+        _check(json.loads(records[group].document), group, running_groups[group])
+    result = run_pipeline(location, tmp_path / "out", solvers=["kafka"], runner="local")
+    rows = {row["problem"]: row for row in result.summary.to_pylist()}
+    assert set(GROUPS) <= set(rows)
+    assert all(rows[group]["status"] not in ("invalid", "error") and not rows[group]["error"] for group in GROUPS), {g: rows[g] for g in GROUPS}

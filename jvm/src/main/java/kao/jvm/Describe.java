@@ -21,7 +21,11 @@ import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.NetworkClientUtils;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
@@ -29,6 +33,7 @@ import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -54,7 +59,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * DescribeGroups (classic) or ConsumerGroupDescribe (KIP-848) request to the group's coordinator,
  * decoded with Kafka's own ConsumerProtocol. Translation only: no mapping to the problem format.
  *
- * <p>Usage: Describe BOOTSTRAP GROUP [--command-config FILE] [--timeout-ms T]. The group is read
+ * <p>Usage: Describe BOOTSTRAP GROUP [--command-config FILE] [--timeout-ms T]. With --list in place
+ * of GROUP: every group of the cluster, {"groups": [{"group_id", "type", "protocol", "state"}]}
+ * (Admin listGroups). With --broker-configs: every broker's configuration as it reports it,
+ * {"brokers": {"ID": {"name": "value"}}} (Admin describeConfigs; sensitive values are null). The group is read
  * again (every 500 ms) until its state is Stable or Empty, or the time is up; the JSON then says the
  * state it had. On failure: one JSON object {"kind", "group", "message"} on stderr and exit status
  * 3 (the cluster cannot be reached or refuses the credentials), 4 (no such group or topic), 5 (any
@@ -91,7 +99,12 @@ public final class Describe {
         config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
         int status = 0;
         try {
-            System.out.println(JSON.writeValueAsString(describe(config, group, timeout)));
+            Object answer = switch (group) {
+                case "--list" -> listGroups(config, timeout);
+                case "--broker-configs" -> brokerConfigs(config, timeout);
+                default -> describe(config, group, timeout);
+            };
+            System.out.println(JSON.writeValueAsString(answer));
         } catch (Throwable error) {
             Throwable cause = error instanceof ExecutionException && error.getCause() != null ? error.getCause() : error;
             String kind;
@@ -120,6 +133,42 @@ public final class Describe {
             System.err.println(JSON.writeValueAsString(failure));
         }
         System.exit(status);
+    }
+
+    private static Map<String, Object> listGroups(Properties config, int timeout) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            List<GroupListing> listed = new ArrayList<>(admin.listGroups(new ListGroupsOptions()).all().get(timeout, TimeUnit.MILLISECONDS));
+            listed.sort(Comparator.comparing(GroupListing::groupId));
+            List<Map<String, Object>> groups = new ArrayList<>();
+            for (GroupListing listing : listed) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("group_id", listing.groupId());
+                entry.put("type", listing.type().map(GroupType::name).orElse(null));
+                entry.put("protocol", listing.protocol());
+                entry.put("state", listing.groupState().map(Object::toString).orElse(null));
+                groups.add(entry);
+            }
+            return Map.of("groups", groups);
+        }
+    }
+
+    private static Map<String, Object> brokerConfigs(Properties config, int timeout) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            List<ConfigResource> resources = new ArrayList<>();
+            for (Node node : admin.describeCluster().nodes().get(timeout, TimeUnit.MILLISECONDS)) {
+                resources.add(new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(node.id())));
+            }
+            Map<ConfigResource, Config> found = admin.describeConfigs(resources).all().get(timeout, TimeUnit.MILLISECONDS);
+            Map<String, Object> brokers = new TreeMap<>();
+            for (Map.Entry<ConfigResource, Config> broker : found.entrySet()) {
+                Map<String, Object> entries = new TreeMap<>();
+                for (ConfigEntry entry : broker.getValue().entries()) {
+                    entries.put(entry.name(), entry.isSensitive() ? null : entry.value());
+                }
+                brokers.put(broker.getKey().name(), entries);
+            }
+            return Map.of("brokers", brokers);
+        }
     }
 
     private static Map<String, Object> describe(Properties config, String group, int timeout) throws Exception {
