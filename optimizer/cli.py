@@ -611,12 +611,23 @@ def sandbox_group() -> None:
 @sandbox_group.command("start")
 @click.option("--brokers", default=3, show_default=True, type=click.IntRange(1, 9), help="Brokers to start.")
 @click.option("--racks", default="a,b,c", show_default=True, help="Racks (broker.rack) the brokers take in turn; '' for none.")
+@click.option(
+    "--broker-config", "broker_configs", multiple=True, metavar="KEY=VALUE",
+    help="A broker setting on top of the sandbox's own, static ones too (repeatable), e.g. "
+    "replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector.",
+)  # fmt: skip
 @_SANDBOX_DIR_OPTION
-def sandbox_start(brokers: int, racks: str, directory: Path) -> None:
+def sandbox_start(brokers: int, racks: str, broker_configs: tuple[str, ...], directory: Path) -> None:
     """Start the cluster, wait until every broker is registered, print its bootstrap address."""
     from optimizer.kafka import sandbox
 
-    started = sandbox.start(brokers, [r.strip() for r in racks.split(",") if r.strip()], directory)
+    settings = {}
+    for setting in broker_configs:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--broker-config {setting!r}: expected KEY=VALUE")
+        settings[key.strip()] = value.strip()
+    started = sandbox.start(brokers, [r.strip() for r in racks.split(",") if r.strip()], directory, broker_configs=settings)
     print_line(f"bootstrap: {started.bootstrap}")
     print_line("brokers: " + ", ".join(f"{n} (rack {r})" if r else str(n) for n, r in started.racks.items()))
     print_line(f"stop with: kafka-assign sandbox stop{'' if directory == SANDBOX_DIR else f' --dir {directory}'}")

@@ -81,7 +81,9 @@ def cluster_id() -> str:
             return text
 
 
-def _properties(node_id: int, role: str, port: int, controller_port: int, rack: str | None, data: Path, brokers: int) -> str:
+def _properties(
+    node_id: int, role: str, port: int, controller_port: int, rack: str | None, data: Path, brokers: int, broker_configs: dict[str, str] | None = None,
+) -> str:
     replication = min(3, brokers)
     lines = {
         "process.roles": role,
@@ -110,6 +112,7 @@ def _properties(node_id: int, role: str, port: int, controller_port: int, rack: 
         }
         if rack:
             lines["broker.rack"] = rack
+        lines |= broker_configs or {}
     return "".join(f"{key}={value}\n" for key, value in lines.items())
 
 
@@ -120,9 +123,14 @@ def tie_to_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
-def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: Path | None = None, tied: bool = False) -> Sandbox:
+def start(
+    brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: Path | None = None, tied: bool = False,
+    broker_configs: dict[str, str] | None = None,
+) -> Sandbox:
     """Start a controller and `brokers` brokers, broker i in rack `racks[i % len(racks)]` (no
-    racks: none), and wait until every broker is registered. KafkaUnavailableError (after stopping
+    racks: none), each with `broker_configs` on top of the sandbox's own settings (static ones too,
+    such as `replica.selector.class`, which a broker does not change at runtime), and wait until
+    every broker is registered. KafkaUnavailableError (after stopping
     what started) when a process fails or the cluster is not ready within READY_SECONDS."""
     if brokers < 1:
         raise KafkaUnavailableError("a sandbox needs at least one broker")
@@ -139,7 +147,7 @@ def start(brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: P
         node_dir = home / f"{role}-{node_id}"
         node_dir.mkdir(exist_ok=True)
         config = node_dir / "server.properties"
-        config.write_text(_properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers), encoding="utf-8")
+        config.write_text(_properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers, broker_configs), encoding="utf-8")
         configs.append(config)
     nodes: list[Node] = []
     logging = {"log4j2.configurationFile": str(MODULE / "src" / "main" / "resources" / "log4j2.properties")}

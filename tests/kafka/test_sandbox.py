@@ -42,17 +42,30 @@ def test_the_brokers_are_registered_in_their_racks(kafka_sandbox):
     assert KAFKA_VERSION == "4.4.0"
 
 
+RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+
 def test_the_command_line_starts_and_stops_a_sandbox_leaving_nothing(tmp_path):
-    """`kafka-assign sandbox start` prints the bootstrap address and leaves the cluster running;
-    `sandbox stop` ends every process it started and removes what it wrote."""
+    """`kafka-assign sandbox start` prints the bootstrap address and leaves the cluster running,
+    its broker with the `--broker-config` settings (a static one: the broker reports it through
+    describeConfigs); `sandbox stop` ends every process it started and removes what it wrote."""
+    from optimizer.kafka.describe import broker_configs
+
     directory = tmp_path / "cli-sandbox"
     command = [sys.executable, "-m", "optimizer", "sandbox"]
     try:
-        started = subprocess.run([*command, "start", "--brokers", "1", "--racks", "r1", "--dir", str(directory)], capture_output=True, text=True, timeout=180)
+        started = subprocess.run(
+            [*command, "start", "--brokers", "1", "--racks", "r1", "--dir", str(directory),
+             "--broker-config", f"replica.selector.class={RACK_AWARE}", "--broker-config", "num.partitions=7"],
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
         assert started.returncode == 0, started.stderr
         running = sandbox.load(directory)
         bootstrap = running.bootstrap
         assert f"bootstrap: {bootstrap}" in started.stdout and "1 (rack r1)" in started.stdout
+        reported = broker_configs(bootstrap, timeout=20)
+        assert list(reported) == [1]
+        assert reported[1]["replica.selector.class"] == RACK_AWARE and reported[1]["num.partitions"] == "7"
         pids = [n.pid for n in running.nodes]
         assert len(pids) == 2 and all(_alive(pid) for pid in pids)  # a controller and a broker
         stopped = subprocess.run([*command, "stop", "--dir", str(directory)], capture_output=True, text=True, timeout=120)
@@ -103,3 +116,23 @@ def test_a_sandbox_that_fails_to_start_leaves_nothing_behind(tmp_path, monkeypat
         sandbox.start(1, ("a",), directory, tied=True)
     assert "heap" in str(failed.value).lower()
     assert not directory.exists()
+
+
+def test_a_broker_config_without_a_value_is_refused_before_anything_starts(tmp_path):
+    """`--broker-config KEY` (no `=`): exit 2, saying what is expected, nothing started or written."""
+    directory = tmp_path / "refused"
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "sandbox", "start", "--dir", str(directory), "--broker-config", "replica.selector.class"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "expected KEY=VALUE" in done.stderr and "Traceback" not in done.stderr
+    assert not directory.exists()
+
+
+def test_broker_configs_go_into_every_broker_s_properties_only(tmp_path):
+    """The settings are written on top of the sandbox's own (they win) in brokers, not the controller."""
+    settings = {"replica.selector.class": RACK_AWARE, "num.partitions": "7"}
+    broker = sandbox._properties(1, "broker", 9092, 9093, "a", tmp_path, 3, settings)
+    controller = sandbox._properties(0, "controller", 9093, 9093, None, tmp_path, 3, settings)
+    assert f"replica.selector.class={RACK_AWARE}\n" in broker and "num.partitions=7\n" in broker and "num.partitions=1\n" not in broker
+    assert "replica.selector.class" not in controller
