@@ -556,13 +556,13 @@ def _import_every_group(bootstrap: str, directory: Path, command_config: Path | 
 
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"cannot write into {directory}: it is not a directory")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise _cannot_write(directory, error) from None
     written = skipped = 0
     errors: list[KafkaAssignmentError] = []
     imported = list(import_consumer_groups(bootstrap, command_config, timeout))
+    try:  # once the cluster answered: an unreachable one leaves no empty directory behind
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _cannot_write(directory, error) from None
     names = group_file_names([one.group for one in imported])
     for one in imported:
         if one.skipped is not None:

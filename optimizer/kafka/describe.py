@@ -88,12 +88,12 @@ def _run(arguments: list[str], timeout: float, bootstrap: str, group: str, doing
     except subprocess.TimeoutExpired:
         raise KafkaUnavailableError(f"{doing} did not end within {limit:g} s") from None
     if done.returncode != 0:
-        raise _failure(done.returncode, done.stderr, bootstrap, group, f"kafka://{bootstrap}")
+        raise _failure(done.returncode, done.stderr, bootstrap, group, f"kafka://{bootstrap}", doing)
     data: dict[str, Any] = json.loads(done.stdout)
     return data
 
 
-def _failure(status: int, stderr: str, bootstrap: str, group: str, source: str) -> Exception:
+def _failure(status: int, stderr: str, bootstrap: str, group: str, source: str, doing: str) -> Exception:
     """The adapter's error object (the last JSON line of its stderr) as the project's error."""
     reported: dict[str, Any] = {}
     for line in reversed(stderr.strip().splitlines()):
@@ -114,6 +114,6 @@ def _failure(status: int, stderr: str, bootstrap: str, group: str, source: str) 
     if kind == "authentication":
         return KafkaUnavailableError(f"the Kafka cluster at {bootstrap} refused the credentials: {message}")
     if kind == "kafka":
-        return KafkaUnavailableError(f"Kafka answered an error reading group {group!r} from {bootstrap}: {message}")
+        return KafkaUnavailableError(f"Kafka answered an error {doing}: {message}")
     tail = "\n".join(stderr.strip().splitlines()[-15:])
     return KafkaUnavailableError(f"{ADAPTER} failed (exit {status}):\n{tail}")

@@ -213,3 +213,16 @@ def test_a_kafka_url_is_an_input_whose_records_are_the_running_groups(running_gr
     rows = {row["problem"]: row for row in result.summary.to_pylist()}
     assert set(GROUPS) <= set(rows)
     assert all(rows[group]["status"] not in ("invalid", "error") and not rows[group]["error"] for group in GROUPS), {g: rows[g] for g in GROUPS}
+
+
+def test_import_all_from_unreachable_brokers_exits_2_and_writes_nothing(tmp_path):
+    """`--all` with nothing listening: exit 2 naming the address as unreachable, no directory made."""
+    output = tmp_path / "imported"
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", f"127.0.0.1:{sandbox.free_port()}", "--all", "--output", str(output),
+         "--timeout", "2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
+    assert not output.exists()

@@ -114,9 +114,7 @@ public final class Describe {
             } else if (cause instanceof UnknownTopicOrPartitionException) {
                 kind = "unknown_topic";
                 status = 4;
-            } else if (cause instanceof org.apache.kafka.common.errors.TimeoutException
-                    || cause instanceof java.util.concurrent.TimeoutException
-                    || cause instanceof java.io.IOException) {
+            } else if (unreachable(cause)) {
                 kind = "unreachable";
                 status = 3;
             } else if (cause instanceof AuthenticationException) {
@@ -133,6 +131,21 @@ public final class Describe {
             System.err.println(JSON.writeValueAsString(failure));
         }
         System.exit(status);
+    }
+
+    /** A timeout or I/O failure, or a Kafka error caused by one ("Failed to find brokers ..."). */
+    private static boolean unreachable(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof org.apache.kafka.common.errors.TimeoutException
+                    || cause instanceof java.util.concurrent.TimeoutException
+                    || cause instanceof java.io.IOException) {
+                return true;
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return false;
     }
 
     private static Map<String, Object> listGroups(Properties config, int timeout) throws Exception {
