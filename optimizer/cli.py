@@ -411,8 +411,9 @@ PRICE_HELP = (
 
 @cli.command("pipeline")
 @click.option(
-    "--input", "input_path", required=True, type=click.Path(exists=True, path_type=Path),
-    help="JSON Lines of problem documents, a directory of problem files, or a directory of normalised tables.",
+    "--input", "input_path", required=True, metavar="PATH|kafka://HOST:PORT",
+    help="JSON Lines of problem documents, a directory of problem files, a directory of normalised tables, "
+    "or a live cluster's consumer groups (kafka://HOST:PORT; docs/import.md).",
 )
 @click.option(
     "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
@@ -436,7 +437,7 @@ PRICE_HELP = (
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
 @click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
 def pipeline_command(
-    input_path: Path,
+    input_path: str,
     output: Path,
     master: str | None,
     local_runner: bool,
@@ -459,12 +460,15 @@ def pipeline_command(
 
     if local_runner and master:
         raise UsageError("--local runs without Spark: drop --master")
+    location: str | Path = input_path if "://" in input_path else Path(input_path)
+    if isinstance(location, Path) and not location.exists():
+        raise UsageError(f"--input {input_path}: no such file or directory")
     runner = "local" if local_runner else "spark"
     unit = "problems" if local_runner else "batches"
     # A bar on a terminal; plain `pipeline: ...` lines on stderr when either stream goes to a log.
     with pipeline_progress(err, unit, plain=not out.is_terminal) as shown:
         result = run_pipeline(
-            input_path, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
+            location, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
             runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,
         )  # fmt: skip
         shown.finish(result.problems)
