@@ -41,7 +41,7 @@ def describe_group(bootstrap: str, group: str, command_config: Path | None = Non
     (`CLASSIC` or `CONSUMER`), state, assignor, members (subscriptions, rack, current assignment,
     generation or member epoch), the brokers' racks and every involved topic's partitions with
     their replicas and leader. Waits up to `timeout` seconds for the group to be stable."""
-    arguments = [bootstrap, group, "--timeout-ms", str(max(1, int(timeout * 1000)))]
+    arguments = [bootstrap, "--group", group, "--timeout-ms", str(max(1, int(timeout * 1000)))]
     if command_config is not None:
         arguments += ["--command-config", str(command_config)]
     source = f"kafka://{bootstrap}"

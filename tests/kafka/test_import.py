@@ -162,6 +162,9 @@ def test_an_unknown_group_is_named_with_exit_code_1(kafka_sandbox, tmp_path):
     assert done.stdout == "" and secret not in done.stderr
     with pytest.raises(InvalidInputError, match="no-such-group"):
         import_consumer_group(kafka_sandbox.bootstrap, "no-such-group", timeout=10)
+    # a group id that looks like one of the adapter's modes is still a group id
+    with pytest.raises(InvalidInputError, match="'--list' does not exist"):
+        import_consumer_group(kafka_sandbox.bootstrap, "--list", timeout=10)
 
 
 def test_unreachable_brokers_exit_2_within_the_timeout():

@@ -59,8 +59,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * DescribeGroups (classic) or ConsumerGroupDescribe (KIP-848) request to the group's coordinator,
  * decoded with Kafka's own ConsumerProtocol. Translation only: no mapping to the problem format.
  *
- * <p>Usage: Describe BOOTSTRAP GROUP [--command-config FILE] [--timeout-ms T]. With --list in place
- * of GROUP: every group of the cluster, {"groups": [{"group_id", "type", "protocol", "state"}]}
+ * <p>Usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs) [--command-config FILE]
+ * [--timeout-ms T]. With --list: every group of the cluster, {"groups": [{"group_id", "type", "protocol", "state"}]}
  * (Admin listGroups). With --broker-configs: every broker's configuration as it reports it,
  * {"brokers": {"ID": {"name": "value"}}} (Admin describeConfigs; sensitive values are null). The group is read
  * again (every 500 ms) until its state is Stable or Empty, or the time is up; the JSON then says the
@@ -75,15 +75,17 @@ public final class Describe {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: Describe BOOTSTRAP GROUP [--command-config FILE] [--timeout-ms T]");
+        String usage = "usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs) [--command-config FILE] [--timeout-ms T]";
+        if (args.length < 2 || ("--group".equals(args[1]) && args.length < 3)) {
+            System.err.println(usage);
             System.exit(2);
         }
         String bootstrap = args[0];
-        String group = args[1];
+        String mode = args[1];
+        String group = "--group".equals(mode) ? args[2] : "";
         String commandConfig = null;
         int timeout = 10_000;
-        for (int i = 2; i + 1 < args.length; i += 2) {
+        for (int i = "--group".equals(mode) ? 3 : 2; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--command-config" -> commandConfig = args[i + 1];
                 case "--timeout-ms" -> timeout = Integer.parseInt(args[i + 1]);
@@ -99,10 +101,11 @@ public final class Describe {
         config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
         int status = 0;
         try {
-            Object answer = switch (group) {
+            Object answer = switch (mode) {
                 case "--list" -> listGroups(config, timeout);
                 case "--broker-configs" -> brokerConfigs(config, timeout);
-                default -> describe(config, group, timeout);
+                case "--group" -> describe(config, group, timeout);
+                default -> throw new IllegalArgumentException(usage);
             };
             System.out.println(JSON.writeValueAsString(answer));
         } catch (Throwable error) {
