@@ -30,7 +30,7 @@ from optimizer.model.ids import (
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
 from optimizer.model.racks import cross_by_rack
-from optimizer.model.releases import DEFAULT_KAFKA_VERSION, KafkaRelease, kafka_version_text, parse_kafka_version
+from optimizer.model.releases import DEFAULT_KAFKA_VERSION, KafkaVersion, ReleaseOf
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.model.validation import duplicates_in, unique_by
 
@@ -193,7 +193,7 @@ class Member(FrozenModel):
         return self
 
 
-class ConsumerConfig(FrozenModel):
+class ConsumerConfig(FrozenModel, ReleaseOf):
     """The consumer assignor configuration, under Kafka's own key."""
 
     partition_assignment_strategy: Annotated[
@@ -212,14 +212,9 @@ class ConsumerConfig(FrozenModel):
     """The broker-side assignor under `group.protocol: consumer`: `uniform` or `range` (or their
     class names). Unset means the broker's default, the first of `group.consumer.assignors`:
     `uniform`. Kafka refuses it under the classic protocol, and so does the project."""
-    kafka_version: Annotated[str, BeforeValidator(kafka_version_text)] = Field(DEFAULT_KAFKA_VERSION, alias="kafka.version")
+    kafka_version: KafkaVersion = Field(DEFAULT_KAFKA_VERSION, alias="kafka.version")
     """The Kafka release whose assignors `--solver kafka` reproduces: a line (`4.4`), a release
     (`4.0.0`) or `trunk` (optimizer.model.releases)."""
-
-    @property
-    def release(self) -> KafkaRelease:
-        """`kafka.version` as a release."""
-        return parse_kafka_version(self.kafka_version)
 
     @model_validator(mode="after")
     def _remote_assignor_needs_consumer_protocol(self) -> ConsumerConfig:

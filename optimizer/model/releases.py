@@ -11,6 +11,9 @@ pins and runs in its tests (`DEFAULT_KAFKA_VERSION`).
 from __future__ import annotations
 
 import re
+from typing import Annotated, Protocol
+
+from pydantic import BeforeValidator
 
 KafkaRelease = tuple[int, ...]
 """A Kafka release as numbers, `(4, 4, 0)` for 4.4.0; `TRUNK` after every release."""
@@ -80,3 +83,21 @@ def unchecked_patch(version: str) -> str | None:
     checked = f"{release[0]}.{release[1]}.{NEWEST_PATCH[(release[0], release[1])]}"
     asked = release_text(release)
     return f"Kafka {asked} is newer than the releases checked (up to {checked}): --solver kafka answers with {checked}'s assignors, unchecked against {asked}'s"
+
+
+KafkaVersion = Annotated[str, BeforeValidator(kafka_version_text)]
+"""The type of both kinds' `kafka.version` config field (`kafka_version_text` checks it)."""
+
+
+class _Versioned(Protocol):
+    @property
+    def kafka_version(self) -> str: ...
+
+
+class ReleaseOf:
+    """Mixin of the configs with a `kafka_version` field: that field as a release."""
+
+    @property
+    def release(self: _Versioned) -> KafkaRelease:
+        """`kafka.version` as a release."""
+        return parse_kafka_version(self.kafka_version)

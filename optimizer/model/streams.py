@@ -40,7 +40,7 @@ from optimizer.model.ids import (
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
-from optimizer.model.releases import DEFAULT_KAFKA_VERSION, STREAMS_GROUPS_SINCE, KafkaRelease, kafka_version_text, parse_kafka_version
+from optimizer.model.releases import DEFAULT_KAFKA_VERSION, STREAMS_GROUPS_SINCE, KafkaVersion, ReleaseOf
 from optimizer.model.validation import duplicates_in, unique_by
 
 PROBLEM_FORMAT: Final = "kafka-assignment-problem/v1"
@@ -283,7 +283,7 @@ class Client(FrozenModel):
         return self
 
 
-class StreamsConfig(FrozenModel):
+class StreamsConfig(FrozenModel, ReleaseOf):
     """The Kafka Streams assignor configuration, under Kafka's own keys and defaults."""
 
     num_standby_replicas: KafkaInt = Field(0, ge=0, le=INT32_MAX, alias="num.standby.replicas")
@@ -331,14 +331,9 @@ class StreamsConfig(FrozenModel):
     streams_assignor_name: StreamsGroupAssignor = Field(StreamsGroupAssignor.STICKY, alias="streams.assignor.name")
     """`sticky` (the broker's default) or `balanced` (proposed, KIP-1357); read under
     `group.protocol: streams` only."""
-    kafka_version: Annotated[str, BeforeValidator(kafka_version_text)] = Field(DEFAULT_KAFKA_VERSION, alias="kafka.version")
+    kafka_version: KafkaVersion = Field(DEFAULT_KAFKA_VERSION, alias="kafka.version")
     """The Kafka release whose assignors `--solver kafka` reproduces: a line (`4.4`), a release
     (`4.0.0`) or `trunk` (optimizer.model.releases)."""
-
-    @property
-    def release(self) -> KafkaRelease:
-        """`kafka.version` as a release."""
-        return parse_kafka_version(self.kafka_version)
 
     @model_validator(mode="after")
     def _streams_protocol_needs_4_1(self) -> StreamsConfig:
