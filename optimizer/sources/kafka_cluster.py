@@ -26,14 +26,16 @@ from typing import Any
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
 from optimizer.kafka.describe import describe_group, list_groups
+from optimizer.model.consumer import AssignmentStrategy
 from optimizer.model.ids import partition_id
 from optimizer.model.issues import Issue, Severity
+from optimizer.model.releases import DEFAULT_KAFKA_VERSION
 from optimizer.sources.records import Record, name_problem, unique_names
 
-KAFKA_VERSION = "4.4"
+KAFKA_VERSION = DEFAULT_KAFKA_VERSION
 """The `kafka.version` an imported problem names: a cluster does not say its clients' release."""
 
-_CLASSIC_STRATEGIES = {"range", "roundrobin", "sticky", "cooperative-sticky"}
+_CLASSIC_STRATEGIES = {str(strategy) for strategy in AssignmentStrategy}
 
 
 def import_consumer_group(bootstrap: str, group: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[str, Any]:
