@@ -45,7 +45,7 @@ def describe_group(bootstrap: str, group: str, command_config: Path | None = Non
     if command_config is not None:
         arguments += ["--command-config", str(command_config)]
     source = f"kafka://{bootstrap}"
-    data = _run(arguments, timeout, bootstrap, group, f"reading group {group!r} from {bootstrap}")
+    data = run_adapter(ADAPTER, arguments, timeout, bootstrap, group, f"reading group {group!r} from {bootstrap}")
     state = str(data.get("state", "")).lower()
     if state == "empty" or not data.get("members"):
         raise _invalid(source, f"group {group!r} has no members (state {data.get('state')}): there is nothing to import")
@@ -64,7 +64,7 @@ def list_groups(bootstrap: str, command_config: Path | None = None, timeout: flo
     arguments = [bootstrap, "--list", "--timeout-ms", str(max(1, int(timeout * 1000)))]
     if command_config is not None:
         arguments += ["--command-config", str(command_config)]
-    groups: list[dict[str, Any]] = _run(arguments, timeout, bootstrap, "", f"listing the groups of {bootstrap}")["groups"]
+    groups: list[dict[str, Any]] = run_adapter(ADAPTER, arguments, timeout, bootstrap, "", f"listing the groups of {bootstrap}")["groups"]
     return groups
 
 
@@ -74,26 +74,28 @@ def broker_configs(bootstrap: str, command_config: Path | None = None, timeout: 
     arguments = [bootstrap, "--broker-configs", "--timeout-ms", str(max(1, int(timeout * 1000)))]
     if command_config is not None:
         arguments += ["--command-config", str(command_config)]
-    brokers = _run(arguments, timeout, bootstrap, "", f"reading the broker configs of {bootstrap}")["brokers"]
+    brokers = run_adapter(ADAPTER, arguments, timeout, bootstrap, "", f"reading the broker configs of {bootstrap}")["brokers"]
     return {int(broker): entries for broker, entries in brokers.items()}
 
 
-def _run(arguments: list[str], timeout: float, bootstrap: str, group: str, doing: str) -> dict[str, Any]:
-    """The adapter's JSON answer, or its failure as the project's error."""
+def run_adapter(adapter: str, arguments: list[str], timeout: float, bootstrap: str, group: str, doing: str) -> dict[str, Any]:
+    """The JSON answer of the adapter class `adapter` (a `kao.jvm` class reporting failures as
+    `kao.jvm.Describe` does: one JSON object `{kind, group, message}` on stderr), or its failure as
+    the project's error. `doing` completes "... did not end within" and "Kafka answered an error ..."."""
     limit = timeout * 3 + _JVM_START_SECONDS
     try:
         done = subprocess.run(
-            java(ADAPTER, arguments, heap_mb=256), capture_output=True, text=True, timeout=limit, check=False, stdin=subprocess.DEVNULL,
+            java(adapter, arguments, heap_mb=256), capture_output=True, text=True, timeout=limit, check=False, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         raise KafkaUnavailableError(f"{doing} did not end within {limit:g} s") from None
     if done.returncode != 0:
-        raise _failure(done.returncode, done.stderr, bootstrap, group, f"kafka://{bootstrap}", doing)
+        raise _failure(adapter, done.returncode, done.stderr, bootstrap, group, f"kafka://{bootstrap}", doing)
     data: dict[str, Any] = json.loads(done.stdout)
     return data
 
 
-def _failure(status: int, stderr: str, bootstrap: str, group: str, source: str, doing: str) -> Exception:
+def _failure(adapter: str, status: int, stderr: str, bootstrap: str, group: str, source: str, doing: str) -> Exception:
     """The adapter's error object (the last JSON line of its stderr) as the project's error."""
     reported: dict[str, Any] = {}
     for line in reversed(stderr.strip().splitlines()):
@@ -116,4 +118,4 @@ def _failure(status: int, stderr: str, bootstrap: str, group: str, source: str, 
     if kind == "kafka":
         return KafkaUnavailableError(f"Kafka answered an error {doing}: {message}")
     tail = "\n".join(stderr.strip().splitlines()[-15:])
-    return KafkaUnavailableError(f"{ADAPTER} failed (exit {status}):\n{tail}")
+    return KafkaUnavailableError(f"{adapter} failed (exit {status}):\n{tail}")

@@ -72,7 +72,7 @@ public final class Describe {
     private Describe() {
     }
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
         String usage = "usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs) [--command-config FILE] [--timeout-ms T]";
@@ -95,10 +95,7 @@ public final class Describe {
                 }
             }
         }
-        Properties config = commandConfig == null ? new Properties() : Utils.loadProps(commandConfig);
-        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
-        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+        Properties config = clientConfig(bootstrap, commandConfig, timeout);
         int status = 0;
         try {
             Object answer = switch (mode) {
@@ -109,31 +106,48 @@ public final class Describe {
             };
             System.out.println(JSON.writeValueAsString(answer));
         } catch (Throwable error) {
-            Throwable cause = error instanceof ExecutionException && error.getCause() != null ? error.getCause() : error;
-            String kind;
-            if (cause instanceof GroupIdNotFoundException) {
-                kind = "unknown_group";
-                status = 4;
-            } else if (cause instanceof UnknownTopicOrPartitionException) {
-                kind = "unknown_topic";
-                status = 4;
-            } else if (unreachable(cause)) {
-                kind = "unreachable";
-                status = 3;
-            } else if (cause instanceof AuthenticationException) {
-                kind = "authentication";
-                status = 3;
-            } else {
-                kind = "kafka";
-                status = 5;
-            }
-            Map<String, Object> failure = new LinkedHashMap<>();
-            failure.put("kind", kind);
-            failure.put("group", group);
-            failure.put("message", cause.getClass().getSimpleName() + ": " + cause.getMessage());
-            System.err.println(JSON.writeValueAsString(failure));
+            status = fail(error, group);
         }
         System.exit(status);
+    }
+
+    /** The Admin (and raw NetworkClient) configuration: the command config's properties, if any, with the
+     * bootstrap servers and the timeouts set over them. */
+    static Properties clientConfig(String bootstrap, String commandConfig, int timeout) throws java.io.IOException {
+        Properties config = commandConfig == null ? new Properties() : Utils.loadProps(commandConfig);
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+        return config;
+    }
+
+    /** Reports `error` as the documented JSON object on stderr; the exit status to end with. */
+    static int fail(Throwable error, String group) throws Exception {
+        Throwable cause = error instanceof ExecutionException && error.getCause() != null ? error.getCause() : error;
+        String kind;
+        int status;
+        if (cause instanceof GroupIdNotFoundException) {
+            kind = "unknown_group";
+            status = 4;
+        } else if (cause instanceof UnknownTopicOrPartitionException) {
+            kind = "unknown_topic";
+            status = 4;
+        } else if (unreachable(cause)) {
+            kind = "unreachable";
+            status = 3;
+        } else if (cause instanceof AuthenticationException) {
+            kind = "authentication";
+            status = 3;
+        } else {
+            kind = "kafka";
+            status = 5;
+        }
+        Map<String, Object> failure = new LinkedHashMap<>();
+        failure.put("kind", kind);
+        failure.put("group", group);
+        failure.put("message", cause.getClass().getSimpleName() + ": " + cause.getMessage());
+        System.err.println(JSON.writeValueAsString(failure));
+        return status;
     }
 
     /** A timeout or I/O failure, or a Kafka error caused by one ("Failed to find brokers ..."). */
@@ -212,10 +226,23 @@ public final class Describe {
             if (description.groupState().toString().equalsIgnoreCase("Dead")) {
                 throw new GroupIdNotFoundException("Group " + group + " not found.");
             }
-            if (description.type() == GroupType.CONSUMER) {
-                members = consumerMembers(config, description.coordinator(), group, timeout);
-            } else {
-                members = classicMembers(config, description.coordinator(), group, timeout);
+            while (true) {
+                try {
+                    if (description.type() == GroupType.CONSUMER) {
+                        members = consumerMembers(config, description.coordinator(), group, timeout);
+                    } else {
+                        members = classicMembers(config, description.coordinator(), group, timeout);
+                    }
+                    break;
+                } catch (org.apache.kafka.common.errors.NotCoordinatorException
+                        | org.apache.kafka.common.errors.CoordinatorLoadInProgressException moved) {
+                    // The coordinator moved (or is loading) between Admin's lookup and the raw request: look it up again.
+                    if (System.currentTimeMillis() > deadline) {
+                        throw moved;
+                    }
+                    Thread.sleep(500);
+                    description = admin.describeConsumerGroups(List.of(group)).all().get(timeout, TimeUnit.MILLISECONDS).get(group);
+                }
             }
             out.put("members", members);
             TreeSet<String> topics = new TreeSet<>();
@@ -227,35 +254,68 @@ public final class Describe {
                     topics.add((String) ((List<?>) owned).get(0));
                 }
             }
-            List<Node> nodes = new ArrayList<>(admin.describeCluster().nodes().get(timeout, TimeUnit.MILLISECONDS));
-            nodes.sort(Comparator.comparingInt(Node::id));
-            List<Map<String, Object>> brokers = new ArrayList<>();
-            for (Node node : nodes) {
-                Map<String, Object> broker = new LinkedHashMap<>();
-                broker.put("id", node.id());
-                broker.put("rack", node.hasRack() ? node.rack() : null);
-                brokers.add(broker);
-            }
-            out.put("brokers", brokers);
-            Map<String, Object> described = new TreeMap<>();
-            if (!topics.isEmpty()) {
-                Map<String, TopicDescription> found = admin.describeTopics(topics).allTopicNames().get(timeout, TimeUnit.MILLISECONDS);
-                for (Map.Entry<String, TopicDescription> topic : found.entrySet()) {
-                    List<Map<String, Object>> partitions = new ArrayList<>();
-                    for (TopicPartitionInfo info : topic.getValue().partitions()) {
-                        Map<String, Object> partition = new LinkedHashMap<>();
-                        partition.put("partition", info.partition());
-                        partition.put("leader", info.leader() == null || info.leader().isEmpty() ? null : info.leader().id());
-                        partition.put("replicas", info.replicas().stream().map(Node::id).toList());
-                        partitions.add(partition);
-                    }
-                    partitions.sort(Comparator.comparingInt(p -> (Integer) p.get("partition")));
-                    described.put(topic.getKey(), Map.of("partitions", partitions));
-                }
-            }
+            out.put("brokers", brokers(admin, timeout));
+            Map<String, Object> described = topics(admin, topics, timeout);
             out.put("topics", described);
             return out;
         }
+    }
+
+    /** The cluster's brokers in id order: {"id", "rack", "replica_selector"}; the selector is the broker's
+     * `replica.selector.class` (null when unset), or "unknown" when its configuration cannot be read (no
+     * DESCRIBE_CONFIGS permission). */
+    static List<Map<String, Object>> brokers(Admin admin, int timeout) throws Exception {
+        List<Node> nodes = new ArrayList<>(admin.describeCluster().nodes().get(timeout, TimeUnit.MILLISECONDS));
+        nodes.sort(Comparator.comparingInt(Node::id));
+        Map<String, String> selectors = new TreeMap<>();
+        boolean known = true;
+        try {
+            List<ConfigResource> resources = new ArrayList<>();
+            for (Node node : nodes) {
+                resources.add(new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(node.id())));
+            }
+            for (Map.Entry<ConfigResource, Config> found : admin.describeConfigs(resources).all().get(timeout, TimeUnit.MILLISECONDS).entrySet()) {
+                ConfigEntry entry = found.getValue().get("replica.selector.class");
+                selectors.put(found.getKey().name(), entry == null ? null : entry.value());
+            }
+        } catch (ExecutionException error) {
+            if (!(error.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException)) {
+                throw error;
+            }
+            known = false;
+        }
+        List<Map<String, Object>> brokers = new ArrayList<>();
+        for (Node node : nodes) {
+            Map<String, Object> broker = new LinkedHashMap<>();
+            broker.put("id", node.id());
+            broker.put("rack", node.hasRack() ? node.rack() : null);
+            broker.put("replica_selector", known ? selectors.get(String.valueOf(node.id())) : "unknown");
+            brokers.add(broker);
+        }
+        return brokers;
+    }
+
+    /** The named topics' partitions in partition order: {"TOPIC": {"partitions": [{"partition", "leader", "replicas"}]}},
+     * the leader and replicas as broker ids (the leader null when it has none). */
+    static Map<String, Object> topics(Admin admin, java.util.Collection<String> names, int timeout) throws Exception {
+        Map<String, Object> described = new TreeMap<>();
+        if (names.isEmpty()) {
+            return described;
+        }
+        Map<String, TopicDescription> found = admin.describeTopics(names).allTopicNames().get(timeout, TimeUnit.MILLISECONDS);
+        for (Map.Entry<String, TopicDescription> topic : found.entrySet()) {
+            List<Map<String, Object>> partitions = new ArrayList<>();
+            for (TopicPartitionInfo info : topic.getValue().partitions()) {
+                Map<String, Object> partition = new LinkedHashMap<>();
+                partition.put("partition", info.partition());
+                partition.put("leader", info.leader() == null || info.leader().isEmpty() ? null : info.leader().id());
+                partition.put("replicas", info.replicas().stream().map(Node::id).toList());
+                partitions.add(partition);
+            }
+            partitions.sort(Comparator.comparingInt(p -> (Integer) p.get("partition")));
+            described.put(topic.getKey(), Map.of("partitions", partitions));
+        }
+        return described;
     }
 
     /** The raw DescribeGroups response's members, their metadata and assignment decoded. */
@@ -341,7 +401,7 @@ public final class Describe {
         return partitions(found);
     }
 
-    private static List<List<Object>> partitions(List<TopicPartition> partitions) {
+    static List<List<Object>> partitions(List<TopicPartition> partitions) {
         List<TopicPartition> sorted = new ArrayList<>(partitions);
         sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
         List<List<Object>> out = new ArrayList<>();
@@ -352,7 +412,7 @@ public final class Describe {
     }
 
     /** One request to `node` over a NetworkClient built from the Admin config (its security settings too). */
-    private static org.apache.kafka.common.requests.AbstractResponse send(Properties config, Node node, int timeout,
+    static org.apache.kafka.common.requests.AbstractResponse send(Properties config, Node node, int timeout,
             org.apache.kafka.common.requests.AbstractRequest.Builder<?> request) throws Exception {
         Time time = Time.SYSTEM;
         LogContext logContext = new LogContext("[kao-describe] ");
