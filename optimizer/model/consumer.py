@@ -29,7 +29,7 @@ from optimizer.model.ids import (
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
-from optimizer.model.racks import cross_by_rack
+from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, cross_by_rack, serving_racks
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, KafkaVersion, ReleaseOf
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.model.validation import duplicates_in, unique_by
@@ -129,6 +129,10 @@ class Topic(FrozenModel):
     all topics of a problem together too)."""
     replica_racks: tuple[tuple[Name, ...], ...] | None = None
     """Per partition, the racks of its replicas (KIP-881); omitted when unknown."""
+    leader_racks: tuple[Name | None, ...] | None = None
+    """Per partition, the rack of its leader's broker (None: unknown), one of that partition's
+    `replica_racks` when those are given; omitted when unknown. Without follower fetching the
+    leader serves every read (`replica.selector.class`; optimizer.model.racks)."""
     bytes_per_second: BytesPerSecond | None = None
     """Bytes per second into each partition (optional; `partition_bytes_per_second` overrides)."""
     partition_bytes_per_second: tuple[BytesPerSecond, ...] | None = None
@@ -145,6 +149,7 @@ class Topic(FrozenModel):
                     f"{self.partitions} partitions; give one list of racks per partition",
                 )
             )
+        problems += self._leaders_among_replicas()
         rates = self.partition_bytes_per_second
         if rates is not None and len(rates) != self.partitions:
             problems.append(
@@ -155,6 +160,36 @@ class Topic(FrozenModel):
             )
         raise_if_any(problems)
         return self
+
+    def _leaders_among_replicas(self) -> list[tuple[Loc, str]]:
+        leaders = self.leader_racks
+        if leaders is None:
+            return []
+        if len(leaders) != self.partitions:
+            return [
+                (
+                    ("leader_racks",),
+                    f"has {len(leaders)} entries but the topic has {self.partitions} partitions; give one leader rack per "
+                    "partition (null where unknown)",
+                )
+            ]
+        replicas = self.replica_racks if self.replica_racks is not None and len(self.replica_racks) == self.partitions else None
+        if replicas is None:
+            return []
+        return [
+            (
+                ("leader_racks", p),
+                f"the leader's rack {shown(leader)} of partition {partition_id(self.name, p)} is not among its replica racks "
+                f"{', '.join(map(shown, replicas[p]))}: the leader is one of the replicas",
+            )
+            for p, leader in enumerate(leaders)
+            if leader is not None and replicas[p] and leader not in replicas[p]
+        ]
+
+    def leader_rack(self, partition: int) -> str | None:
+        """Rack of the leader of partition `partition`; None when unknown."""
+        leaders = self.leader_racks
+        return leaders[partition] if leaders is not None and partition < len(leaders) else None
 
     def partition_rate(self, partition: int) -> float | None:
         """Bytes per second into partition `partition`: its own figure, else the topic's, else None."""
@@ -193,7 +228,7 @@ class Member(FrozenModel):
         return self
 
 
-class ConsumerConfig(FrozenModel, ReleaseOf):
+class ConsumerConfig(FrozenModel, ReleaseOf, ReplicaSelection):
     """The consumer assignor configuration, under Kafka's own key."""
 
     partition_assignment_strategy: Annotated[
@@ -215,6 +250,10 @@ class ConsumerConfig(FrozenModel, ReleaseOf):
     kafka_version: KafkaVersion = Field(DEFAULT_KAFKA_VERSION, alias="kafka.version")
     """The Kafka release whose assignors `--solver kafka` reproduces: a line (`4.4`), a release
     (`4.0.0`) or `trunk` (optimizer.model.releases)."""
+    replica_selector_class: ReplicaSelectorClass = Field(None, alias="replica.selector.class")
+    """The brokers' `replica.selector.class` (KIP-392): unset (Kafka's default), the leader serves
+    every read; `org.apache.kafka.common.replica.RackAwareReplicaSelector` (or `RackAwareReplicaSelector`),
+    a replica in the member's rack does. Only the cross-rack figures read it; Kafka's assignors do not."""
 
     @model_validator(mode="after")
     def _remote_assignor_needs_consumer_protocol(self) -> ConsumerConfig:
@@ -311,10 +350,28 @@ class ConsumerProblem(FrozenModel):
         racks = known.replica_racks if known is not None else None
         return racks[number] if racks is not None and number < len(racks) else None
 
+    def leader_rack_of(self, partition: str) -> str | None:
+        """Rack of the leader of `partition` (a well-formed partition id); None when unknown or the
+        partition is not in the problem."""
+        topic, number = partition_key(partition)
+        known = self.topic_by_name.get(topic)
+        return known.leader_rack(number) if known is not None else None
+
+    def serving_racks_of(self, partition: str) -> tuple[str, ...] | None:
+        """The racks that can serve a read of `partition` under the problem's `replica.selector.class`
+        (`optimizer.model.racks.serving_racks`): what cross-rack figures count by. None or empty: unknown."""
+        return serving_racks(self.replica_racks_of(partition), self.leader_rack_of(partition), self.config.follower_fetching)
+
+    @cached_property
+    def has_leaders(self) -> bool:
+        """Whether any partition gives its leader's rack."""
+        return any(t.leader_racks is not None and any(r is not None for r in t.leader_racks) for t in self.topics)
+
     def cross_by_rack(self, partitions: Sequence[str], racks: Sequence[str | None]) -> np.ndarray:
         """partitions x racks, 0/1: whether a member in `racks[j]` reading `partitions[i]` reads
-        across racks (`reads_across_racks`); a `None` in `racks` is the column of members without a rack."""
-        return cross_by_rack([self.replica_racks_of(p) for p in partitions], racks)
+        across racks, counted from the replicas that serve the read (`serving_racks_of`,
+        `reads_across_racks`); a `None` in `racks` is the column of members without a rack."""
+        return cross_by_rack([self.serving_racks_of(p) for p in partitions], racks)
 
     def bytes_by_rack(self, partitions: Sequence[str], racks: Sequence[str | None]) -> np.ndarray:
         """`cross_by_rack` weighted by each partition's `rate_of`: bytes per second read across racks."""

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar, cast
 
 from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import natural_key, partition_key, shown
+from optimizer.model.ids import natural_key, partition_id, partition_key, shown
 from optimizer.model.issues import Issue, warning
 from optimizer.model.releases import unchecked_patch
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
@@ -55,8 +55,45 @@ def _release_warnings(version: str) -> list[Issue]:
     return [warning("config.kafka.version", newer)] if newer else []
 
 
+def _reads_warnings(selector: str | None, where: str, without_leader: list[str]) -> list[Issue]:
+    """How reads are counted, where the problem leaves it unsure (optimizer.model.racks): a replica
+    selector the project does not know, and leaders given for some partitions only
+    (`without_leader`: the partitions read with replica racks and no leader rack, when others have
+    one and the leader serves)."""
+    warnings: list[Issue] = []
+    if selector is not None:
+        warnings.append(
+            warning(
+                "config.replica.selector.class",
+                f"{shown(selector)} is not Kafka's RackAwareReplicaSelector: which replica it picks is unknown, so "
+                "cross-rack reads are counted from the leader, as with Kafka's default",
+            )
+        )
+    if without_leader:
+        warnings.append(
+            warning(
+                where,
+                f"partitions {_names(without_leader)} have replica racks but no leader rack while others have one: "
+                "their reads are counted as cross-rack only when no replica is in the reader's rack",
+            )
+        )
+    return warnings
+
+
 def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
     warnings: list[Issue] = _release_warnings(problem.config.kafka_version)
+    leaders_serve = problem.has_leaders and not problem.config.follower_fetching
+    without_leader = (
+        [
+            p.id
+            for task in problem.tasks
+            for p in (*task.source_partitions, *task.changelog_partitions)
+            if p.leader_rack is None and p.replica_racks
+        ]
+        if leaders_serve
+        else []
+    )
+    warnings += _reads_warnings(problem.config.custom_replica_selector, "tasks", without_leader)
     tasks = problem.task_by_id
     clients = []
     for index, client in enumerate(problem.clients):
@@ -157,6 +194,17 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
 def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]:
     warnings: list[Issue] = _release_warnings(problem.config.kafka_version)
     topics = problem.topic_by_name
+    without_leader = []
+    if problem.has_leaders and not problem.config.follower_fetching:
+        subscribed = sorted({t for m in problem.members for t in m.subscriptions if t in topics})
+        without_leader = [
+            partition_id(t, p)
+            for t in subscribed
+            if (replicas := topics[t].replica_racks) is not None
+            for p in range(topics[t].partitions)
+            if topics[t].leader_rack(p) is None and replicas[p]
+        ]
+    warnings += _reads_warnings(problem.config.custom_replica_selector, "topics", without_leader)
 
     for index, member in enumerate(problem.members):
         missing = [t for t in member.subscriptions if t not in topics]

@@ -40,6 +40,7 @@ from optimizer.model.ids import (
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
+from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, serving_racks
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, STREAMS_GROUPS_SINCE, KafkaVersion, ReleaseOf
 from optimizer.model.validation import duplicates_in, unique_by
 
@@ -119,9 +120,27 @@ class TopicPartition(FrozenModel):
     """Partition number."""
     replica_racks: tuple[Name, ...] = ()
     """Racks of the brokers holding a replica (leader or follower); empty when unknown."""
+    leader_rack: Name | None = None
+    """Rack of the broker leading the partition: without follower fetching it serves every read
+    (`replica.selector.class`; optimizer.model.racks). One of `replica_racks` when those are given;
+    unset when unknown."""
     bytes_per_second: BytesPerSecond | None = None
     """Bytes per second written to the partition (optional; else the problem's
     `topic_bytes_per_second` for its topic; docs/file-formats.md, "Weights")."""
+
+    @model_validator(mode="after")
+    def _leader_among_replicas(self) -> TopicPartition:
+        if self.leader_rack is not None and self.replica_racks and self.leader_rack not in self.replica_racks:
+            raise_if_any(
+                [
+                    (
+                        ("leader_rack",),
+                        f"the leader's rack {shown(self.leader_rack)} of partition {self.id} is not among its replica racks "
+                        f"{', '.join(map(shown, self.replica_racks))}: the leader is one of the replicas",
+                    )
+                ]
+            )
+        return self
 
     @property
     def id(self) -> str:
@@ -283,7 +302,7 @@ class Client(FrozenModel):
         return self
 
 
-class StreamsConfig(FrozenModel, ReleaseOf):
+class StreamsConfig(FrozenModel, ReleaseOf, ReplicaSelection):
     """The Kafka Streams assignor configuration, under Kafka's own keys and defaults."""
 
     num_standby_replicas: KafkaInt = Field(0, ge=0, le=INT32_MAX, alias="num.standby.replicas")
@@ -334,6 +353,10 @@ class StreamsConfig(FrozenModel, ReleaseOf):
     kafka_version: KafkaVersion = Field(DEFAULT_KAFKA_VERSION, alias="kafka.version")
     """The Kafka release whose assignors `--solver kafka` reproduces: a line (`4.4`), a release
     (`4.0.0`) or `trunk` (optimizer.model.releases)."""
+    replica_selector_class: ReplicaSelectorClass = Field(None, alias="replica.selector.class")
+    """The brokers' `replica.selector.class` (KIP-392): unset (Kafka's default), the leader serves
+    every read; `org.apache.kafka.common.replica.RackAwareReplicaSelector` (or `RackAwareReplicaSelector`),
+    a replica in the reader's rack does. Only the cross-rack figures read it; Kafka's assignors do not."""
 
     @model_validator(mode="after")
     def _streams_protocol_needs_4_1(self) -> StreamsConfig:
@@ -469,6 +492,16 @@ class StreamsProblem(FrozenModel):
         """Whole bytes per second counted for `partition`: its known rate, else `default_rate`, rounded."""
         rate = self.partition_rate(partition)
         return whole_rate(self.default_rate if rate is None else rate)
+
+    def serving_racks(self, partition: TopicPartition) -> tuple[str, ...]:
+        """The racks that can serve a read of `partition` under the problem's
+        `replica.selector.class` (`optimizer.model.racks.serving_racks`); empty when unknown."""
+        return serving_racks(partition.replica_racks, partition.leader_rack, self.config.follower_fetching) or ()
+
+    @cached_property
+    def has_leaders(self) -> bool:
+        """Whether any partition gives its leader's rack."""
+        return any(p.leader_rack is not None for task in self.tasks for p in (*task.source_partitions, *task.changelog_partitions))
 
     @property
     def weighted(self) -> bool:
