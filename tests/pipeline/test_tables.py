@@ -73,16 +73,30 @@ def _consumer_with_gaps(data: dict[str, Any]) -> None:
     data["members"][0].pop("rack", None)
 
 
+def _priced(data: dict[str, Any]) -> None:
+    data["price_per_gb"] = 0.02
+    for task in data.get("tasks", [])[:3]:  # partitions with their own rate, over their topic's
+        for partition in task["source_partitions"]:
+            partition["bytes_per_second"] = 1234567.125
+
+
 def _problems() -> list[Any]:
+    # orders-app and billing carry every weight of their kind (docs/file-formats.md, "Weights").
     return [
-        random_streams_problem(1, tasks=14, clients=4, tags=("zone", "cluster"), name="orders-app"),
+        _edited(
+            random_streams_problem(1, tasks=14, clients=4, tags=("zone", "cluster"), rates=True, weights=True, name="orders-app"),
+            _priced,
+        ),
         _edited(
             random_streams_problem(2, tasks=12, clients=5, standby_replicas=2, name="payments"),
             _streams_without_racks,
         ),
         random_streams_problem(3, tasks=0, clients=2, strategy="none", previous=False, name="empty-streams"),
-        random_consumer_problem(
-            4, members=5, topics=12, equal_subscriptions=False, strategy="cooperative-sticky", name="billing"
+        _edited(
+            random_consumer_problem(
+                4, members=5, topics=12, equal_subscriptions=False, strategy="cooperative-sticky", rates=True, weights=True, name="billing"
+            ),
+            _priced,
         ),
         random_consumer_problem(5, members=3, topics=2, racks=0, strategy="range", name="zahlungen-ä"),
         _edited(random_consumer_problem(6, members=4, topics=3, name="audit"), _consumer_with_gaps),
@@ -145,6 +159,9 @@ def test_round_trip_gives_the_problems_back(tables, problems):
     assert documents["payments"]["description"].endswith("second line")
     assert documents["audit"]["topics"][0]["replica_racks"][1] == []
     assert "replica_racks" not in documents["zahlungen-ä"]["topics"][0]
+    for name in ("orders-app", "billing"):
+        assert problem_from_data(documents[name]).weighted and documents[name]["price_per_gb"] == 0.02
+    assert documents["orders-app"]["tasks"][0]["source_partitions"][0]["bytes_per_second"] == 1234567.125
 
 
 def test_csv_gives_the_same_documents_as_parquet(tables):
@@ -198,6 +215,7 @@ def test_stored_types_are_read_leniently(tmp_path, tables):
                 "topic": [r["topic"] for r in partitions],
                 "partition": [str(r["partition"]) for r in partitions],
                 "replica_racks": [" ; ".join(r["replica_racks"]) for r in partitions],
+                "bytes_per_second": [None if r["bytes_per_second"] is None else str(r["bytes_per_second"]) for r in partitions],
             }
         ),
         tmp_path / "partitions.parquet",
@@ -314,8 +332,8 @@ def test_application_problems_become_invalid_records(tmp_path, tables):
 
 def test_key_listed_twice_and_rows_of_the_other_kind(tmp_path, tables):
     shutil.copytree(tables["csv"], tmp_path, dirs_exist_ok=True)
-    _rewrite_csv(tmp_path / "clients.csv", lambda rows: rows + [["orders-app", "client-0001", "", "3"]])
-    _rewrite_csv(tmp_path / "members.csv", lambda rows: rows + [["payments", "m-1", "", ""]])
+    _rewrite_csv(tmp_path / "clients.csv", lambda rows: rows + [["orders-app", "client-0001", "", "3", ""]])
+    _rewrite_csv(tmp_path / "members.csv", lambda rows: rows + [["payments", "m-1", "", "", ""]])
     records = {r.name: r for r in read_table_records(tmp_path)}
     assert "clients[client='client-0001']: 2 rows have this key" in records["orders-app"].input_error
     assert "members: 1 row for this streams application" in records["payments"].input_error
@@ -340,9 +358,16 @@ def test_write_tables_refuses_what_the_layout_cannot_hold(tmp_path, tables, prob
     threads = _edited(streams, lambda d: d["clients"][0].update(members=[{"id": "m"}], threads=1, previous_active=[], previous_standby=[]))
     with pytest.raises(ValueError, match="lists its members, which the tables cannot hold"):
         write_tables([threads], tmp_path / "members")
-    heavy = _edited(streams, lambda d: d["clients"][0].update(capacity=2))
-    with pytest.raises(ValueError, match=r"gives weights .* which the tables cannot hold yet"):
-        write_tables([heavy], tmp_path / "weights")
+
+    def two_rates(data: dict[str, Any]) -> None:
+        # The same partition read by two tasks (the source of one, the changelog of another).
+        first, second = data["tasks"][0], next(t for t in data["tasks"][1:] if t.get("stateful"))
+        shared = dict(first["source_partitions"][0], bytes_per_second=5)
+        first["source_partitions"][0] = shared
+        second["changelog_partitions"] = [*second.get("changelog_partitions", []), dict(shared, bytes_per_second=7)]
+
+    with pytest.raises(ValueError, match=r"has bytes_per_second 5.0 in task 0_0 and 7.0 in task \S+; the partitions table holds one row"):
+        write_tables([_edited(streams, two_rates)], tmp_path / "rates")
 
 
 def test_protocol_keys_go_through_the_tables(tmp_path, problems):

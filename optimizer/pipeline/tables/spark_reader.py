@@ -48,6 +48,8 @@ def _spark_class(type_: Any) -> str:
         return "int"
     if isinstance(type_, T.FloatType | T.DoubleType):
         return "float"
+    if isinstance(type_, T.DecimalType):
+        return "decimal"
     if isinstance(type_, T.StringType | T.VarcharType | T.CharType):
         return "string"
     if isinstance(type_, T.BooleanType):

@@ -16,20 +16,40 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cache
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.ids import natural_key, partition_id
 from optimizer.model.ids import shown as _quoted
-from optimizer.model.issues import Issue
+from optimizer.model.issues import Issue, issues_from_validation_error
 from optimizer.model.limits import MAX_PARTITIONS
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.sources.records import Record
-from optimizer.sources.tables.layout import BOOL, CONFIG_KIND, CONSUMER, INT, KINDS, STREAMS, STRING, TABLES, TableSpec, error_issue
+from optimizer.sources.tables.layout import (
+    BOOL,
+    CONFIG_KIND,
+    CONSUMER,
+    INT,
+    KINDS,
+    NUMBER,
+    PARTITION_VALUES,
+    STREAMS,
+    STRING,
+    TABLES,
+    Column,
+    error_issue,
+)
 
 _SOURCE_ROLES = {"source": "source_partitions", "changelog": "changelog_partitions"}
 _PREVIOUS_ROLES = {"active": "previous_active", "standby": "previous_standby"}
 _WHOLE = re.compile(r"[+-]?[0-9]{1,30}(?:\.0*)?")
+# A decimal number as CSV and properties exports write it (Python's float() would also take
+# `1_000`, `nan` and `infinity`, which are not numbers in a table).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _partition_key(topic: str, partition: int) -> tuple[Any, ...]:
@@ -71,6 +91,17 @@ def _convert(value: Any, type_: str) -> Any:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         raise _BadCell(f"{_quoted(value)} is not true or false")
+    if type_ == NUMBER:
+        # Always a float, as the model holds it: an integer column and a float column give the
+        # same document.
+        if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+            try:
+                return float(value)
+            except OverflowError:
+                return math.inf if value > 0 else -math.inf  # the model's check says it is not finite
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            return float(value.strip())
+        raise _BadCell(f"{_quoted(value)} is not a number")
     if isinstance(value, str):
         return [part.strip() for part in value.split(";") if part.strip()]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
@@ -78,11 +109,27 @@ def _convert(value: Any, type_: str) -> Any:
     raise _BadCell(f"{_quoted(value)} is not a list of text")
 
 
+@cache
+def _adapter(check: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(check)
+
+
+def _check_issues(column: Column, value: Any) -> list[str]:
+    """What the model's type of `column` says of `value`, in the problem validation's words."""
+    try:
+        _adapter(column.check).validate_python(value)
+    except ValidationError as error:
+        return [issue.message for issue in issues_from_validation_error(error, value)]
+    return []
+
+
 @dataclass
 class _Application:
     """Converts and checks the rows of one application, collecting its issues."""
 
     issues: list[Issue] = field(default_factory=list)
+    kind: str | None = None
+    """The application's kind, once known: columns `needed_by` it must be filled."""
 
     def where(self, table: str, row: dict[str, Any]) -> str:
         keys = TABLES[table].key or ("application",)
@@ -106,16 +153,20 @@ class _Application:
                 failures.append((column.name, str(error)))
                 values[column.name] = None if column.optional else raw.get(column.name)
                 continue
-            if values[column.name] is None and not column.optional:
-                failures.append((column.name, "missing value"))
+            if values[column.name] is None:
+                if not self._optional(column):
+                    failures.append((column.name, "missing value"))
+            elif column.check is not None and (messages := _check_issues(column, values[column.name])):
+                failures += [(column.name, message) for message in messages]
+                values[column.name] = None  # checked columns are optional
         where = self.where(table, values)
         for column_name, message in failures:
             self.add(f"{where}.{column_name}", message)
-        return values, all(self._optional(spec, name) for name, _ in failures)
+        columns = {column.name: column for column in spec.columns}
+        return values, all(self._optional(columns[name]) for name, _ in failures)
 
-    @staticmethod
-    def _optional(spec: TableSpec, name: str) -> bool:
-        return next(column.optional for column in spec.columns if column.name == name)
+    def _optional(self, column: Column) -> bool:
+        return column.optional and self.kind not in column.needed_by
 
     def rows(self, table: str, raw_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The table's usable rows for this application, in a canonical order, keys unique."""
@@ -156,11 +207,13 @@ def application_record(app: dict[str, Any], children: dict[str, list[dict[str, A
     context = _Application()
     values, _ = context.convert("applications", app)
     kind = values.get("kind")
+    context.kind = kind if kind in KINDS else None
     document: dict[str, Any] = {"format": PROBLEM_FORMAT, "name": name}
     if kind is not None:
         document["kind"] = kind
-    if values.get("description") is not None:
-        document["description"] = values["description"]
+    for column in ("description", "price_per_gb"):
+        if values.get(column) is not None:
+            document[column] = values[column]
     where = context.where("applications", {"application": name})
     config = {}
     for key, belongs in CONFIG_KIND.items():
@@ -197,7 +250,7 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
     clients: dict[str, dict[str, Any]] = {}
     for row in app.rows("clients", children.get("clients", [])):
         client = {"id": row["client"]}
-        for column in ("rack", "threads"):
+        for column in ("rack", "threads", "capacity"):
             if row.get(column) is not None:
                 client[column] = row[column]
         clients[row["client"]] = client
@@ -226,14 +279,12 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
     tasks: dict[str, dict[str, Any]] = {}
     for row in app.rows("tasks", children.get("tasks", [])):
         task = {"id": row["task"]}
-        for column in ("subtopology", "stateful", "changelog_end_offset"):
+        for column in ("subtopology", "stateful", "changelog_end_offset", "weight"):
             if row.get(column) is not None:
                 task[column] = row[column]
         tasks[row["task"]] = task
-    racks = {
-        (row["topic"], row["partition"]): row.get("replica_racks") or []
-        for row in app.rows("partitions", children.get("partitions", []))
-    }
+    # A partition's racks and rate, the same wherever a task reads it.
+    partitions = {(row["topic"], row["partition"]): row for row in app.rows("partitions", children.get("partitions", []))}
     for row in app.rows("task_partitions", children.get("task_partitions", [])):
         where = app.where("task_partitions", row)
         if row["role"] not in _SOURCE_ROLES:
@@ -243,12 +294,14 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
             app.add(f"{where}.task", f"task {_quoted(row['task'])} is not in tasks")
             continue
         ident = (row["topic"], row["partition"])
-        if ident not in racks:
+        if ident not in partitions:
             app.add(where, f"partition {row['topic']}-{row['partition']} is not in partitions")
             continue
         partition: dict[str, Any] = {"topic": row["topic"], "partition": row["partition"]}
-        if racks[ident]:
-            partition["replica_racks"] = racks[ident]
+        if partitions[ident].get("replica_racks"):
+            partition["replica_racks"] = partitions[ident]["replica_racks"]
+        if partitions[ident].get("bytes_per_second") is not None:
+            partition["bytes_per_second"] = partitions[ident]["bytes_per_second"]
         tasks[row["task"]].setdefault(_SOURCE_ROLES[row["role"]], []).append(partition)
 
     for client in clients.values():
@@ -261,13 +314,24 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
                 task[key].sort(key=lambda p: _partition_key(p["topic"], p["partition"]))
     document["clients"] = [clients[ident] for ident in sorted(clients, key=natural_key)]
     document["tasks"] = [tasks[ident] for ident in sorted(tasks, key=natural_key)]
+    # Topic rates, for the topics the tasks read: the table may be a whole cluster's catalogue.
+    read = {p["topic"] for task in tasks.values() for key in _SOURCE_ROLES.values() for p in task.get(key, ())}
+    rates = {
+        row["topic"]: row["bytes_per_second"]
+        for row in app.rows("topics", children.get("topics", []))
+        if row.get("bytes_per_second") is not None and row["topic"] in read
+    }
+    if rates:
+        document["topic_bytes_per_second"] = {topic: rates[topic] for topic in sorted(rates, key=natural_key)}
 
 
 def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]], app: _Application) -> None:
     topics: dict[str, dict[str, Any]] = {}
     for row in app.rows("topics", children.get("topics", [])):
         topics[row["topic"]] = {"name": row["topic"], "partitions": row["partitions"]}
-    racks: dict[str, dict[int, list[str]]] = defaultdict(dict)
+        if row.get("bytes_per_second") is not None:
+            topics[row["topic"]]["bytes_per_second"] = row["bytes_per_second"]
+    by_topic: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
     for row in app.rows("partitions", children.get("partitions", [])):
         topic = topics.get(row["topic"])
         if topic is None:
@@ -279,16 +343,15 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
                 f"there is no partition {row['partition']}",
             )
             continue
-        racks[row["topic"]][row["partition"]] = row.get("replica_racks") or []
-    for name, by_partition in racks.items():
-        count = topics[name]["partitions"]
-        if count <= MAX_PARTITIONS:  # beyond it the model rejects the count itself
-            topics[name]["replica_racks"] = [by_partition.get(p, []) for p in range(count)]
+        by_topic[row["topic"]][row["partition"]] = row
+    for name in sorted(by_topic, key=natural_key):
+        if topics[name]["partitions"] <= MAX_PARTITIONS:  # beyond it the model rejects the count itself
+            _partition_values(topics[name], by_topic[name], app)
 
     members: dict[str, dict[str, Any]] = {}
     for row in app.rows("members", children.get("members", [])):
         member = {"id": row["member"]}
-        for column in ("rack", "generation"):
+        for column in ("rack", "generation", "capacity"):
             if row.get(column) is not None:
                 member[column] = row[column]
         members[row["member"]] = member
@@ -315,3 +378,36 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
             ]
     document["topics"] = [topics[name] for name in sorted(topics, key=natural_key)]
     document["members"] = [members[ident] for ident in sorted(members, key=natural_key)]
+
+
+def _gives_racks(row: dict[str, Any]) -> bool:
+    """Whether a consumer partitions row says its topic has replica racks: it gives a list (in
+    Parquet an empty one too), or it gives nothing else (a partition whose racks are unknown, as
+    rows have always said)."""
+    return row.get("replica_racks") is not None or all(row.get(column) is None for column in PARTITION_VALUES)
+
+
+def _partition_values(topic: dict[str, Any], rows: dict[int, dict[str, Any]], app: _Application) -> None:
+    """A consumer topic's per-partition lists (`replica_racks`, `partition_bytes_per_second`) from
+    its rows of `partitions`, by partition number."""
+    count = topic["partitions"]
+    if any(_gives_racks(row) for row in rows.values()):
+        topic["replica_racks"] = [(rows[p].get("replica_racks") or []) if p in rows else [] for p in range(count)]
+    rated = {p: row["bytes_per_second"] for p, row in rows.items() if row.get("bytes_per_second") is not None}
+    if not rated:
+        return
+    fallback = topic.get("bytes_per_second")
+    missing = [p for p in range(count) if p not in rated]
+    if missing and fallback is None:
+        app.add(
+            f"partitions[topic={_quoted(topic['name'])}].bytes_per_second",
+            f"given for {len(rated)} of the topic's {count} partitions: give it for every partition, or the "
+            f"topic's bytes_per_second in topics for the others (partitions {_numbers(missing)} have none)",
+        )
+        return
+    topic["partition_bytes_per_second"] = [rated.get(p, fallback) for p in range(count)]
+
+
+def _numbers(values: list[int], limit: int = 8) -> str:
+    shown = ", ".join(map(str, values[:limit]))
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")

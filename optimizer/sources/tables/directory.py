@@ -20,7 +20,7 @@ from typing import Any
 from optimizer.model.ids import shown as _quoted
 from optimizer.model.issues import Issue
 from optimizer.model.suggest import did_you_mean
-from optimizer.sources.tables.layout import ACCEPTED, EXPECTED, KINDS, REQUIRED_TABLES, TABLES, error_issue
+from optimizer.sources.tables.layout import ACCEPTED, EXPECTED, KIND_PLURALS, KINDS, REQUIRED_TABLES, TABLES, error_issue
 
 # ---------------------------------------------------------------------------------------------
 # Finding the tables
@@ -144,6 +144,9 @@ def layout_issues(
             if column.name not in present:
                 if not column.optional:
                     issues.append(error_issue(f"{shown}.{column.name}", "missing required column"))
+                elif needing := [kind for kind in column.needed_by if kind in (kinds or ())]:
+                    holders = " and ".join(KIND_PLURALS[kind] for kind in needing)
+                    issues.append(error_issue(f"{shown}.{column.name}", f"missing column: the directory has {holders}, which need it"))
                 continue
             storage, shown_type = present[column.name]
             if storage not in ACCEPTED[column.type]:

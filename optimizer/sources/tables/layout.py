@@ -7,18 +7,22 @@ from here, and nothing here reads the rest. docs/pipeline-tables.md describes th
 ========================  ======================================================================
 table                     columns (`?`: may be left empty; key within an application in bold)
 ========================  ======================================================================
-`applications`            **application**, kind (`streams` or `consumer`), description?, and one
-                          column per Kafka config key (`num.standby.replicas`, ...,
-                          `partition.assignment.strategy`), all optional, empty = Kafka's default
-`partitions`              **topic, partition**, replica_racks? (list; CSV: `r1;r2`)
-`clients`                 **client**, rack?, threads?                     (Streams)
+`applications`            **application**, kind (`streams` or `consumer`), description?,
+                          price_per_gb?, and one column per Kafka config key
+                          (`num.standby.replicas`, ..., `partition.assignment.strategy`), all
+                          optional, empty = Kafka's default
+`partitions`              **topic, partition**, replica_racks? (list; CSV: `r1;r2`),
+                          bytes_per_second?
+`clients`                 **client**, rack?, threads?, capacity?          (Streams)
 `client_tags`             **client, tag**, value                          (Streams, KIP-708 tags)
-`tasks`                   **task**, subtopology?, stateful?, changelog_end_offset?  (Streams)
+`tasks`                   **task**, subtopology?, stateful?, changelog_end_offset?, weight?
+                                                                          (Streams)
 `task_partitions`         **task, role, topic, partition**; role source|changelog  (Streams)
 `lags`                    **client, task**, lag                           (Streams)
 `previous`                **client, task**, role; role active|standby     (Streams)
-`topics`                  **topic**, partitions                           (consumer)
-`members`                 **member**, rack?, generation?                  (consumer)
+`topics`                  **topic**, partitions (consumer groups; ? for Streams),
+                          bytes_per_second?
+`members`                 **member**, rack?, generation?, capacity?       (consumer)
 `subscriptions`           **member, topic**                               (consumer)
 `owned`                   **member, topic, partition**                    (consumer)
 ========================  ======================================================================
@@ -35,33 +39,40 @@ partitions without a row; a topic without rows has none). Columns marked `?` may
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from optimizer.model.ids import BytesPerSecond, Capacity, Price, Weight
 from optimizer.model.issues import Issue, Severity
 
 STRING = "string"
 INT = "int"
 BOOL = "bool"
 LIST = "list"
+NUMBER = "number"
 
 # What each logical type may be stored as. Whole numbers may arrive as floats (pandas turns an
 # integer column with nulls into float64) or as text (CSV, properties exports); lists as
-# `;`-separated text. Text columns must be text: an id stored as a number is a mistake.
+# `;`-separated text. Text columns must be text: an id stored as a number is a mistake. Numbers
+# (rates, weights, prices) may be integers, floats, decimals or the text of a number.
 ACCEPTED = {
     STRING: {"string", "null"},
     INT: {"int", "float", "string", "null"},
     BOOL: {"bool", "string", "null"},
     LIST: {"list", "string", "null"},
+    NUMBER: {"int", "float", "decimal", "string", "null"},
 }
 EXPECTED = {
     STRING: "text",
     INT: "whole numbers",
     BOOL: "true/false",
     LIST: "lists of text (or text separated by ';')",
+    NUMBER: "numbers",
 }
 
 STREAMS = "streams"
 CONSUMER = "consumer"
 KINDS = (STREAMS, CONSUMER)
+KIND_PLURALS = {STREAMS: "Streams applications", CONSUMER: "consumer groups"}
 
 
 @dataclass(frozen=True)
@@ -70,10 +81,16 @@ class Column:
 
     name: str
     type: str
-    """`string`, `int`, `bool` or `list` (of text)."""
+    """`string`, `int`, `bool`, `list` (of text) or `number`."""
     optional: bool = False
     """Whether the column may be absent and its cells empty (empty means the field's default)."""
     doc: str = ""
+    needed_by: tuple[str, ...] = ()
+    """Kinds of application for which an optional column is required nonetheless: present when
+    the directory has applications of such a kind, and filled in their rows."""
+    check: Any = None
+    """The model's type a value must satisfy (`BytesPerSecond`, ...): a value it refuses is an
+    error of the cell, worded as the problem validation words it."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +154,7 @@ TABLES: dict[str, TableSpec] = {
                 _app(),
                 Column("kind", STRING, doc="streams or consumer"),
                 Column("description", STRING, optional=True, doc="free text"),
+                Column("price_per_gb", NUMBER, optional=True, doc="price of a GB of cross-zone traffic", check=Price),
                 *(
                     Column(key, type_, optional=True, doc="Kafka config; empty = Kafka's default")
                     for key, type_ in dict(STREAMS_CONFIG + CONSUMER_CONFIG).items()
@@ -153,10 +171,11 @@ TABLES: dict[str, TableSpec] = {
                 Column("topic", STRING),
                 Column("partition", INT),
                 Column("replica_racks", LIST, optional=True, doc="racks of the brokers holding a replica"),
+                Column("bytes_per_second", NUMBER, optional=True, doc="bytes per second into the partition", check=BytesPerSecond),
             ),
             ("topic", "partition"),
             KINDS,
-            "topic partitions with the racks of their replicas",
+            "topic partitions with the racks of their replicas and their rates",
         ),
         TableSpec(
             "clients",
@@ -165,6 +184,7 @@ TABLES: dict[str, TableSpec] = {
                 Column("client", STRING),
                 Column("rack", STRING, optional=True, doc="client.rack"),
                 Column("threads", INT, optional=True, doc="num.stream.threads (default 1)"),
+                Column("capacity", NUMBER, optional=True, doc="instance size (default 1)", check=Capacity),
             ),
             ("client",),
             (STREAMS,),
@@ -185,6 +205,7 @@ TABLES: dict[str, TableSpec] = {
                 Column("subtopology", INT, optional=True, doc="default: from the task id"),
                 Column("stateful", BOOL, optional=True, doc="default false"),
                 Column("changelog_end_offset", INT, optional=True),
+                Column("weight", NUMBER, optional=True, doc="processing weight (default 1)", check=Weight),
             ),
             ("task",),
             (STREAMS,),
@@ -224,10 +245,15 @@ TABLES: dict[str, TableSpec] = {
         ),
         TableSpec(
             "topics",
-            (_app(), Column("topic", STRING), Column("partitions", INT)),
+            (
+                _app(),
+                Column("topic", STRING),
+                Column("partitions", INT, optional=True, doc="partition count (consumer groups)", needed_by=(CONSUMER,)),
+                Column("bytes_per_second", NUMBER, optional=True, doc="bytes per second into each partition", check=BytesPerSecond),
+            ),
             ("topic",),
-            (CONSUMER,),
-            "topics of consumer groups with their partition counts",
+            KINDS,
+            "topics with their partition counts (consumer groups) and rates",
         ),
         TableSpec(
             "members",
@@ -236,6 +262,7 @@ TABLES: dict[str, TableSpec] = {
                 Column("member", STRING),
                 Column("rack", STRING, optional=True, doc="client.rack"),
                 Column("generation", INT, optional=True, doc="default -1"),
+                Column("capacity", NUMBER, optional=True, doc="instance size (default 1)", check=Capacity),
             ),
             ("member",),
             (CONSUMER,),
@@ -258,6 +285,12 @@ TABLES: dict[str, TableSpec] = {
     )
 }
 """Every table of the layout, in the order the documentation lists them."""
+
+PARTITION_VALUES = ("bytes_per_second",)
+"""The columns of `partitions` besides its key and `replica_racks`. A consumer group's topic has
+replica racks when one of its rows gives a list of racks (in Parquet an empty one too) or nothing
+else, as bare rows always have; rows that give only such values, their racks empty, say nothing of
+the topic's racks."""
 
 REQUIRED_TABLES: dict[str, tuple[str, ...]] = {
     STREAMS: ("clients", "tasks", "task_partitions", "partitions"),

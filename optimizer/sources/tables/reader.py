@@ -41,6 +41,8 @@ def _arrow_class(type_: pa.DataType) -> str:
         return "int"
     if pa.types.is_floating(type_):
         return "float"
+    if pa.types.is_decimal(type_):
+        return "decimal"
     if pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_):
         return "string"
     if pa.types.is_boolean(type_):

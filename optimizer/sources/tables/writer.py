@@ -7,6 +7,7 @@ writes them as Parquet or CSV.
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,15 +16,27 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import parse_partition_id
+from optimizer.model.ids import parse_partition_id, shown
 from optimizer.model.streams import StreamsProblem
 from optimizer.sources.tables.directory import candidates
-from optimizer.sources.tables.layout import BOOL, CONFIG_KIND, INT, LIST, STRING, TABLES, Column, TableSpec
+from optimizer.sources.tables.layout import (
+    BOOL,
+    CONFIG_KIND,
+    CONSUMER,
+    INT,
+    LIST,
+    NUMBER,
+    PARTITION_VALUES,
+    STRING,
+    TABLES,
+    Column,
+    TableSpec,
+)
 
 if TYPE_CHECKING:
     Problem = StreamsProblem | ConsumerProblem
 
-PARQUET_TYPES = {STRING: pa.string(), INT: pa.int64(), BOOL: pa.bool_(), LIST: pa.list_(pa.string())}
+PARQUET_TYPES = {STRING: pa.string(), INT: pa.int64(), BOOL: pa.bool_(), LIST: pa.list_(pa.string()), NUMBER: pa.float64()}
 """How each column type is stored in the Parquet files written."""
 
 
@@ -31,8 +44,10 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
     """The rows of every table for `problems` (each with a unique name), in the layout's order.
 
     Raises ValueError for what the layout cannot hold: a problem without a name, a name used
-    twice, or a Streams partition listed with different replica racks in two places (the
-    `partitions` table holds one list per partition).
+    twice, a Streams client that lists its members, or a Streams partition listed with different
+    replica racks or rates in two places (the `partitions` table holds one row per partition).
+    Weights are written where they are given and left empty at their defaults (a task's weight
+    and an instance's capacity of 1), which is what an empty cell reads as.
     """
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     seen: set[str] = set()
@@ -48,6 +63,7 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
             "application": name,
             "kind": problem.kind,
             "description": problem.description or None,
+            "price_per_gb": problem.price_per_gb,
         }
         for key, value in problem.config.model_dump(
             mode="json", by_alias=True, exclude_defaults=True
@@ -56,8 +72,6 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
                 raise ValueError(f"config key {key!r} has no column in applications")  # the layout is stale
             row[key] = value
         tables["applications"].append(row)
-        if problem.weighted:  # no columns for them yet: refuse rather than lose them
-            raise ValueError(f"problem {name!r} gives weights (throughputs, task weights or capacities), which the tables cannot hold yet")
         if isinstance(problem, StreamsProblem):
             _streams_rows(name, problem, tables)
         else:
@@ -70,7 +84,13 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
         if client.members:  # the tables hold a client-level history only: refuse rather than lose it
             raise ValueError(f"problem {name!r}: client {client.id!r} lists its members, which the tables cannot hold")
         tables["clients"].append(
-            {"application": name, "client": client.id, "rack": client.rack, "threads": client.threads}
+            {
+                "application": name,
+                "client": client.id,
+                "rack": client.rack,
+                "threads": client.threads,
+                "capacity": _unless_default(client.capacity),
+            }
         )
         for tag, value in client.tags.items():
             tables["client_tags"].append(
@@ -83,7 +103,8 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
                 )
         for task_id, lag in client.lags.items():
             tables["lags"].append({"application": name, "client": client.id, "task": task_id, "lag": lag})
-    racks: dict[tuple[str, int], tuple[tuple[str, ...], str]] = {}
+    # (topic, partition) -> its row of partitions and the task it was first seen in.
+    partition_rows: dict[tuple[str, int], tuple[dict[str, Any], str]] = {}
     for task in problem.tasks:
         tables["tasks"].append(
             {
@@ -92,6 +113,7 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
                 "subtopology": task.subtopology,
                 "stateful": task.stateful,
                 "changelog_end_offset": task.changelog_end_offset,
+                "weight": _unless_default(task.weight),
             }
         )
         for role, partitions in (
@@ -109,39 +131,64 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
                     }
                 )
                 ident = (topic_partition.topic, topic_partition.partition)
-                earlier = racks.setdefault(ident, (topic_partition.replica_racks, task.id))
-                if earlier[0] != topic_partition.replica_racks:
-                    raise ValueError(
-                        f"{name}: partition {topic_partition.id} has replica racks {list(earlier[0])} in task "
-                        f"{earlier[1]} and {list(topic_partition.replica_racks)} in task {task.id}; the "
-                        "partitions table holds one list per partition"
-                    )
-    for (topic, partition), (replica_racks, _) in racks.items():
-        tables["partitions"].append(
-            {
-                "application": name,
-                "topic": topic,
-                "partition": partition,
-                "replica_racks": list(replica_racks),
-            }
-        )
+                values = {
+                    "application": name,
+                    "topic": topic_partition.topic,
+                    "partition": topic_partition.partition,
+                    "replica_racks": list(topic_partition.replica_racks),
+                    "bytes_per_second": topic_partition.bytes_per_second,
+                }
+                earlier, first_task = partition_rows.setdefault(ident, (values, task.id))
+                for column, noun in (("replica_racks", "replica racks"), ("bytes_per_second", "bytes_per_second")):
+                    if earlier[column] != values[column]:
+                        raise ValueError(
+                            f"{name}: partition {topic_partition.id} has {noun} {_shown(earlier[column])} in task "
+                            f"{first_task} and {_shown(values[column])} in task {task.id}; the partitions table "
+                            "holds one row per partition"
+                        )
+    tables["partitions"] += [row for row, _ in partition_rows.values()]
+    for topic, rate in problem.topic_bytes_per_second.items():
+        tables["topics"].append({"application": name, "topic": topic, "partitions": None, "bytes_per_second": rate})
+
+
+def _unless_default(weight: float) -> float | None:
+    """A task's weight or an instance's capacity, None at the default 1 (an empty cell)."""
+    return None if weight == 1.0 else weight
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else str(value) if isinstance(value, list) else shown(value)
 
 
 def _consumer_rows(name: str, problem: ConsumerProblem, tables: dict[str, list[dict[str, Any]]]) -> None:
     for topic in problem.topics:
-        tables["topics"].append({"application": name, "topic": topic.name, "partitions": topic.partitions})
-        for partition, replica_racks in enumerate(topic.replica_racks or ()):
+        tables["topics"].append(
+            {"application": name, "topic": topic.name, "partitions": topic.partitions, "bytes_per_second": topic.bytes_per_second}
+        )
+        racks, rates = topic.replica_racks, topic.partition_bytes_per_second
+        if racks is None and rates is None:
+            continue
+        # A row per partition: with the topic's racks (a list, empty when unknown) or none (the
+        # topic has no racks), and its rate.
+        for partition in range(topic.partitions):
             tables["partitions"].append(
                 {
                     "application": name,
                     "topic": topic.name,
                     "partition": partition,
-                    "replica_racks": list(replica_racks),
+                    "replica_racks": None if racks is None else list(racks[partition]),
+                    "bytes_per_second": None if rates is None else rates[partition],
                 }
             )
     for member in problem.members:
         tables["members"].append(
-            {"application": name, "member": member.id, "rack": member.rack, "generation": member.generation}
+            {
+                "application": name,
+                "member": member.id,
+                "rack": member.rack,
+                "generation": member.generation,
+                "capacity": _unless_default(member.capacity),
+            }
         )
         for topic_name in member.subscriptions:
             tables["subscriptions"].append({"application": name, "member": member.id, "topic": topic_name})
@@ -171,6 +218,8 @@ def write_tables(problems: Iterable[Problem], directory: str | Path, format: str
             f"{directory} already holds tables ({', '.join(existing)}); write to a new directory"
         )
     tables = problem_table_rows(problems)
+    if format == "csv":
+        _csv_can_hold(tables)
     written = []
     for name, rows in tables.items():
         spec = TABLES[name]
@@ -198,6 +247,24 @@ def _csv_cell(spec: TableSpec, column: Column, value: Any, row: dict[str, Any]) 
     if value == "":
         raise ValueError(f"{where}: CSV cannot tell an empty text from a missing one; write Parquet")
     return str(value)
+
+
+def _csv_can_hold(tables: dict[str, list[dict[str, Any]]]) -> None:
+    """Refuse (ValueError) a consumer topic whose racks CSV would lose. CSV writes an empty list as
+    an empty cell, and a row with an empty cell that gives a rate says nothing of its topic's
+    racks: a topic that lists replica racks, every one empty, and a rate for every partition would
+    read back as a topic without racks."""
+    consumer = {row["application"] for row in tables["applications"] if row["kind"] == CONSUMER}
+    listed: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in tables["partitions"]:
+        if row["application"] in consumer and row["replica_racks"] is not None:
+            listed[row["application"], row["topic"]].append(row)
+    for (application, topic), rows in listed.items():
+        if not any(row["replica_racks"] or all(row[c] is None for c in PARTITION_VALUES) for row in rows):
+            raise ValueError(
+                f"partitions of application {application!r}, topic {topic!r}: the topic lists replica racks, every "
+                "one empty, and a rate for every partition; CSV cannot tell those empty lists from no racks: write Parquet"
+            )
 
 
 def _write_csv(spec: TableSpec, rows: list[dict[str, Any]], target: Path) -> None:
