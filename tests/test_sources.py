@@ -147,3 +147,61 @@ def test_import_all_skips_what_it_cannot_import_and_names_each_failure(monkeypat
     records = read_records("kafka://b:9092")
     assert [(r.name, r.input_error is None) for r in records] == [("broken", False), ("orders", True)]
     assert "rebalancing" in (records[0].input_error or "")
+
+
+def test_a_kafka_url_takes_the_command_config_and_timeout_as_its_query_and_names_every_bad_parameter(tmp_path):
+    """`kafka://HOST:PORT?command-config=FILE&timeout=SECONDS`, as `import` takes `--command-config`
+    and `--timeout`; the Records never show the query (a path may hold a user name)."""
+    from optimizer.sources.kafka_cluster import ImportOptions, KafkaCluster
+
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=PLAINTEXT\n", encoding="utf-8")
+    cluster = KafkaCluster(f"kafka://127.0.0.1:9092?command-config={properties}&timeout=12.5")
+    assert cluster.bootstrap == "127.0.0.1:9092"
+    assert cluster.options() == ImportOptions(command_config=properties, timeout=12.5)
+    assert KafkaCluster("kafka://127.0.0.1:9092/").options() == ImportOptions()
+    with pytest.raises(InvalidInputError) as raised:
+        KafkaCluster("kafka://h:1?timeout=0&colour=red&command-config=/nowhere/x&timeout=5").options()
+    messages = [issue.message for issue in raised.value.issues]
+    assert any("unknown parameter 'colour'" in m for m in messages)
+    assert any("'0' is not a number of seconds" in m for m in messages)
+    assert any("'/nowhere/x' is not a readable file" in m for m in messages)
+    assert any("'timeout' is given twice" in m for m in messages)
+    assert "?" not in raised.value.source
+
+
+def test_the_cluster_replica_selector_is_set_only_when_every_broker_has_the_same_one():
+    """Follower fetching is on only when every broker serves from followers; a mix, or a broker
+    whose configuration cannot be read, leaves Kafka's default (the leader serves) with a warning."""
+    from optimizer.sources.kafka_cluster import RACK_AWARE_SELECTOR, replica_selector
+
+    def brokers(*selectors):
+        return [{"id": i, "rack": "abc"[i], "replica_selector": s} for i, s in enumerate(selectors)]
+
+    assert replica_selector(brokers(None, None, None)) == (None, None)
+    assert replica_selector(brokers(RACK_AWARE_SELECTOR, RACK_AWARE_SELECTOR)) == (RACK_AWARE_SELECTOR, None)
+    for mixed in (brokers(RACK_AWARE_SELECTOR, None), brokers(RACK_AWARE_SELECTOR, "unknown")):
+        value, warning = replica_selector(mixed)
+        assert value is None and warning is not None and "broker 1:" in warning and "counted from the leaders" in warning
+
+
+def test_an_described_consumer_group_maps_its_leaders_selector_and_rates_into_the_problem():
+    """The adapter's JSON (as `kao.jvm.Describe` gives it) to the problem: replica and leader racks
+    from the brokers' racks, the brokers' common selector, and measured rates per partition."""
+    from optimizer.model.problem import problem_from_data
+    from optimizer.sources.kafka_cluster import RACK_AWARE_SELECTOR, consumer_problem
+
+    described = {
+        "group_id": "g", "type": "CONSUMER", "state": "Stable", "assignor": "uniform",
+        "brokers": [{"id": 1, "rack": "a", "replica_selector": RACK_AWARE_SELECTOR}, {"id": 2, "rack": "b", "replica_selector": RACK_AWARE_SELECTOR}],
+        "topics": {"t": {"partitions": [{"partition": 0, "leader": 2, "replicas": [2, 1]}, {"partition": 1, "leader": 1, "replicas": [1]}]}},
+        "members": [{"member_id": "m", "rack": "a", "subscriptions": ["t"], "assignment": [["t", 0], ["t", 1]]}],
+    }  # fmt: skip
+    document = consumer_problem(described, "h:1", rates={("t", 0): 1500.0, ("t", 1): 0.0})
+    problem = problem_from_data(document, "g")
+    (topic,) = problem.topics
+    assert topic.replica_racks == (("b", "a"), ("a",)) and topic.leader_racks == ("b", "a")
+    assert problem.config.follower_fetching
+    assert document["topics"][0]["partition_bytes_per_second"] == [1500.0, 0.0]
+    del described["brokers"][1]["replica_selector"]  # one broker unset: the leader serves
+    assert "replica.selector.class" not in consumer_problem(described, "h:1")["config"]

@@ -34,7 +34,9 @@ GROUPS = {
     "imp-sticky": ("classic", "org.apache.kafka.clients.consumer.StickyAssignor", "sticky"),
     "imp-krange": ("consumer", "range", "range"),
 }
-SETTLE_SECONDS = 90.0
+SETTLE_SECONDS = 150.0
+REPLICATION_FACTOR = 2
+"""Below the number of racks: partitions differ in their replicas' racks and leaders."""
 
 
 def _topics(group: str) -> dict[str, int]:
@@ -49,7 +51,10 @@ def _subscriptions(group: str) -> list[list[str]]:
 def _spec(bootstrap: str, group: str) -> dict[str, Any]:
     protocol, assignor, _ = GROUPS[group]
     members = [{"rack": rack, "topics": topics} for rack, topics in zip(RACKS, _subscriptions(group), strict=True)]
-    return {"bootstrap": bootstrap, "topics": _topics(group), "group": group, "protocol": protocol, "assignor": assignor, "members": members}
+    return {
+        "bootstrap": bootstrap, "topics": _topics(group), "replication_factor": REPLICATION_FACTOR, "group": group, "protocol": protocol,
+        "assignor": assignor, "members": members,
+    }  # fmt: skip
 
 
 def _end(process: subprocess.Popen[str]) -> None:
@@ -64,7 +69,7 @@ def _end(process: subprocess.Popen[str]) -> None:
 
 @pytest.fixture(scope="module")
 def running_groups(kafka_sandbox: sandbox.Sandbox) -> Iterator[dict[str, dict[str, Any]]]:
-    """The three groups, each in a `kao.jvm.ConsumerGroupRunner` JVM started at once; their
+    """The groups, each in a `kao.jvm.ConsumerGroupRunner` JVM started at once; their
     assignments once every group is stable. The JVMs end with the module (closing their stdin), and
     with this process if it is killed (the sandbox's parent-death signal)."""
     processes: dict[str, subprocess.Popen[str]] = {}
@@ -107,8 +112,12 @@ def _check(problem_data: dict[str, Any], group: str, running: dict[str, Any]) ->
         assert str(problem.config.group_remote_assignor) == assignor
     assert problem.name == group
     assert {t.name: t.partitions for t in problem.topics} == _topics(group)
-    for topic in problem.topics:  # replication 3 over 3 racks: every partition has a replica in each
-        assert topic.replica_racks is not None and [sorted(r) for r in topic.replica_racks] == [list(RACKS)] * topic.partitions
+    for topic in problem.topics:  # as Kafka placed them: two replicas in two racks
+        placed = running["topics"][topic.name]
+        assert topic.replica_racks is not None and [list(r) for r in topic.replica_racks] == [p["replica_racks"] for p in placed]
+        assert all(len(set(racks)) == REPLICATION_FACTOR for racks in topic.replica_racks)
+        assert topic.leader_racks is not None and list(topic.leader_racks) == [p["leader_rack"] for p in placed]
+    assert problem.config.replica_selector_class is None and not problem.config.follower_fetching  # the sandbox's brokers: Kafka's default
     members = {m["member_id"]: m for m in running["members"]}
     assert {m.id for m in problem.members} == set(members)
     for member in problem.members:

@@ -20,9 +20,12 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -32,12 +35,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 /**
  * A test workload: N consumers of one group in this JVM, each polling on its own thread. Reads a
  * JSON spec on stdin's first line: {"bootstrap", "topics": {name: partitions} (created first with
- * Kafka's Admin client, replication factor 3, unless they exist), "group", "protocol" ("classic"|"consumer"),
+ * Kafka's Admin client, with "replication_factor" replicas (default 3), unless they exist), "group", "protocol" ("classic"|"consumer"),
  * "assignor" (a classic strategy's class name, or the KIP-848 server assignor), "members": [{"rack",
  * "topics": [...]}]}. Once the group is Stable (Admin) and every consumer holds the partitions the
  * coordinator lists for it, prints one JSON line {"members": [{"index", "member_id", "client_id",
- * "assignment": [[topic, partition]]}]}; then keeps polling until stdin closes, closes the consumers
- * and exits. Exit 1 when the group does not settle within 60 s.
+ * "assignment": [[topic, partition]]}], "topics": {name: [{"partition", "leader_rack", "replica_racks"}]}}
+ * (the topics as Kafka placed them); then keeps polling until stdin closes, closes the consumers
+ * and exits. Exit 1 when the group does not settle within 120 s.
  */
 public final class ConsumerGroupRunner {
     private ConsumerGroupRunner() {
@@ -55,7 +59,8 @@ public final class ConsumerGroupRunner {
         adminConfig.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(adminConfig)) {
             List<NewTopic> wanted = new ArrayList<>();
-            spec.get("topics").fields().forEachRemaining(t -> wanted.add(new NewTopic(t.getKey(), t.getValue().asInt(), (short) 3)));
+            short replicas = (short) (spec.has("replication_factor") ? spec.get("replication_factor").asInt() : 3);
+            spec.get("topics").fields().forEachRemaining(t -> wanted.add(new NewTopic(t.getKey(), t.getValue().asInt(), replicas)));
             for (var created : admin.createTopics(wanted).values().values()) {
                 try {
                     created.get(30, TimeUnit.SECONDS);
@@ -111,7 +116,7 @@ public final class ConsumerGroupRunner {
             threads.add(thread);
         }
         int count = index;
-        long deadline = System.currentTimeMillis() + 60_000;
+        long deadline = System.currentTimeMillis() + 120_000;
         Map<String, Object> result = null;
         try (Admin admin = Admin.create(adminConfig)) {
             while (result == null && System.currentTimeMillis() < deadline) {
@@ -119,8 +124,8 @@ public final class ConsumerGroupRunner {
                 ConsumerGroupDescription described;
                 try {
                     described = admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS).get(group);
-                } catch (ExecutionException notYet) { // the group does not exist before its first member joins
-                    continue;
+                } catch (ExecutionException | java.util.concurrent.TimeoutException notYet) {
+                    continue; // the group does not exist before its first member joins; a loaded broker answers late
                 }
                 if (!described.groupState().toString().equalsIgnoreCase("Stable") || described.members().size() != count) {
                     continue;
@@ -146,13 +151,13 @@ public final class ConsumerGroupRunner {
                     members.add(member);
                 }
                 if (agree) {
-                    result = Map.of("members", members);
+                    result = Map.of("members", members, "topics", layout(admin, spec));
                 }
             }
         }
         int status = 0;
         if (result == null) {
-            System.err.println("the group " + group + " did not settle within 60 s");
+            System.err.println("the group " + group + " did not settle within 120 s");
             status = 1;
         } else {
             System.out.println(json.writeValueAsString(result));
@@ -166,5 +171,29 @@ public final class ConsumerGroupRunner {
             thread.join(15_000);
         }
         System.exit(status);
+    }
+
+    /** The spec's topics as Kafka placed them: {name: [{"partition", "leader_rack", "replica_racks"}]}, in partition order. */
+    private static Map<String, Object> layout(Admin admin, JsonNode spec) throws Exception {
+        Map<Integer, String> racks = new java.util.HashMap<>();
+        for (Node node : admin.describeCluster().nodes().get(10, TimeUnit.SECONDS)) {
+            racks.put(node.id(), node.rack());
+        }
+        List<String> names = new ArrayList<>();
+        spec.get("topics").fieldNames().forEachRemaining(names::add);
+        Map<String, Object> topics = new java.util.TreeMap<>();
+        for (Map.Entry<String, TopicDescription> topic : admin.describeTopics(names).allTopicNames().get(10, TimeUnit.SECONDS).entrySet()) {
+            List<Map<String, Object>> partitions = new ArrayList<>();
+            for (TopicPartitionInfo info : topic.getValue().partitions()) {
+                Map<String, Object> partition = new LinkedHashMap<>();
+                partition.put("partition", info.partition());
+                partition.put("leader_rack", info.leader() == null ? null : racks.get(info.leader().id()));
+                partition.put("replica_racks", info.replicas().stream().map(n -> racks.get(n.id())).toList());
+                partitions.add(partition);
+            }
+            partitions.sort(Comparator.comparingInt(x -> (Integer) x.get("partition")));
+            topics.put(topic.getKey(), partitions);
+        }
+        return topics;
     }
 }
