@@ -402,12 +402,13 @@ def _partition_values(topic: dict[str, Any], rows: dict[int, dict[str, Any]], ap
         app.add(
             f"partitions[topic={_quoted(topic['name'])}].bytes_per_second",
             f"given for {len(rated)} of the topic's {count} partitions: give it for every partition, or the "
-            f"topic's bytes_per_second in topics for the others (partitions {_numbers(missing)} have none)",
+            f"topic's bytes_per_second in topics for the others ({_numbers(missing)} without one)",
         )
         return
     topic["partition_bytes_per_second"] = [rated.get(p, fallback) for p in range(count)]
 
 
 def _numbers(values: list[int], limit: int = 8) -> str:
+    """`partition 3` or `partitions 0, 2 and 5 more`."""
     shown = ", ".join(map(str, values[:limit]))
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return f"partition{'s' if len(values) > 1 else ''} " + shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
