@@ -2,8 +2,11 @@
 
 Cross-rack traffic depends on the client only through its rack, so the primary array is
 tasks x racks; tasks x clients views are taken from it by indexing with each client's rack.
-Partitions without replica racks, and clients without a rack, never count as cross-rack: the rule
-is `reads_across_racks` (optimizer/model/racks.py), the evaluator's too.
+The goals' arrays count what the bill counts: a read crosses racks when no replica that can serve
+it (`serving_racks`: the leader's rack unless the brokers serve reads from followers) is in the
+client's rack. Kafka's own KIP-925 cost (`active_cost_matrix`, for the reproductions) uses the
+replica racks, as Kafka does. Partitions without racks, and clients without a rack, never count as
+cross-rack: the rule is `reads_across_racks` (optimizer/model/racks.py), the evaluator's too.
 """
 
 from __future__ import annotations
@@ -68,24 +71,31 @@ class StreamsIndex:
 
     @cached_property
     def source_cross_by_rack(self) -> np.ndarray:
-        """tasks x racks: source partitions of the task with no replica in that rack."""
+        """tasks x racks: source partitions of the task read across racks from that rack (no
+        serving replica there: `StreamsProblem.serving_racks`)."""
         return self._cross_by_rack([t.source_partitions for t in self.tasks])
 
     @cached_property
     def changelog_cross_by_rack(self) -> np.ndarray:
-        """tasks x racks: changelog partitions of the task with no replica in that rack."""
+        """tasks x racks: changelog partitions of the task read across racks from that rack."""
         return self._cross_by_rack([t.changelog_partitions for t in self.tasks])
 
     @cached_property
     def source_bytes_by_rack(self) -> np.ndarray:
-        """tasks x racks: bytes per second of the task's source partitions with no replica in
+        """tasks x racks: bytes per second of the task's source partitions read across racks from
         that rack (`StreamsProblem.rate_of`: unknown rates count as the mean known one)."""
         return self._cross_by_rack([t.source_partitions for t in self.tasks], weighted=True)
 
     @cached_property
     def changelog_bytes_by_rack(self) -> np.ndarray:
-        """tasks x racks: bytes per second of the task's changelog partitions with no replica in that rack."""
+        """tasks x racks: bytes per second of the task's changelog partitions read across racks from that rack."""
         return self._cross_by_rack([t.changelog_partitions for t in self.tasks], weighted=True)
+
+    @cached_property
+    def source_replica_cross_by_rack(self) -> np.ndarray:
+        """tasks x racks: source partitions of the task with no replica in that rack: what Kafka's
+        KIP-925 optimisation counts (`active_cost_matrix`), whoever serves the reads."""
+        return self._cross_by_rack([t.source_partitions for t in self.tasks], serving=False)
 
     @cached_property
     def task_weight(self) -> np.ndarray:
@@ -97,12 +107,15 @@ class StreamsIndex:
         """Per client, threads x capacity in thousandths: what weighted balance divides its load by."""
         return np.array([c.threads * milli(c.capacity) for c in self.clients], dtype=np.int64)
 
-    def _cross_by_rack(self, partitions_per_task: Sequence[tuple[TopicPartition, ...]], weighted: bool = False) -> np.ndarray:
+    def _cross_by_rack(
+        self, partitions_per_task: Sequence[tuple[TopicPartition, ...]], weighted: bool = False, serving: bool = True
+    ) -> np.ndarray:
         # Exactly one column per rack: without a rack there is nothing to read across (callers
         # add their own column for clients without a rack).
         owners = [task_index for task_index, partitions in enumerate(partitions_per_task) for _ in partitions]
         listed = [p for partitions in partitions_per_task for p in partitions]
-        by_partition = cross_by_rack([p.replica_racks for p in listed], self.racks)
+        racks_of = self.problem.serving_racks if serving else (lambda p: p.replica_racks)
+        by_partition = cross_by_rack([racks_of(p) for p in listed], self.racks)
         if weighted:
             by_partition = by_partition * np.array([self.problem.rate_of(p) for p in listed], dtype=np.int64)[:, None]
         result = np.zeros((len(partitions_per_task), len(self.racks)), dtype=np.int64)
@@ -177,12 +190,12 @@ def active_cost_matrix(
     non_overlap_cost: int,
     current: np.ndarray,
 ) -> np.ndarray:
-    """KIP-925's cost of each (task, client) for active tasks, as an int64 matrix.
-
-    `traffic_cost` per source partition without a replica in the client's rack, plus
-    `non_overlap_cost` where the client is not the task's `current` client (-1: none).
+    """KIP-925's cost of each (task, client) for active tasks, as an int64 matrix, as Kafka's
+    assignors compute it: `traffic_cost` per source partition without a replica in the client's
+    rack (whichever replica serves the reads), plus `non_overlap_cost` where the client is not the
+    task's `current` client (-1: none).
     """
-    cross = index.by_client(index.source_cross_by_rack[task_rows])
+    cross = index.by_client(index.source_replica_cross_by_rack[task_rows])
     cost = traffic_cost * cross
     if non_overlap_cost:
         elsewhere = np.ones_like(cost, dtype=bool)
@@ -200,4 +213,6 @@ def _index_of(problem: StreamsProblem) -> StreamsIndex:
     for task in tasks:
         for partition in (*task.source_partitions, *task.changelog_partitions):
             racks.update(partition.replica_racks)
+            if partition.leader_rack is not None:
+                racks.add(partition.leader_rack)
     return StreamsIndex(problem, tasks, clients, tuple(sorted(racks)))

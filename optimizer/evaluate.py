@@ -25,7 +25,7 @@ from optimizer.model.issues import Issue, warning
 from optimizer.model.metrics import ConsumerMetrics, Metrics, StreamsMetrics
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem
-from optimizer.model.racks import reads_across_racks
+from optimizer.model.racks import read_from_racks, reads_across_racks, serving_racks
 from optimizer.model.solution import ClientAssignment, Solution
 from optimizer.model.streams import (
     STATELESS_NON_OVERLAP_COST,
@@ -273,11 +273,12 @@ def _evaluate_streams(
     return violations, _streams_metrics(problem, actives, standbys, warmups)
 
 
-def cross_rack_reads(partitions: tuple[TopicPartition, ...], rack: str | None) -> int:
-    """Partitions a client in `rack` reads across racks (`reads_across_racks`)."""
+def cross_rack_reads(problem: StreamsProblem, partitions: tuple[TopicPartition, ...], rack: str | None) -> int:
+    """Partitions a client in `rack` reads across racks: from no replica in its rack that can
+    serve the read (`StreamsProblem.serving_racks`, `reads_across_racks`)."""
     if rack is None:  # never across racks: no need to look at the partitions
         return 0
-    return sum(reads_across_racks(rack, p.replica_racks) for p in partitions)
+    return sum(reads_across_racks(rack, problem.serving_racks(p)) for p in partitions)
 
 
 def headline(metrics: Metrics | None) -> dict[str, Any]:
@@ -324,18 +325,26 @@ def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, Client
 
 class _CrossRackBytes:
     """Bytes per second read across racks, in total per role and by (reader rack, rack read
-    from): each partition's whole rate (`rate_of`) shared equally among its replica racks."""
+    from): each partition's whole rate (`rate_of`), from its leader's rack when that is known, else
+    shared equally among its replica racks (`read_from_racks`)."""
 
     def __init__(self) -> None:
         self.total: Counter[str] = Counter()
         self.by_racks: defaultdict[str, defaultdict[str, float]] = defaultdict(lambda: defaultdict(float))
 
-    def read(self, role: str, rack: str | None, rate: int, replica_racks: Sequence[str] | None) -> None:
-        if rack is None or not replica_racks or not reads_across_racks(rack, replica_racks):
+    def read(
+        self, role: str, rack: str | None, rate: int, serving: Sequence[str] | None, replica_racks: tuple[str, ...] | None, leader: str | None
+    ) -> None:
+        """A client or member in `rack` reads a partition of `rate` bytes per second that the
+        racks `serving` can serve (`serving_racks`), whose replicas and leader are in `replica_racks`
+        and `leader`."""
+        if not reads_across_racks(rack, serving):
             return
+        assert rack is not None  # a reader without a rack never reads across racks
         self.total[role] += rate
-        for source in replica_racks:
-            self.by_racks[rack][source] += rate / len(replica_racks)
+        sources = read_from_racks(replica_racks, leader)
+        for source in sources:
+            self.by_racks[rack][source] += rate / len(sources)
 
     def matrix(self) -> dict[str, dict[str, float]]:
         return {reader: dict(sorted(row.items())) for reader, row in sorted(self.by_racks.items())}
@@ -382,7 +391,7 @@ def _streams_metrics(
             on_client[subtopology, i] += 1
             if task.stateful:
                 stateful_count[i] += 1
-            crossing = cross_rack_reads(task.source_partitions, problem.client_by_id[client_id].rack)
+            crossing = cross_rack_reads(problem, task.source_partitions, problem.client_by_id[client_id].rack)
             cross_active += crossing
             elsewhere = previous_active.get(task_id) != client_id
             if task.stateful:
@@ -398,11 +407,11 @@ def _streams_metrics(
         for client_id in holders:
             stateful_count[position[client_id]] += 1
             cross_standby += cross_rack_reads(
-                tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack
+                problem, tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack
             )
             standby_moves += client_id not in previous_standby.get(task_id, frozenset())
     cross_warmup = sum(
-        cross_rack_reads(tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack)
+        cross_rack_reads(problem, tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack)
         for task_id, holders in warmups.items()
         for client_id in holders
     )
@@ -416,7 +425,9 @@ def _streams_metrics(
                     load[position[client_id]] += milli(tasks[task_id].weight)
                 rack = problem.client_by_id[client_id].rack
                 for partition in getattr(tasks[task_id], field):
-                    traffic.read(role, rack, problem.rate_of(partition), partition.replica_racks)
+                    traffic.read(
+                        role, rack, problem.rate_of(partition), problem.serving_racks(partition), partition.replica_racks, partition.leader_rack
+                    )
     capacity = np.array([c.threads * milli(c.capacity) for c in problem.clients], dtype=float)
     max_load, load_skew = _per_capacity(load, capacity)
     rates = problem.has_rates
@@ -439,8 +450,11 @@ def _streams_metrics(
 
     not_caught_up = _actives_not_caught_up(problem, actives)
     partitions = [p for t in problem.tasks for p in (*t.source_partitions, *t.changelog_partitions)]
-    rack_info_complete = all(c.rack is not None for c in problem.clients) and all(
-        p.replica_racks for p in partitions
+    # Where leaders serve the reads and some are given, a partition without one is counted by its
+    # replica racks only: what is certain, not all there is.
+    leaders_missing = problem.has_leaders and not problem.config.follower_fetching and any(p.leader_rack is None for p in partitions)
+    rack_info_complete = (
+        all(c.rack is not None for c in problem.clients) and all(p.replica_racks for p in partitions) and not leaders_missing
     )
     return StreamsMetrics(
         clients=len(client_ids),
@@ -682,10 +696,12 @@ def _evaluate_consumer(
     member_bytes = dict.fromkeys(members, 0)
     for partition, holders in owners.items():
         replicas = problem.replica_racks_of(partition)
+        leader = problem.leader_rack_of(partition)
+        serving = serving_racks(replicas, leader, problem.config.follower_fetching)
         rate = problem.rate_of(partition)
         for member_id in holders:
-            cross_rack += reads_across_racks(members[member_id].rack, replicas)
-            traffic.read("active", members[member_id].rack, rate, replicas)
+            cross_rack += reads_across_racks(members[member_id].rack, serving)
+            traffic.read("active", members[member_id].rack, rate, serving, replicas, leader)
             member_bytes[member_id] += rate
     ordered = sorted(members)
     capacity = np.array([milli(members[m].capacity) / MILLI for m in ordered])
@@ -693,8 +709,15 @@ def _evaluate_consumer(
     max_bytes, bytes_skew = _per_capacity(np.array([member_bytes[m] for m in ordered], dtype=float), capacity)
     rates = problem.has_rates
 
-    rack_info_complete = all(m.rack is not None for m in problem.members) and all(
-        (racks := topics[t].replica_racks) is not None and all(racks) for t in subscribed
+    leaders_missing = (
+        problem.has_leaders
+        and not problem.config.follower_fetching
+        and any((leaders := topics[t].leader_racks) is None or None in leaders for t in subscribed)
+    )
+    rack_info_complete = (
+        all(m.rack is not None for m in problem.members)
+        and all((racks := topics[t].replica_racks) is not None and all(racks) for t in subscribed)
+        and not leaders_missing
     )
     metrics = ConsumerMetrics(
         members=n,

@@ -28,11 +28,13 @@ class StreamsMetrics(FrozenModel):
     warmup_tasks: int
     """Warm-up replicas assigned (KIP-441)."""
     cross_rack_active_partitions: int
-    """Source partitions of active tasks with no replica in the client's rack (KIP-925)."""
+    """Source partitions of active tasks read across racks (KIP-925).
+    Across racks: no replica that can serve the read is in the client's rack (the leader, unless the
+    brokers serve reads from followers; docs/metrics.md)."""
     cross_rack_standby_partitions: int
-    """Changelog partitions of standbys with no replica in the client's rack."""
+    """Changelog partitions of standbys read across racks (as for actives)."""
     cross_rack_warmup_partitions: int
-    """Changelog partitions of warm-ups with no replica in the client's rack."""
+    """Changelog partitions of warm-ups read across racks (as for actives)."""
     kip925_cost: int
     """KIP-925 cost of the actives: traffic_cost x cross-rack source partitions + non_overlap_cost
     x tasks not on their previous active client (stateless tasks: 1 and 0, as in Kafka)."""
@@ -60,7 +62,7 @@ class StreamsMetrics(FrozenModel):
     """Stateful actives on a client that is not caught up while a caught-up client exists (KIP-441)."""
     rack_info_complete: bool
     """Whether every client and every partition has rack information (else cross-rack figures
-    count only the known pairs)."""
+    count only what is known); where leaders serve reads and some are given, every partition a leader."""
     cross_rack_active_bytes: int | None = None
     """Bytes per second of the cross-rack source partitions of actives (whole bytes per partition:
     its rate, its topic's, else the mean known rate); None when the problem gives no rate."""
@@ -69,8 +71,9 @@ class StreamsMetrics(FrozenModel):
     cross_rack_warmup_bytes: int | None = None
     """Bytes per second of the cross-rack changelog partitions of warm-ups; None without rates."""
     cross_rack_bytes_by_racks: dict[str, dict[str, float]] = Field(default_factory=dict)
-    """Cross-rack bytes per second by reader rack, then by the rack read from (a partition's rate
-    shared equally among its replica racks); actives, standbys and warm-ups; empty without rates."""
+    """Cross-rack bytes per second by reader rack, then by the rack read from (the leader's when
+    known, else a partition's rate shared equally among its replica racks); actives, standbys and
+    warm-ups; empty without rates."""
     max_load_per_capacity: float = 0.0
     """Highest, over clients, sum of its actives' task weights / (threads x capacity)."""
     load_per_capacity_skew: float = 0.0
@@ -101,15 +104,17 @@ class ConsumerMetrics(FrozenModel):
     owned_moved: int
     """Previously owned partitions now assigned to another member or withheld."""
     cross_rack_partitions: int
-    """Assignments where the partition has no replica in the member's rack (KIP-881)."""
+    """Assignments read across racks (KIP-881).
+    Across racks: no replica that can serve the read is in the member's rack (the leader, unless the
+    brokers serve reads from followers; docs/metrics.md)."""
     rack_info_complete: bool
-    """Whether every member and every partition has rack information."""
+    """Whether every member and every partition has rack information (and a leader, as for Streams)."""
     cross_rack_bytes: int | None = None
     """Bytes per second of those cross-rack assignments (whole bytes per partition: its rate, its
     topic's, else the mean known rate); None when the group gives no rate."""
     cross_rack_bytes_by_racks: dict[str, dict[str, float]] = Field(default_factory=dict)
-    """Cross-rack bytes per second by reader rack, then by the rack read from (a partition's rate
-    shared equally among its replica racks); empty without rates."""
+    """Cross-rack bytes per second by reader rack, then by the rack read from (the leader's when
+    known, else a partition's rate shared equally among its replica racks); empty without rates."""
     max_load_per_capacity: float = 0.0
     """Highest, over members, partitions / capacity."""
     load_per_capacity_skew: float = 0.0

@@ -296,9 +296,9 @@ def _sized(row: dict[str, Any], problem: StreamsProblem | ConsumerProblem) -> di
 
 
 def rack_traffic(problem: StreamsProblem | ConsumerProblem, solution: Solution) -> dict[str, int]:
-    """Per rack: partitions its clients read from replicas in other racks, counted as the
-    evaluator counts `cross_rack_partitions` (only where both racks are known), so the racks add
-    up to it."""
+    """Per rack: partitions its clients read from replicas in other racks (the replicas that serve
+    the reads: `serving_racks`), counted as the evaluator counts `cross_rack_partitions` (only
+    where both racks are known), so the racks add up to it."""
     traffic: dict[str, int] = {}
     if isinstance(problem, StreamsProblem):
         tasks = problem.task_by_id
@@ -308,12 +308,12 @@ def rack_traffic(problem: StreamsProblem | ConsumerProblem, solution: Solution) 
                 continue
             reads = [p for t in held.active for p in tasks[t].source_partitions]
             reads += [p for t in (*held.standby, *held.warmup) for p in tasks[t].changelog_partitions]
-            traffic[client.rack] = traffic.get(client.rack, 0) + cross_rack_reads(tuple(reads), client.rack)
+            traffic[client.rack] = traffic.get(client.rack, 0) + cross_rack_reads(problem, tuple(reads), client.rack)
         return traffic
     for member in problem.members:
         held = solution.assignment.get(member.id)
         if member.rack is None or held is None:
             continue
-        count = sum(reads_across_racks(member.rack, problem.replica_racks_of(p)) for p in held.active)
+        count = sum(reads_across_racks(member.rack, problem.serving_racks_of(p)) for p in held.active)
         traffic[member.rack] = traffic.get(member.rack, 0) + count
     return traffic
