@@ -1,5 +1,6 @@
-"""The normalised tables carry the weights (issue 31, item 3): a weighted problem written as tables
-and read back (Parquet and CSV) is the same validated problem and evaluates the same; directories
+"""The normalised tables carry the weights and the leaders (issue 31, item 3): a problem with
+rates, weights, capacities, prices, leader racks and `replica.selector.class`, written as tables
+and read back (Parquet and CSV), is the same validated problem and evaluates the same; directories
 without the new columns read as before; a bad rate, weight, capacity or price is named by table,
 key and column in the validation's words; the files written are the same on every run."""
 
@@ -25,12 +26,14 @@ from optimizer.sources.tables.layout import TABLES
 from optimizer.sources.tables.reader import read_table_records
 from optimizer.sources.tables.writer import write_tables
 
-# Every weight field of docs/file-formats.md ("Weights"), in the readers' natural order, so that a
-# problem read back compares equal as it is.
+# Every weight field of docs/file-formats.md ("Weights") and every leader field ("Leaders and
+# follower fetching"), in the readers' natural order, so that a problem read back compares equal as
+# it is.
 STREAMS = {
     "kind": "streams",
     "name": "orders-app",
     "price_per_gb": 0.0125,
+    "config": {"replica.selector.class": "RackAwareReplicaSelector"},
     "topic_bytes_per_second": {"orders": 1_000_000, "orders-store-changelog": 2500.5},
     "clients": [
         {"id": "a", "rack": "r1", "capacity": 2, "threads": 2},
@@ -40,8 +43,8 @@ STREAMS = {
     "tasks": [
         {
             "id": "0_0", "weight": 3.5, "stateful": True,
-            "source_partitions": [{"topic": "orders", "partition": 0, "replica_racks": ["r1", "r2"], "bytes_per_second": 2e8}],
-            "changelog_partitions": [{"topic": "orders-store-changelog", "partition": 0, "replica_racks": ["r3", "r1"]}],
+            "source_partitions": [{"topic": "orders", "partition": 0, "replica_racks": ["r1", "r2"], "bytes_per_second": 2e8, "leader_rack": "r2"}],
+            "changelog_partitions": [{"topic": "orders-store-changelog", "partition": 0, "replica_racks": ["r3", "r1"], "leader_rack": "r3"}],
         },
         {
             "id": "0_1", "weight": 0, "stateful": True,
@@ -49,7 +52,7 @@ STREAMS = {
             "changelog_partitions": [{"topic": "orders-store-changelog", "partition": 1, "replica_racks": ["r1"], "bytes_per_second": 0.1}],
         },
         {"id": "1_0", "source_partitions": [{"topic": "clicks", "partition": 0, "replica_racks": ["r3"], "bytes_per_second": 12345.678}]},
-        {"id": "1_1", "source_partitions": [{"topic": "clicks", "partition": 1}]},
+        {"id": "1_1", "source_partitions": [{"topic": "clicks", "partition": 1, "leader_rack": "r1"}]},  # a leader, racks unknown
     ],
 }  # fmt: skip
 
@@ -60,10 +63,11 @@ CONSUMER = {
     "topics": [
         # A topic rate with per-partition rates over it; racks for some partitions only.
         {"name": "invoices", "partitions": 3, "bytes_per_second": 5000, "partition_bytes_per_second": [1, 5000, 1e13],
-         "replica_racks": [["r1", "r2"], [], ["r3"]]},
-        # Per-partition rates, no racks: the rows of partitions give rates only.
-        {"name": "payments", "partitions": 2, "partition_bytes_per_second": [0, 7.25]},
-        {"name": "refunds", "partitions": 2, "bytes_per_second": 300},
+         "replica_racks": [["r1", "r2"], [], ["r3"]], "leader_racks": ["r2", None, "r3"]},
+        # Per-partition rates and leaders, no racks: the rows of partitions give rates and leaders only.
+        {"name": "payments", "partitions": 2, "partition_bytes_per_second": [0, 7.25], "leader_racks": ["r1", None]},
+        # A leader for one partition only: the other partition has no row.
+        {"name": "refunds", "partitions": 2, "bytes_per_second": 300, "leader_racks": [None, "r2"]},
         {"name": "zz-audit", "partitions": 1},
     ],
     "members": [
@@ -107,7 +111,11 @@ def test_weighted_problems_come_back_the_same_and_evaluate_the_same(tmp_path, fo
     assert billing["invoices"].partition_bytes_per_second == (1, 5000, 1e13) and billing["invoices"].bytes_per_second == 5000
     assert billing["payments"].replica_racks is None and billing["payments"].partition_bytes_per_second == (0, 7.25)
     assert billing["refunds"].partition_bytes_per_second is None
+    assert billing["refunds"].leader_racks == (None, "r2") and billing["refunds"].replica_racks is None
+    assert billing["invoices"].leader_racks == ("r2", None, "r3")
     assert back["orders-app"].price_per_gb == 0.0125 and back["billing"].price_per_gb == 1
+    assert back["orders-app"].config.follower_fetching and not back["billing"].config.follower_fetching
+    assert back["orders-app"].tasks[3].source_partitions[0].leader_rack == "r1"
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
@@ -134,16 +142,22 @@ def test_the_weight_columns_as_written():
     assert [r["capacity"] for r in tables["members"]] == [0.001, 1e6, None]
     streams_topics = [(r["topic"], r["partitions"], r["bytes_per_second"]) for r in tables["topics"] if r["application"] == "orders-app"]
     assert streams_topics == [("orders", None, 1e6), ("orders-store-changelog", None, 2500.5)]
-    partitions = {(r["application"], r["topic"], r["partition"]): (r["replica_racks"], r["bytes_per_second"]) for r in tables["partitions"]}
-    assert partitions["orders-app", "clicks", 1] == ([], None)
-    assert partitions["billing", "invoices", 1] == ([], 5000.0)
-    assert partitions["billing", "payments", 1] == (None, 7.25)  # no racks: none, not an empty list
-    assert ("billing", "refunds", 0) not in partitions  # a topic rate only: no rows
+    partitions = {
+        (r["application"], r["topic"], r["partition"]): (r["replica_racks"], r["bytes_per_second"], r["leader_rack"]) for r in tables["partitions"]
+    }
+    assert partitions["orders-app", "clicks", 1] == ([], None, "r1")
+    assert partitions["billing", "invoices", 1] == ([], 5000.0, None)
+    assert partitions["billing", "payments", 1] == (None, 7.25, None)  # no racks: none, not an empty list
+    assert partitions["billing", "refunds", 1] == (None, None, "r2")
+    assert ("billing", "refunds", 0) not in partitions  # nothing to say: no row (it would say "racks unknown")
+    assert ("billing", "zz-audit", 0) not in partitions
+    settings = {r["application"]: r.get("replica.selector.class") for r in tables["applications"]}
+    assert settings == {"orders-app": "RackAwareReplicaSelector", "billing": None}
 
 
 def _strip_new_columns(source: Path, target: Path) -> None:
     """`source` (CSV) as the layout was before the weights: none of their columns."""
-    new = {"price_per_gb", "bytes_per_second", "capacity", "weight"}
+    new = {"price_per_gb", "bytes_per_second", "capacity", "weight", "leader_rack", "replica.selector.class"}
     target.mkdir()
     for name in TABLES:
         rows = _csv_rows(source / f"{name}.csv")
@@ -291,14 +305,38 @@ def test_consumer_partition_rates_fall_back_on_the_topic_rate(tmp_path):
     assert invoices.replica_racks == (("r1", "r2"), (), ("r3",))
 
 
+def test_leaders_that_the_tables_cannot_hold_or_that_are_wrong(tmp_path):
+    unknown = dict(CONSUMER, topics=[dict(CONSUMER["topics"][3], leader_racks=[None])])
+    unknown["members"] = [{"id": "m", "subscriptions": ["zz-audit"]}]
+    with pytest.raises(ValueError, match=r"topic 'zz-audit' lists leader_racks, every one unknown \(null\), which the tables cannot tell"):
+        write_tables([problem_from_data(unknown)], tmp_path / "unknown")
+    # A leader outside its replica racks is the validation's error, naming the partition.
+    write_tables([problem_from_data(STREAMS), problem_from_data(CONSUMER)], tmp_path / "csv", format="csv")
+    rows = _csv_rows(tmp_path / "csv" / "partitions.csv")
+    for row in rows:
+        if (row["application"], row["topic"], row["partition"]) in {("orders-app", "orders", "0"), ("billing", "invoices", "2")}:
+            row["leader_rack"] = "r9"
+    _write_csv_rows(tmp_path / "csv" / "partitions.csv", rows)
+    for record in read_table_records(tmp_path / "csv"):
+        assert record.input_error is None
+        with pytest.raises(InvalidInputError) as caught:
+            problem_from_data(json.loads(record.document), record.source)
+        partition = "orders-0" if record.name == "orders-app" else "invoices-2"
+        assert f"the leader's rack 'r9' of partition {partition} is not among its replica racks" in str(caught.value)
+
+
 def test_csv_refuses_racks_it_could_not_tell_from_none(tmp_path):
     empty_racks = dict(CONSUMER, topics=[{"name": "t", "partitions": 2, "replica_racks": [[], []], "partition_bytes_per_second": [1, 2]}])
     empty_racks["members"] = [{"id": "m", "subscriptions": ["t"]}]
     problem = problem_from_data(empty_racks)
-    with pytest.raises(ValueError, match="topic 't': the topic lists replica racks, every one empty, and a rate for every partition"):
+    with pytest.raises(ValueError, match="topic 't': the topic lists replica racks, every one empty, and a rate or leader for every partition"):
         write_tables([problem], tmp_path / "csv", format="csv")
     write_tables([problem], tmp_path / "parquet")  # Parquet holds an empty list as one
     assert _read_back(tmp_path / "parquet")["billing"] == problem
+    # With a partition that gives neither rate nor leader, CSV can: its bare row says "racks".
+    leaders = dict(empty_racks, topics=[{"name": "t", "partitions": 2, "replica_racks": [[], []], "leader_racks": ["r1", None]}])
+    write_tables([problem_from_data(leaders)], tmp_path / "leaders", format="csv")
+    assert _read_back(tmp_path / "leaders")["billing"] == problem_from_data(leaders)
 
 
 @pytest.mark.parametrize("format", ["parquet", "csv"])

@@ -74,10 +74,15 @@ def _consumer_with_gaps(data: dict[str, Any]) -> None:
 
 
 def _priced(data: dict[str, Any]) -> None:
+    """A price, leaders and the brokers' replica selector (issue 31)."""
     data["price_per_gb"] = 0.02
+    data["config"]["replica.selector.class"] = "RackAwareReplicaSelector" if data["kind"] == "streams" else "com.example.Nearest"
     for task in data.get("tasks", [])[:3]:  # partitions with their own rate, over their topic's
         for partition in task["source_partitions"]:
             partition["bytes_per_second"] = 1234567.125
+            partition["leader_rack"] = partition["replica_racks"][-1]
+    for topic in data.get("topics", [])[:2]:
+        topic["leader_racks"] = [None if p % 3 == 1 else racks[0] for p, racks in enumerate(topic["replica_racks"])]
 
 
 def _problems() -> list[Any]:
@@ -162,6 +167,8 @@ def test_round_trip_gives_the_problems_back(tables, problems):
     for name in ("orders-app", "billing"):
         assert problem_from_data(documents[name]).weighted and documents[name]["price_per_gb"] == 0.02
     assert documents["orders-app"]["tasks"][0]["source_partitions"][0]["bytes_per_second"] == 1234567.125
+    assert documents["orders-app"]["tasks"][0]["source_partitions"][0]["leader_rack"]
+    assert documents["billing"]["config"]["replica.selector.class"] == "com.example.Nearest"
 
 
 def test_csv_gives_the_same_documents_as_parquet(tables):
@@ -216,6 +223,7 @@ def test_stored_types_are_read_leniently(tmp_path, tables):
                 "partition": [str(r["partition"]) for r in partitions],
                 "replica_racks": [" ; ".join(r["replica_racks"]) for r in partitions],
                 "bytes_per_second": [None if r["bytes_per_second"] is None else str(r["bytes_per_second"]) for r in partitions],
+                "leader_rack": [r["leader_rack"] for r in partitions],
             }
         ),
         tmp_path / "partitions.parquet",
@@ -343,7 +351,7 @@ def test_write_tables_refuses_what_the_layout_cannot_hold(tmp_path, tables, prob
     with pytest.raises(FileExistsError):
         write_tables(problems, tables["parquet"])
     semicolon = _edited(
-        problems[3], lambda d: d["topics"][0].update(replica_racks=[["a;b"]] * d["topics"][0]["partitions"])
+        problems[3], lambda d: d["topics"][0].update(replica_racks=[["a;b"]] * d["topics"][0]["partitions"], leader_racks=None)
     )
     with pytest.raises(ValueError, match="CSV cannot hold the list item 'a;b'"):
         write_tables([semicolon], tmp_path / "csv", format="csv")

@@ -283,7 +283,7 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
             if row.get(column) is not None:
                 task[column] = row[column]
         tasks[row["task"]] = task
-    # A partition's racks and rate, the same wherever a task reads it.
+    # A partition's racks, rate and leader, the same wherever a task reads it.
     partitions = {(row["topic"], row["partition"]): row for row in app.rows("partitions", children.get("partitions", []))}
     for row in app.rows("task_partitions", children.get("task_partitions", [])):
         where = app.where("task_partitions", row)
@@ -300,8 +300,9 @@ def _streams(document: dict[str, Any], children: dict[str, list[dict[str, Any]]]
         partition: dict[str, Any] = {"topic": row["topic"], "partition": row["partition"]}
         if partitions[ident].get("replica_racks"):
             partition["replica_racks"] = partitions[ident]["replica_racks"]
-        if partitions[ident].get("bytes_per_second") is not None:
-            partition["bytes_per_second"] = partitions[ident]["bytes_per_second"]
+        for column in ("bytes_per_second", "leader_rack"):
+            if partitions[ident].get(column) is not None:
+                partition[column] = partitions[ident][column]
         tasks[row["task"]].setdefault(_SOURCE_ROLES[row["role"]], []).append(partition)
 
     for client in clients.values():
@@ -388,11 +389,13 @@ def _gives_racks(row: dict[str, Any]) -> bool:
 
 
 def _partition_values(topic: dict[str, Any], rows: dict[int, dict[str, Any]], app: _Application) -> None:
-    """A consumer topic's per-partition lists (`replica_racks`, `partition_bytes_per_second`) from
-    its rows of `partitions`, by partition number."""
+    """A consumer topic's per-partition lists (`replica_racks`, `leader_racks`,
+    `partition_bytes_per_second`) from its rows of `partitions`, by partition number."""
     count = topic["partitions"]
     if any(_gives_racks(row) for row in rows.values()):
         topic["replica_racks"] = [(rows[p].get("replica_racks") or []) if p in rows else [] for p in range(count)]
+    if any(row.get("leader_rack") is not None for row in rows.values()):
+        topic["leader_racks"] = [rows[p].get("leader_rack") if p in rows else None for p in range(count)]
     rated = {p: row["bytes_per_second"] for p, row in rows.items() if row.get("bytes_per_second") is not None}
     if not rated:
         return

@@ -12,7 +12,7 @@ table                     columns (`?`: may be left empty; key within an applica
                           (`num.standby.replicas`, ..., `partition.assignment.strategy`), all
                           optional, empty = Kafka's default
 `partitions`              **topic, partition**, replica_racks? (list; CSV: `r1;r2`),
-                          bytes_per_second?
+                          bytes_per_second?, leader_rack?
 `clients`                 **client**, rack?, threads?, capacity?          (Streams)
 `client_tags`             **client, tag**, value                          (Streams, KIP-708 tags)
 `tasks`                   **task**, subtopology?, stateful?, changelog_end_offset?, weight?
@@ -29,9 +29,14 @@ table                     columns (`?`: may be left empty; key within an applica
 
 Required tables: `applications`; with Streams applications also `clients`, `tasks`,
 `task_partitions` and `partitions`; with consumer groups also `topics`, `members` and
-`subscriptions`. `client_tags`, `lags`, `previous` and `owned` are optional, as is `partitions` for
-consumer groups (a topic with rows there has replica racks for every partition, `[]` for the
-partitions without a row; a topic without rows has none). Columns marked `?` may be absent.
+`subscriptions`. `client_tags`, `lags`, `previous` and `owned` are optional, as are `partitions`
+for consumer groups (`PARTITION_VALUES` says when a topic has replica racks, leaders and rates
+there) and `topics` for Streams applications (where it gives topics' rates only). Columns marked
+`?` may be absent.
+
+The weights of docs/file-formats.md ("Weights") are `number` columns, each checked against the
+model's own type (`Column.check`), so that a bad value is named by table, key and column in the
+words of the problem validation.
 
 `error_issue` is here too, as every layer of the package reports its problems with it.
 """
@@ -127,6 +132,7 @@ STREAMS_CONFIG: tuple[tuple[str, str], ...] = (
     ("group.protocol", STRING),
     ("streams.assignor.name", STRING),
     ("kafka.version", STRING),
+    ("replica.selector.class", STRING),
 )
 """Streams config keys, one `applications` column each, as in docs/file-formats.md."""
 
@@ -135,9 +141,10 @@ CONSUMER_CONFIG: tuple[tuple[str, str], ...] = (
     ("group.protocol", STRING),
     ("group.remote.assignor", STRING),
     ("kafka.version", STRING),
+    ("replica.selector.class", STRING),
 )
-"""Consumer config keys, one `applications` column each (`group.protocol` and `kafka.version` are
-both kinds' keys)."""
+"""Consumer config keys, one `applications` column each (`group.protocol`, `kafka.version` and
+`replica.selector.class` are both kinds' keys)."""
 
 CONFIG_KIND: dict[str, tuple[str, ...]] = {
     key: tuple(kind for kind, keys in ((STREAMS, STREAMS_CONFIG), (CONSUMER, CONSUMER_CONFIG)) if key in dict(keys))
@@ -172,10 +179,11 @@ TABLES: dict[str, TableSpec] = {
                 Column("partition", INT),
                 Column("replica_racks", LIST, optional=True, doc="racks of the brokers holding a replica"),
                 Column("bytes_per_second", NUMBER, optional=True, doc="bytes per second into the partition", check=BytesPerSecond),
+                Column("leader_rack", STRING, optional=True, doc="rack of the broker leading the partition"),
             ),
             ("topic", "partition"),
             KINDS,
-            "topic partitions with the racks of their replicas and their rates",
+            "topic partitions with the racks of their replicas and leader, and their rates",
         ),
         TableSpec(
             "clients",
@@ -286,7 +294,7 @@ TABLES: dict[str, TableSpec] = {
 }
 """Every table of the layout, in the order the documentation lists them."""
 
-PARTITION_VALUES = ("bytes_per_second",)
+PARTITION_VALUES = ("bytes_per_second", "leader_rack")
 """The columns of `partitions` besides its key and `replica_racks`. A consumer group's topic has
 replica racks when one of its rows gives a list of racks (in Parquet an empty one too) or nothing
 else, as bare rows always have; rows that give only such values, their racks empty, say nothing of

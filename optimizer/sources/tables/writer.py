@@ -44,8 +44,9 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
     """The rows of every table for `problems` (each with a unique name), in the layout's order.
 
     Raises ValueError for what the layout cannot hold: a problem without a name, a name used
-    twice, a Streams client that lists its members, or a Streams partition listed with different
-    replica racks or rates in two places (the `partitions` table holds one row per partition).
+    twice, a Streams client that lists its members, a Streams partition listed with different
+    replica racks, rates or leaders in two places (the `partitions` table holds one row per
+    partition), or a consumer topic whose `leader_racks` are all null (read back as none).
     Weights are written where they are given and left empty at their defaults (a task's weight
     and an instance's capacity of 1), which is what an empty cell reads as.
     """
@@ -137,9 +138,10 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
                     "partition": topic_partition.partition,
                     "replica_racks": list(topic_partition.replica_racks),
                     "bytes_per_second": topic_partition.bytes_per_second,
+                    "leader_rack": topic_partition.leader_rack,
                 }
                 earlier, first_task = partition_rows.setdefault(ident, (values, task.id))
-                for column, noun in (("replica_racks", "replica racks"), ("bytes_per_second", "bytes_per_second")):
+                for column, noun in (("replica_racks", "replica racks"), ("bytes_per_second", "bytes_per_second"), ("leader_rack", "leader rack")):
                     if earlier[column] != values[column]:
                         raise ValueError(
                             f"{name}: partition {topic_partition.id} has {noun} {_shown(earlier[column])} in task "
@@ -165,21 +167,26 @@ def _consumer_rows(name: str, problem: ConsumerProblem, tables: dict[str, list[d
         tables["topics"].append(
             {"application": name, "topic": topic.name, "partitions": topic.partitions, "bytes_per_second": topic.bytes_per_second}
         )
-        racks, rates = topic.replica_racks, topic.partition_bytes_per_second
-        if racks is None and rates is None:
-            continue
-        # A row per partition: with the topic's racks (a list, empty when unknown) or none (the
-        # topic has no racks), and its rate.
-        for partition in range(topic.partitions):
-            tables["partitions"].append(
-                {
-                    "application": name,
-                    "topic": topic.name,
-                    "partition": partition,
-                    "replica_racks": None if racks is None else list(racks[partition]),
-                    "bytes_per_second": None if rates is None else rates[partition],
-                }
+        racks, rates, leaders = topic.replica_racks, topic.partition_bytes_per_second, topic.leader_racks
+        if leaders is not None and all(leader is None for leader in leaders):
+            raise ValueError(
+                f"problem {name!r}: topic {topic.name!r} lists leader_racks, every one unknown (null), which the tables "
+                "cannot tell from no leader_racks; leave them out"
             )
+        # A row per partition: with the topic's racks (a list, empty when unknown) or none (the
+        # topic has no racks), its rate and its leader's rack. A topic without racks has no row
+        # that gives nothing: such a row would say the topic has racks, all unknown.
+        for partition in range(topic.partitions):
+            row = {
+                "application": name,
+                "topic": topic.name,
+                "partition": partition,
+                "replica_racks": None if racks is None else list(racks[partition]),
+                "bytes_per_second": None if rates is None else rates[partition],
+                "leader_rack": None if leaders is None else leaders[partition],
+            }
+            if racks is not None or any(row[column] is not None for column in PARTITION_VALUES):
+                tables["partitions"].append(row)
     for member in problem.members:
         tables["members"].append(
             {
@@ -251,9 +258,9 @@ def _csv_cell(spec: TableSpec, column: Column, value: Any, row: dict[str, Any]) 
 
 def _csv_can_hold(tables: dict[str, list[dict[str, Any]]]) -> None:
     """Refuse (ValueError) a consumer topic whose racks CSV would lose. CSV writes an empty list as
-    an empty cell, and a row with an empty cell that gives a rate says nothing of its topic's
-    racks: a topic that lists replica racks, every one empty, and a rate for every partition would
-    read back as a topic without racks."""
+    an empty cell, and a row with an empty cell that gives a rate or a leader says nothing of its
+    topic's racks: a topic that lists replica racks, every one empty, and a rate or leader for every
+    partition would read back as a topic without racks."""
     consumer = {row["application"] for row in tables["applications"] if row["kind"] == CONSUMER}
     listed: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in tables["partitions"]:
@@ -263,7 +270,7 @@ def _csv_can_hold(tables: dict[str, list[dict[str, Any]]]) -> None:
         if not any(row["replica_racks"] or all(row[c] is None for c in PARTITION_VALUES) for row in rows):
             raise ValueError(
                 f"partitions of application {application!r}, topic {topic!r}: the topic lists replica racks, every "
-                "one empty, and a rate for every partition; CSV cannot tell those empty lists from no racks: write Parquet"
+                "one empty, and a rate or leader for every partition; CSV cannot tell those empty lists from no racks: write Parquet"
             )
 
 
