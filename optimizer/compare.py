@@ -60,6 +60,9 @@ class Comparison:
     """Tasks (or partitions) whose active client (member) differs between the two targets."""
     kafka: Solution = field(repr=False)
     exact: Solution = field(repr=False)
+    reads: str | None = None
+    """How cross-rack reads are counted, when Kafka's assignors count them otherwise
+    (`reads_counted`); None when both count alike."""
 
     def figures(self) -> dict[str, dict[str, float]]:
         """Headline figure -> column (`kafka_now`, `kafka`, `exact_now`, `exact`) -> value: the
@@ -91,6 +94,7 @@ class Comparison:
             "moves": self.moves,
             "kafka_followup_rebalance": self.kafka.followup_rebalance,
             "exact_followup_rebalance": self.exact.followup_rebalance,
+            "reads": self.reads,
         }
 
     def table(self) -> Table:
@@ -100,6 +104,26 @@ class Comparison:
     def to_table(self) -> str:
         """The table `kafka-assign compare` prints, as text 130 columns wide."""
         return text(self.table())
+
+
+def reads_counted(problem: Problem) -> str | None:
+    """One line saying how the figures count cross-rack reads when Kafka's assignors count them
+    otherwise: on a problem with leaders whose brokers do not serve reads from followers, the bill
+    (and every figure and exact goal) counts the leader's rack, while Kafka's rack-aware assignors
+    place readers by the replica racks. None otherwise (Kafka's view and the figures agree, or no
+    leader is known and the figures count the replica racks too)."""
+    config = problem.config
+    if not problem.has_leaders or config.follower_fetching:
+        return None
+    selector = (
+        f"replica.selector.class {config.custom_replica_selector} is not Kafka's RackAwareReplicaSelector"
+        if config.custom_replica_selector is not None
+        else "replica.selector.class unset: Kafka's default"
+    )
+    return (
+        f"Reads are counted from each partition's leader ({selector}, no follower fetching); Kafka's assignors "
+        "place readers by the replica racks, as if any replica served them."
+    )
 
 
 def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
@@ -183,7 +207,7 @@ def compare(
     kafka_target = kafka.target or kafka.assignment
     placed = {(c, item) for c, held in kafka_target.items() for item in held.active}
     moves = sum(1 for c, held in (exact.target or exact.assignment).items() for item in held.active if (c, item) not in placed)
-    return Comparison(problem.name, problem.kind, rows, kafka_seconds, exact_seconds, moves, kafka, exact)
+    return Comparison(problem.name, problem.kind, rows, kafka_seconds, exact_seconds, moves, kafka, exact, reads_counted(problem))
 
 
 # What moving a group to the new protocol costs, read from the evaluator's metrics (lower is better).
@@ -219,6 +243,8 @@ class ProtocolComparison:
     """Goal name -> column -> value."""
     seconds: dict[str, float]
     solutions: dict[str, Solution] = field(repr=False)
+    reads: str | None = None
+    """How cross-rack reads are counted, when Kafka's assignors count them otherwise (`reads_counted`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +255,7 @@ class ProtocolComparison:
             "goals": self.goals,
             "seconds": {c: round(s, 6) for c, s in self.seconds.items()},
             "followup_rebalance": {c: s.followup_rebalance for c, s in self.solutions.items()},
+            "reads": self.reads,
         }
 
     def plans(self) -> dict[str, dict[str, float]]:
@@ -277,4 +304,4 @@ def compare_protocols(
     goal_values: dict[str, dict[str, float | None]] = {
         name: {c: solutions[c].goals[i].value for c in columns} for i, name in enumerate(names)
     }
-    return ProtocolComparison(problem.name, problem.kind, columns, assignors, metrics, goal_values, seconds, solutions)
+    return ProtocolComparison(problem.name, problem.kind, columns, assignors, metrics, goal_values, seconds, solutions, reads_counted(problem))

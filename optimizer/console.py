@@ -352,6 +352,8 @@ class KafkaAgainstExact(Protocol):
     def moves(self) -> int: ...
     @property
     def kafka(self) -> Solution: ...
+    @property
+    def reads(self) -> str | None: ...
     def figures(self) -> dict[str, dict[str, float]]: ...
 
 
@@ -373,6 +375,8 @@ class ProtocolsAgainstExact(Protocol):
     def goals(self) -> Mapping[str, Mapping[str, float | None]]: ...
     @property
     def seconds(self) -> Mapping[str, float]: ...
+    @property
+    def reads(self) -> str | None: ...
     def plans(self) -> dict[str, dict[str, float]]: ...
 
 
@@ -478,6 +482,8 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
         f"{plural(comparison.moves, 'task' if comparison.kind == 'streams' else 'partition')} placed differently in the two targets.",
         CAPTIONS[comparison.kind if comparison.kind == "streams" else _consumer_kind(comparison.kafka)],
     ]
+    if comparison.reads is not None:
+        caption.append(comparison.reads)
     caption += [f"({i}) {why}" for i, why in enumerate(marks, start=1)]
     table.caption = escape("\n".join(caption))
     table.caption_justify = "left"
@@ -505,6 +511,7 @@ def protocol_comparison_table(comparison: ProtocolsAgainstExact) -> Table:
         + f"; goals in order: {', '.join(comparison.goals)}. now: the assignment applied at this rebalance; "
         "target: where each plan ends"
         + (" (warm-ups caught up, one probing rebalance per round)." if comparison.kind == "streams" else " (withheld partitions assigned).")
+        + ("" if comparison.reads is None else "\n" + comparison.reads)
     )
     table.caption_justify = "left"
     return table

@@ -362,8 +362,10 @@ def _zone_table(zones: Mapping[str, Mapping[str, Mapping[str, float]]], base: st
             out.append(f"<td class=\"num\" data-reader=\"{_e(reader)}\" data-source=\"{_e(source)}\">{cell}</td>")
         out.append("</tr>\n")
     out.append(
-        "</table>\n<p class=\"note\">Bytes per second read by clients and members in one zone from replicas in another; a partition "
-        "with replicas in several other zones counts a share in each (which replica serves a read is not in the problem).</p>\n"
+        "</table>\n<p class=\"note\">Bytes per second read by clients and members in one zone from the replica that serves them in "
+        "another: the partition's leader unless the brokers serve reads from followers (replica.selector.class), and then a "
+        "replica in the reader's zone when there is one. A crossing read comes from the leader's zone when the problem gives "
+        "the leader; a partition without one counts a share in each of its replicas' zones.</p>\n"
     )
     return "".join(out)
 
