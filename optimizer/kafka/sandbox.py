@@ -46,6 +46,8 @@ class Node:
     port: int
     rack: str | None
     pid: int
+    sasl_port: int | None = None
+    """A broker's second client listener, SASL_PLAINTEXT with PLAIN, when the sandbox has users."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,12 @@ class Sandbox:
     def bootstrap(self) -> str:
         """The brokers' addresses, as `bootstrap.servers` takes them."""
         return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes if n.role == "broker")
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        """The brokers' SASL_PLAINTEXT addresses (PLAIN, the users the sandbox started with), or ""
+        when it has none."""
+        return ",".join(f"127.0.0.1:{n.sasl_port}" for n in self.nodes if n.role == "broker" and n.sasl_port is not None)
 
     @property
     def racks(self) -> dict[int, str | None]:
@@ -83,6 +91,7 @@ def cluster_id() -> str:
 
 def _properties(
     node_id: int, role: str, port: int, controller_port: int, rack: str | None, data: Path, brokers: int, broker_configs: dict[str, str] | None = None,
+    sasl_port: int | None = None, sasl_users: dict[str, str] | None = None,
 ) -> str:
     replication = min(3, brokers)
     lines = {
@@ -110,6 +119,15 @@ def _properties(
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
             "inter.broker.listener.name": "PLAINTEXT",
         }
+        if sasl_port is not None and sasl_users:
+            users = " ".join(f'user_{name}="{password}"' for name, password in sorted(sasl_users.items()))
+            lines |= {
+                "listeners": f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config": f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+            }
         if rack:
             lines["broker.rack"] = rack
         lines |= broker_configs or {}
@@ -125,15 +143,22 @@ def tie_to_parent() -> None:
 
 def start(
     brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: Path | None = None, tied: bool = False,
-    broker_configs: dict[str, str] | None = None,
+    broker_configs: dict[str, str] | None = None, sasl_users: dict[str, str] | None = None,
 ) -> Sandbox:
     """Start a controller and `brokers` brokers, broker i in rack `racks[i % len(racks)]` (no
     racks: none), each with `broker_configs` on top of the sandbox's own settings (static ones too,
     such as `replica.selector.class`, which a broker does not change at runtime), and wait until
-    every broker is registered. KafkaUnavailableError (after stopping
-    what started) when a process fails or the cluster is not ready within READY_SECONDS."""
+    every broker is registered. With `sasl_users` (user name: password), every broker also listens
+    for clients with SASL_PLAINTEXT and PLAIN, these users allowed (`Sandbox.sasl_bootstrap`); the
+    plaintext listener stays for the brokers and the readiness check. KafkaUnavailableError (after
+    stopping what started) when a process fails or the cluster is not ready within READY_SECONDS."""
     if brokers < 1:
         raise KafkaUnavailableError("a sandbox needs at least one broker")
+    for name, password in (sasl_users or {}).items():
+        if not name or not all(c.isalnum() or c in "_-" for c in name) or not password or any(c in password for c in '"\\;\n'):
+            raise KafkaUnavailableError(
+                f"sandbox SASL user {name!r}: names are letters, digits, '_' and '-'; passwords are not empty and hold no quote, backslash, ';' or newline"
+            )
     home = Path(tempfile.mkdtemp(prefix="kafka-assign-sandbox-")) if directory is None else Path(directory)
     if (home / STATE).exists():
         raise KafkaUnavailableError(f"a sandbox is already running in {home} (kafka-assign sandbox stop --dir {home})")
@@ -142,12 +167,14 @@ def start(
     controller_port = free_port()
     plan: list[tuple[int, str, int, str | None]] = [(0, "controller", controller_port, None)]
     plan += [(i, "broker", free_port(), racks[(i - 1) % len(racks)] if racks else None) for i in range(1, brokers + 1)]
+    sasl_ports = {node_id: free_port() for node_id, role, _, _ in plan if role == "broker" and sasl_users}
     configs = []
     for node_id, role, port, rack in plan:
         node_dir = home / f"{role}-{node_id}"
         node_dir.mkdir(exist_ok=True)
         config = node_dir / "server.properties"
-        config.write_text(_properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers, broker_configs), encoding="utf-8")
+        text = _properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers, broker_configs, sasl_ports.get(node_id), sasl_users)
+        config.write_text(text, encoding="utf-8")
         configs.append(config)
     nodes: list[Node] = []
     logging = {"log4j2.configurationFile": str(MODULE / "src" / "main" / "resources" / "log4j2.properties")}
@@ -161,7 +188,7 @@ def start(
                 start_new_session=not tied, preexec_fn=tie_to_parent if tied else None,
             )  # fmt: skip
             log.close()
-            nodes.append(Node(node_id, role, port, rack, process.pid))
+            nodes.append(Node(node_id, role, port, rack, process.pid, sasl_ports.get(node_id)))
         sandbox = Sandbox(home, identity, tuple(nodes))
         (home / STATE).write_text(json.dumps({"cluster_id": identity, "nodes": [asdict(n) for n in nodes]}, indent=2), encoding="utf-8")
         _wait_ready(sandbox)

@@ -132,11 +132,12 @@ public final class Describe {
         } else if (cause instanceof UnknownTopicOrPartitionException) {
             kind = "unknown_topic";
             status = 4;
+        } else if (causedBy(cause, AuthenticationException.class) != null) {
+            kind = "authentication";
+            status = 3;
+            cause = causedBy(cause, AuthenticationException.class);
         } else if (unreachable(cause)) {
             kind = "unreachable";
-            status = 3;
-        } else if (cause instanceof AuthenticationException) {
-            kind = "authentication";
             status = 3;
         } else {
             kind = "kafka";
@@ -148,6 +149,16 @@ public final class Describe {
         failure.put("message", cause.getClass().getSimpleName() + ": " + cause.getMessage());
         System.err.println(JSON.writeValueAsString(failure));
         return status;
+    }
+
+    /** The first of `error` and its causes that is a `type`, or null. */
+    static Throwable causedBy(Throwable error, Class<? extends Throwable> type) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (type.isInstance(cause)) {
+                return cause;
+            }
+        }
+        return null;
     }
 
     /** A timeout or I/O failure, or a Kafka error caused by one ("Failed to find brokers ..."). */
