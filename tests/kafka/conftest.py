@@ -35,7 +35,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def kafka_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.Sandbox]:
-    running = sandbox.start(3, ("a", "b", "c"), tmp_path_factory.mktemp("kafka") / "sandbox", tied=True)
+    running = sandbox.start(
+        3, ("a", "b", "c"), tmp_path_factory.mktemp("kafka") / "sandbox", tied=True,
+        # streams groups (test_import_streams): task offsets every 2 s and heartbeats every 1 s (Kafka's floors: 15 s and 5 s)
+        broker_configs={"group.streams.min.task.offset.interval.ms": "1000", "group.streams.task.offset.interval.ms": "2000",
+                        "group.streams.min.heartbeat.interval.ms": "500", "group.streams.heartbeat.interval.ms": "1000"},
+    )  # fmt: skip
     try:
         yield running
     finally:
