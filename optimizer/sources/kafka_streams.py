@@ -20,7 +20,8 @@ What the document holds:
 * `tasks`: classic, every task the assignments run with its source partitions (Streams'
   AssignmentInfo aligned with the sorted assigned partitions), stateful when a standby or an offset
   sum names its subtopology, its changelog partitions from the `<application id>-<store>-changelog`
-  topics; streams, the subtopologies the group describes. Every partition with its `replica_racks`.
+  topics; streams, the subtopologies the group describes. Every partition with its `replica_racks`
+  and `leader_rack` (the brokers' `broker.rack`).
 * `config`: `num.standby.replicas` (classic: inferred from the standbys that run, or given; streams:
   the group's `streams.num.standby.replicas`), `rack.aware.assignment.tags` (classic: guessed from
   the client tag keys; streams: the group's config), `group.protocol`, `streams.assignor.name`, and
@@ -44,6 +45,7 @@ from optimizer.kafka.streams_describe import describe_streams_application
 from optimizer.model.ids import task_key
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION
+from optimizer.sources.kafka_cluster import replica_selector
 
 LATEST_OFFSET = -2
 """The offset sum of a running active task (Streams' `Task.LATEST_OFFSET`)."""
@@ -154,6 +156,9 @@ class _Mapping:
             entry["replica_racks"] = racks
         else:
             self.unracked.add(topic)
+        leader = partitions[number].get("leader")
+        if leader is not None and self.racks.get(leader):
+            entry["leader_rack"] = self.racks[leader]
         rate = self.rates.get((topic, number))
         if rate is not None:
             entry["bytes_per_second"] = rate
@@ -176,6 +181,11 @@ class _Mapping:
             self.warnings.append(
                 f"replica_racks left out for the partitions of {', '.join(sorted(self.unracked))}: a broker holding a replica has no broker.rack"
             )
+        selector, differ = replica_selector(self.described.get("brokers", []))
+        if selector is not None:
+            config["replica.selector.class"] = selector
+        if differ is not None:
+            self.warnings.append(differ)
         self.warnings.append(f"kafka.version {DEFAULT_KAFKA_VERSION}: the project's default (a cluster does not say its clients' Kafka release)")
         config["kafka.version"] = DEFAULT_KAFKA_VERSION
         when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

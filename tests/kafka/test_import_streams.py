@@ -131,7 +131,8 @@ def _client_of(state: dict[str, Any], index: int) -> str:
 
 def _check_set_up(problem: StreamsProblem, state: dict[str, Any]) -> None:
     """Clients (process ids, threads, racks, tags), tasks (source and changelog partitions, replica
-    racks, end offsets) as the application was set up and as the runner's Admin client reads them."""
+    and leader racks, end offsets) as the application was set up and as the runner's Admin client
+    reads them."""
     application = problem.name
     topics = state["topics"]
     racks = state["partitions"]
@@ -145,16 +146,20 @@ def _check_set_up(problem: StreamsProblem, state: dict[str, Any]) -> None:
         source = topics["input"] if task.subtopology == 0 else topics["repartition"]
         assert [(p.topic, p.partition) for p in task.source_partitions] == [(source, task.partition)]
         assert list(task.source_partitions[0].replica_racks) == racks[source][task.partition]["replica_racks"]
+        assert task.source_partitions[0].leader_rack == racks[source][task.partition]["leader_rack"]
         if task.subtopology == 0:
             assert not task.stateful and not task.changelog_partitions and task.changelog_end_offset is None
             continue
         assert task.stateful
         assert [(p.topic, p.partition) for p in task.changelog_partitions] == [(topics["changelog"], task.partition)]
         assert list(task.changelog_partitions[0].replica_racks) == racks[topics["changelog"]][task.partition]["replica_racks"]
+        assert task.changelog_partitions[0].leader_rack == racks[topics["changelog"]][task.partition]["leader_rack"]
         assert task.changelog_end_offset == ends[task.partition] > 0  # the stores hold data
     # replication 2 over 3 racks: the partitions differ in racks (and leaders)
     assert len({tuple(sorted(p["replica_racks"])) for p in racks[topics["input"]]}) > 1
     assert all(len(set(p["replica_racks"])) == 2 for p in racks[topics["input"]])
+    assert len({p["leader_rack"] for p in racks[topics["input"]]}) > 1
+    assert problem.config.replica_selector_class is None  # the sandbox's brokers leave it unset: the leaders serve
     assert str(problem.config.kafka_version) == "4.4"
     assert problem.name == application
 
