@@ -116,9 +116,11 @@ def test_a_classic_application_maps_to_its_clients_tasks_and_lags_and_solves_to_
 def test_kafka_lag_rules_a_given_standby_count_and_rates():
     """A sum above the end offset gives the end offset (Kafka's corrupted-task rule); an unknown sum
     (-3) and a task the application does not have give none; --num-standby-replicas replaces the
-    inferred count (a warning when under what runs); rates land on the partitions they name."""
+    inferred count (a warning when under what runs); rates land on the partitions they name; a
+    scheduled probing rebalance is said."""
     described = classic()
     described["members"][3]["task_offset_sums"] = {"1_1": 500, "1_2": -3, "7_0": 4}
+    described["members"][1]["next_rebalance_ms"] = 1_800_000_000_000
     rates = {(IN, 2): 1000.0, (CHANGELOG, 1): 250.5}
     imported = map_streams_application(described, "h:1", num_standby_replicas=0, rates=rates)
     problem = _problem(imported.document)
@@ -126,6 +128,7 @@ def test_kafka_lag_rules_a_given_standby_count_and_rates():
     assert dict(clients[C].lags) == {"1_1": 96}
     assert problem.config.num_standby_replicas == 0
     assert any("num.standby.replicas 0 as given, but a task runs 1 standbys" in w for w in imported.warnings)
+    assert any("a probing rebalance is scheduled for 2027-01-15T08:00:00Z" in w for w in imported.warnings)
     tasks = {t.id: t for t in problem.tasks}
     assert tasks["0_2"].source_partitions[0].bytes_per_second == 1000.0
     assert tasks["1_1"].changelog_partitions[0].bytes_per_second == 250.5

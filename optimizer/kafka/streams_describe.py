@@ -58,7 +58,7 @@ def describe_streams_application(bootstrap: str, application_id: str, command_co
         message = error.issues[0].message if error.issues else str(error)
         if message.startswith(f"group {application_id!r} does not exist"):
             reason = message.split(": ", 1)[1] if ": " in message else message
-            raise _invalid(source, f"no {named} on {bootstrap}: no group has that application id ({reason})") from None
+            raise _invalid(source, f"no {named} on {bootstrap}: no streams group or classic group has that id ({reason})") from None
         if message.startswith("a topic of group"):
             reason = message.split(": ", 1)[1] if ": " in message else message
             raise _invalid(source, f"a topic of the {named} does not exist (deleted while reading?): {reason}") from None

@@ -329,6 +329,13 @@ class _Mapping:
         elif any(tag_keys):
             self.warnings.append("rack.aware.assignment.tags left empty: the clients report tags, but no tag key is common to all of them")
         self.warnings.append(f"{_CLASSIC_DEFAULTS}: Kafka's defaults, as a classic application's own StreamsConfig is not on the cluster")
+        probing = sorted({int(m["next_rebalance_ms"]) for m in members if m.get("next_rebalance_ms") is not None})
+        if probing:
+            at = datetime.fromtimestamp(probing[0] / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self.warnings.append(
+                f"a probing rebalance is scheduled for {at} (warm-ups are catching up): the application runs a step of Kafka's plan, "
+                "and the next rebalance moves tasks"
+            )
         generation = max(generations) if generations else None
         self.warnings.append(
             "the lags come from the task offset sums each process sent at its last join"
