@@ -103,7 +103,9 @@ def _convert(value: Any, type_: str) -> Any:
             return float(value.strip())
         raise _BadCell(f"{_quoted(value)} is not a number")
     if isinstance(value, str):
-        return [part.strip() for part in value.split(";") if part.strip()]
+        # Text with no item (white space, `;`) is an empty cell: only Parquet's list type holds an
+        # empty list, which a consumer topic's racks tell from none (`_gives_racks`).
+        return [part.strip() for part in value.split(";") if part.strip()] or None
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     raise _BadCell(f"{_quoted(value)} is not a list of text")
