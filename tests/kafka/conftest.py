@@ -40,6 +40,7 @@ def kafka_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.
         # streams groups (test_import_streams): task offsets every 2 s and heartbeats every 1 s (Kafka's floors: 15 s and 5 s)
         broker_configs={"group.streams.min.task.offset.interval.ms": "1000", "group.streams.task.offset.interval.ms": "2000",
                         "group.streams.min.heartbeat.interval.ms": "500", "group.streams.heartbeat.interval.ms": "1000"},
+        sasl_users={"importer": "importer-secret"},  # a SASL_PLAINTEXT listener too (test_import: --command-config, a refused login)
     )  # fmt: skip
     try:
         yield running
