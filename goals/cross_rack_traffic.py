@@ -1,9 +1,11 @@
 """`cross_rack_traffic`: partitions read from another rack (KIP-925's traffic, KIP-881), and
 `cross_rack_bytes`: the same reads in bytes per second.
 
-Streams: for each active, its source partitions with no replica in the client's rack; for each
-standby, its changelog partitions likewise. Consumers: assigned partitions with no replica in the
-member's rack. Unknown racks never count: the rule is `reads_across_racks` (optimizer/model/racks.py).
+Streams: for each active, its source partitions served from another rack than the client's; for
+each standby, its changelog partitions likewise. Consumers: assigned partitions served from another
+rack than the member's. The serving replica is the leader, or under follower fetching any replica
+(`replica.selector.class`); unknown racks never count: the rule is `serving_racks` and
+`reads_across_racks` (optimizer/model/racks.py, docs/file-formats.md "Leaders and follower fetching").
 `cross_rack_bytes` weighs each read by the partition's bytes per second (`rate_of`: its own or
 its topic's rate, else the mean known rate of the problem; 1 per partition when none is known).
 """
@@ -63,7 +65,7 @@ class CrossRackTraffic(Goal):
                 held = assignment.get(member.id)
                 if held is not None:
                     total += sum(
-                        self._consumer_value(problem, p) for p in held.active if reads_across_racks(member.rack, problem.replica_racks_of(p))
+                        self._consumer_value(problem, p) for p in held.active if reads_across_racks(member.rack, problem.serving_racks_of(p))
                     )
             return total
         index = StreamsIndex.of(problem)

@@ -1,8 +1,9 @@
 """`kip925_cost`: KIP-925's weighted cost of the actives, for one-to-one comparison with the
 reference goal (`--solver kip925`).
 
-For a stateful task on client k: traffic_cost x its source partitions with no replica in k's rack
-+ non_overlap_cost if k is not its previous active client (config, else Kafka's HA defaults 10 and
+For a stateful task on client k: traffic_cost x its source partitions read across racks from k (the
+serving replica's rack: the leader's, or any replica's under follower fetching; Kafka's own KIP-925
+assignor counts any replica) + non_overlap_cost if k is not its previous active client (config, else Kafka's HA defaults 10 and
 1); stateless tasks with Kafka's fixed 1 and 0. Equal to the evaluator's `kip925_cost`.
 """
 

@@ -152,6 +152,10 @@ def test_consumer_figures_under_leader_reads_and_follower_fetching():
     assert evaluate(_with(_group(), {}), rackless).metrics.cross_rack_partitions == 0
     problem = _with(_group(), {})
     assert rack_traffic(problem, _solution(problem, rotated)) == {"r1": 1, "r2": 1, "r3": 1}
+    # The goals score an answer as the evaluator counts it (solve's and compare's goal lines).
+    for config, partitions, in_bytes in (({}, 3, 700), (FOLLOWERS, 0, 0)):
+        problem = _with(_group(), config)
+        assert (CrossRackTraffic().evaluate(problem, rotated), CrossRackBytes().evaluate(problem, rotated)) == (partitions, in_bytes)
 
 
 def test_unknown_leaders_count_only_what_is_certain():
