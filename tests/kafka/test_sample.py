@@ -1,0 +1,338 @@
+"""Throughputs (issue 31): bytes per second per partition, sampled on the sandbox.
+
+A `kao.jvm.ProducerRunner` writes at known, skewed rates: 200, 50 and 0 records/s of 200-byte values
+on the three partitions of one topic; 20 records/s of 1000 bytes and 200 records/s of 200 bytes on the
+two of another. One window of WINDOW seconds samples the first topic through `sample_rates` (the
+public function) while, at the same time, the adapter `kao.jvm.Sample` samples the second and the
+test, inside that window, moves one partition's leader and deletes the records of the other
+(Admin deleteRecords).
+
+The truth is read from the log itself: both topics stamp each record batch with its leader's append
+time (LogAppendTime), and the test reads the batches' sizes and times from the replicas' segment
+files in the sandbox's directory (deleteRecords removes no file before a retention check). Checks
+and their tolerances, on a 2-core machine shared with other test runs:
+
+* The adapter's rate against the bytes of the batches appended inside its window: the timing
+  uncertainty the adapter reports (each size was read at some moment of its snapshot's requests:
+  half the first and last snapshots' durations over the window; tens of ms at a load average of 50)
+  plus one batch at each end (append times are whole milliseconds) plus, for an estimated part,
+  ESTIMATE_TOLERANCE of its share of the window (its records count at the bytes per record of the
+  other intervals, which the producer's batching moves by a few %).
+* `sample_rates`' rate against records/s x the log's bytes per record around the windows:
+  NOMINAL_TOLERANCE (20 %). The producer sends floor(rate x elapsed) records at each 5 ms tick and
+  catches up when a tick comes late, so a stall of its JVM at either end of the window moves stall x
+  rate records into or out of it: up to +18 % was seen at a load average of 50, 1 to 2 % on a quiet
+  machine.
+* RATIO_TOLERANCE (10 %): the records/s of the 200 and the 50 records/s partitions, whose producers
+  share one pacing thread, so a stall moves both.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from optimizer.errors import InvalidInputError, KafkaAssignmentError, KafkaUnavailableError
+from optimizer.kafka import sandbox
+from optimizer.kafka.jvm import java
+from optimizer.kafka.sample import Rate, rates_from_sample, sample_rates
+
+pytestmark = pytest.mark.kafka
+
+SKEWED = "smp-skewed"
+OTHER = "smp-other"
+PRODUCERS = {  # (topic, partition): (records per second, value bytes)
+    (SKEWED, 0): (200, 200),
+    (SKEWED, 1): (50, 200),
+    (OTHER, 0): (20, 1000),
+    (OTHER, 1): (200, 200),
+}
+IDLE = (SKEWED, 2)
+MOVED = (OTHER, 0)
+"""Its leader moves inside the window."""
+DELETED = (OTHER, 1)
+"""Its records are deleted (before the high watermark) inside the window."""
+WINDOW = 4.0
+ESTIMATE_TOLERANCE = 0.10
+NOMINAL_TOLERANCE = 0.20
+RATIO_TOLERANCE = 0.10
+START_SECONDS = 90.0
+APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One record batch of a replica's log, from its segment file."""
+
+    size: int
+    """Its bytes on disk, header included."""
+    records: int
+    appended_ms: int
+    """Its max timestamp: on a LogAppendTime topic, when its leader appended it."""
+
+
+def _batches(kafka_sandbox: sandbox.Sandbox, partition: tuple[str, int]) -> list[Batch]:
+    """The batches of the partition's fullest replica (its leader's, or a follower's as far as it
+    is alike), read from the segment files: Kafka's v2 batch header is the base offset (8 bytes), the
+    length of the rest (4), the leader epoch (4), magic (1), crc (4), attributes (2), the last offset
+    delta (4), the base and max timestamps (8 each), the producer id, epoch and base sequence (14) and
+    the record count (4). A batch the broker is still writing is left out."""
+    found: list[list[Batch]] = []
+    for node in kafka_sandbox.nodes:
+        folder = kafka_sandbox.directory / f"{node.role}-{node.node_id}" / "data" / f"{partition[0]}-{partition[1]}"
+        batches: list[Batch] = []
+        for segment in sorted(folder.glob("*.log")) if folder.is_dir() else ():
+            data = Path(segment).read_bytes()
+            position = 0
+            while position + 61 <= len(data):
+                size = 12 + int.from_bytes(data[position + 8 : position + 12], "big")
+                if size < 61 or position + size > len(data):
+                    break
+                appended = int.from_bytes(data[position + 35 : position + 43], "big", signed=True)
+                batches.append(Batch(size, int.from_bytes(data[position + 57 : position + 61], "big"), appended))
+                position += size
+        found.append(batches)
+    return max(found, key=lambda batches: sum(b.size for b in batches))
+
+
+class Workload:
+    """The ProducerRunner JVM: its commands, one JSON line each way."""
+
+    def __init__(self, process: subprocess.Popen[str]):
+        self.process = process
+
+    def line(self, seconds: float = START_SECONDS) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], seconds)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.end()
+            assert self.process.stderr is not None
+            pytest.fail(f"the producer runner did not answer: {self.process.stderr.read()[-3000:]}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        answer = self.line()
+        assert "error" not in answer, answer
+        return answer
+
+    def end(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def workload(kafka_sandbox: sandbox.Sandbox) -> Iterator[Workload]:
+    spec = {
+        "bootstrap": kafka_sandbox.bootstrap,
+        "topics": {
+            SKEWED: {"partitions": 3, "replication_factor": 3, "configs": APPEND_TIME},
+            OTHER: {"partitions": 2, "replication_factor": 3, "configs": APPEND_TIME},
+        },
+        "producers": [
+            {"topic": topic, "partition": partition, "records_per_second": rate, "value_bytes": size, "key": "k"}
+            for (topic, partition), (rate, size) in PRODUCERS.items()
+        ],
+    }
+    process = subprocess.Popen(
+        java("kao.jvm.ProducerRunner", heap_mb=256), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sandbox.tie_to_parent,
+    )  # fmt: skip
+    running = Workload(process)
+    try:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(spec) + "\n")
+        process.stdin.flush()
+        assert "started" in running.line()
+        yield running
+    finally:
+        running.end()
+
+
+@dataclass(frozen=True)
+class Sampled:
+    rates: dict[tuple[str, int], Rate]
+    """`sample_rates` on SKEWED and the adapter's answer on OTHER, as rates."""
+    public_order: list[tuple[str, int]]
+    """The partitions as `sample_rates` returned them."""
+    public_seconds: float
+    answer: dict[str, Any]
+    """The adapter's answer on OTHER."""
+    batches: dict[tuple[str, int], list[Batch]]
+    """Each producing partition's log, read once both windows were over."""
+    around: tuple[float, float]
+    """Wall-clock ms just before both windows began and just after they ended."""
+    moved: dict[str, Any]
+    deleted: dict[str, Any]
+
+    def partition(self, partition: tuple[str, int]) -> dict[str, Any]:
+        found: dict[str, Any] = next(p for p in self.answer["partitions"] if (p["topic"], p["partition"]) == partition)
+        return found
+
+    def bytes_per_record(self, partition: tuple[str, int]) -> float:
+        """The partition's bytes per record on the log, in the batches appended around the windows
+        (not from the producer's start, whose batches are larger: it catches up then)."""
+        around = [b for b in self.batches[partition] if self.around[0] <= b.appended_ms < self.around[1]]
+        return sum(b.size for b in around) / sum(b.records for b in around)
+
+
+@pytest.fixture(scope="module")
+def sampled(kafka_sandbox: sandbox.Sandbox, workload: Workload) -> Sampled:
+    bootstrap = kafka_sandbox.bootstrap
+    public: dict[str, Any] = {}
+
+    def sample_publicly() -> None:
+        started = time.monotonic()
+        try:
+            public["rates"] = sample_rates(bootstrap, [SKEWED], WINDOW, timeout=20)
+        except KafkaAssignmentError as error:  # raised in the main thread below
+            public["error"] = error
+        public["seconds"] = time.monotonic() - started
+
+    before_ms = time.time() * 1000
+    thread = threading.Thread(target=sample_publicly)
+    thread.start()
+    adapter = subprocess.Popen(
+        java("kao.jvm.Sample", [bootstrap, "--topics", OTHER, "--seconds", str(WINDOW), "--timeout-ms", "20000"], heap_mb=256),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=sandbox.tie_to_parent,
+    )  # fmt: skip
+    try:
+        assert adapter.stderr is not None
+        deadline = time.monotonic() + START_SECONDS
+        line = ""
+        while "window started" not in line:
+            ready, _, _ = select.select([adapter.stderr], [], [], max(0.0, deadline - time.monotonic()))
+            line = adapter.stderr.readline() if ready else ""
+            if not line:
+                pytest.fail("the adapter's window did not start")
+        time.sleep(1.0)
+        moved = workload.ask({"elect_leader": {"topic": MOVED[0], "partition": MOVED[1]}})["leader"]
+        deleted = workload.ask({"delete_records": {"topic": DELETED[0], "partition": DELETED[1]}})["deleted"]
+        acted_ms = time.time() * 1000
+        out, err = adapter.communicate(timeout=120)
+    finally:
+        if adapter.poll() is None:
+            adapter.kill()
+            adapter.wait()
+    thread.join(timeout=180)
+    after_ms = time.time() * 1000
+    assert adapter.returncode == 0, err
+    data = json.loads(out)
+    assert acted_ms < data["ended_ms"], "the leader election and the deletion ended after the window (a very slow machine?)"
+    if "error" in public:
+        raise public["error"]
+    time.sleep(0.5)  # the last batches of the window reach the followers' files too
+    return Sampled(
+        rates={**public["rates"], **rates_from_sample(data, bootstrap)},
+        public_order=list(public["rates"]),
+        public_seconds=public["seconds"],
+        answer=data,
+        batches={partition: _batches(kafka_sandbox, partition) for partition in PRODUCERS},
+        around=(before_ms, after_ms),
+        moved=moved,
+        deleted=deleted,
+    )
+
+
+def _check_against_the_log(sampled: Sampled, partition: tuple[str, int]) -> None:
+    """The adapter's rate against the bytes of the batches appended inside its window (the module's
+    comment says why the tolerance is what it is)."""
+    answer = sampled.partition(partition)
+    window = sampled.answer
+    inside = [b for b in sampled.batches[partition] if window["started_ms"] <= b.appended_ms < window["ended_ms"]]
+    seconds = answer["window_ms"] / 1000
+    truth = sum(b.size for b in inside) / seconds
+    timing = (window["start_span_ms"] + window["end_span_ms"]) / 2 / answer["window_ms"]
+    ends = 2 * max(b.size for b in inside) / seconds
+    estimated_share = answer["estimated_offsets"] / max(1, answer["offsets"])
+    tolerance = truth * (timing + ESTIMATE_TOLERANCE * estimated_share) + ends
+    assert answer["bytes_per_second"] == pytest.approx(truth, abs=tolerance), (partition, answer, {k: v for k, v in window.items() if k != "partitions"})
+
+
+def test_each_partition_runs_at_its_producers_records_per_second_times_the_logs_bytes_per_record(sampled):
+    """Every producing partition, from `sample_rates` (SKEWED) and from the adapter (OTHER: one with
+    a leader moved, one with records deleted inside the window), within NOMINAL_TOLERANCE."""
+    assert sampled.public_order == [(SKEWED, 0), (SKEWED, 1), (SKEWED, 2)]
+    for partition, (records_per_second, value_bytes) in PRODUCERS.items():
+        per_record = sampled.bytes_per_record(partition)
+        assert value_bytes < per_record < value_bytes + 100, (partition, per_record)  # the value, its record's and its batch's headers
+        expected = records_per_second * per_record
+        assert sampled.rates[partition].bytes_per_second == pytest.approx(expected, rel=NOMINAL_TOLERANCE), partition
+    assert sampled.public_seconds < WINDOW + 60
+
+
+def test_an_idle_partition_is_zero_and_measured(sampled):
+    assert sampled.rates[IDLE] == Rate(bytes_per_second=0.0, estimated=False, why=None)
+
+
+def test_the_ratio_between_partitions_is_the_producers(sampled):
+    """200 and 50 records/s on SKEWED's partitions 0 and 1: a ratio of 4 in records per second."""
+    records = {p: sampled.rates[p].bytes_per_second / sampled.bytes_per_record(p) for p in ((SKEWED, 0), (SKEWED, 1))}
+    assert records[(SKEWED, 0)] / records[(SKEWED, 1)] == pytest.approx(4.0, rel=RATIO_TOLERANCE)
+    assert not sampled.rates[(SKEWED, 0)].estimated and not sampled.rates[(SKEWED, 1)].estimated
+
+
+def test_records_deleted_inside_the_window_are_flagged_and_their_growth_counted(sampled):
+    """deleteRecords moves the earliest offset and frees no bytes (the log's active segment stays):
+    the log's growth still counts, exactly, and the rate says what happened."""
+    rate = sampled.rates[DELETED]
+    assert rate.estimated
+    assert rate.why is not None and "earliest offset moved" in rate.why and "its growth counts" in rate.why
+    answer = sampled.partition(DELETED)
+    assert answer["start"]["earliest"] == 0 and answer["end"]["earliest"] >= sampled.deleted["low_watermark"] > 0
+    assert answer["end"]["size"] > answer["start"]["size"] and answer["estimated_offsets"] == 0
+    _check_against_the_log(sampled, DELETED)
+
+
+def test_a_leader_moved_inside_the_window_is_said_and_that_interval_estimated(sampled):
+    """Two replicas' sizes are never compared: the interval in which the leader moved counts its
+    records at the bytes per record of the others."""
+    rate = sampled.rates[MOVED]
+    before, after = sampled.moved["before"], sampled.moved["broker"]
+    assert before != after
+    assert rate.estimated
+    assert rate.why is not None and f"its leader moved from broker {before} to broker {after}" in rate.why
+    answer = sampled.partition(MOVED)
+    assert answer["leaders"] == [before, after] and answer["start"]["leader"] == before and answer["end"]["leader"] == after
+    assert 0 < answer["estimated_offsets"] < answer["offsets"]
+    _check_against_the_log(sampled, MOVED)
+
+
+def test_the_window_is_the_one_asked_for(sampled):
+    window = sampled.answer
+    assert window["snapshots"] == 5  # 4 intervals of a second
+    assert window["ended_ms"] - window["started_ms"] == pytest.approx(window["window_ms"], abs=5)
+    assert window["window_ms"] == pytest.approx(WINDOW * 1000, rel=0.1)
+
+
+def test_an_unknown_topic_is_named(kafka_sandbox):
+    """Only the unknown topic is named; InvalidInputError is exit code 1."""
+    with pytest.raises(InvalidInputError, match="topic 'smp-no-such-topic' does not exist") as raised:
+        sample_rates(kafka_sandbox.bootstrap, [SKEWED, "smp-no-such-topic"], 1, timeout=10)
+    assert f"'{SKEWED}'" not in str(raised.value) and "Traceback" not in str(raised.value)
+    assert raised.value.exit_code == 1
+
+
+def test_unreachable_brokers_raise_kafka_unavailable_within_the_timeout():
+    started = time.monotonic()
+    with pytest.raises(KafkaUnavailableError, match="could not be reached"):
+        sample_rates(f"127.0.0.1:{sandbox.free_port()}", [SKEWED], 1, timeout=2)
+    assert time.monotonic() - started < 30
