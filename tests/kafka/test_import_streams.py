@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from optimizer.errors import InvalidInputError
+from optimizer.errors import InvalidInputError, KafkaUnavailableError
 from optimizer.kafka import sandbox
 from optimizer.kafka.jvm import java
 from optimizer.kafka.streams_describe import describe_streams_application
@@ -32,7 +32,7 @@ from optimizer.model.problem import problem_from_data
 from optimizer.model.streams import StreamsProblem
 from optimizer.oracle.batch import batch
 from optimizer.solve import solve
-from optimizer.sources.kafka_streams import map_streams_application
+from optimizer.sources.kafka_streams import map_streams_application, read_streams_application
 
 pytestmark = pytest.mark.kafka
 
@@ -44,6 +44,8 @@ INSTANCES = [
 ]
 APPS = {"imp-streams-classic": "classic", "imp-streams-group": "streams"}
 CONSUMER_GROUP = "imp-streams-not-an-app"
+SASL_USER, SASL_PASSWORD = "importer", "importer-secret"
+"""The sandbox's SASL_PLAINTEXT user (tests/kafka/conftest.py)."""
 ANSWER_SECONDS = 150.0
 """How long a runner may take to settle after a command (it gives up itself after 120 s)."""
 
@@ -284,3 +286,29 @@ def test_an_unknown_application_and_a_consumer_group_are_refused_by_name(applica
         describe_streams_application(bootstrap, "imp-streams-nope", timeout=10)
     with pytest.raises(InvalidInputError, match=f"'{CONSUMER_GROUP}' .* is not a Kafka Streams application: a classic group with the assignor 'range'"):
         describe_streams_application(bootstrap, CONSUMER_GROUP, timeout=10)
+
+
+def _sasl_config(path: Path, password: str) -> Path:
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        f'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="{SASL_USER}" password="{password}";\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("application", sorted(APPS))
+def test_a_secured_listener_gives_the_same_problem_and_refuses_a_wrong_password(applications, kafka_sandbox, tmp_path, application):
+    """Through the sandbox's SASL_PLAINTEXT listener with a command config (the Admin client and, for
+    the classic application, the raw DescribeGroups request authenticate): the same problem as through
+    the plaintext listener, bar the address and time in its description; a wrong password is refused,
+    saying so, without the password."""
+    plain = read_streams_application(kafka_sandbox.bootstrap, application, timeout=30).document
+    good = _sasl_config(tmp_path / "good.properties", SASL_PASSWORD)
+    secured = read_streams_application(kafka_sandbox.sasl_bootstrap, application, command_config=good, timeout=30).document
+    assert {k: v for k, v in secured.items() if k != "description"} == {k: v for k, v in plain.items() if k != "description"}
+    assert SASL_PASSWORD not in json.dumps(secured)
+    wrong = "not-" + SASL_PASSWORD
+    with pytest.raises(KafkaUnavailableError, match="refused the credentials") as refused:
+        read_streams_application(kafka_sandbox.sasl_bootstrap, application, command_config=_sasl_config(tmp_path / "wrong.properties", wrong), timeout=10)
+    assert wrong not in str(refused.value)
