@@ -18,7 +18,7 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -56,6 +56,9 @@ from optimizer.sources.problem_file import load_problem, load_solution, save_sol
 from optimizer.text import plural
 from optimizer.version import __version__
 from plugins.manager import plugins
+
+if TYPE_CHECKING:
+    from optimizer.sources.kafka_cluster import ImportOptions
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -506,63 +509,89 @@ def fleet_command(output: Path, seed: int, applications: int, groups: int, broke
 @cli.command("import")
 @click.option("--bootstrap-server", "bootstrap", required=True, metavar="HOST:PORT[,HOST:PORT]", help="The cluster's brokers, as Kafka's CLI tools take them.")
 @click.option("--group", metavar="G", help="The consumer group to import (classic or KIP-848).")
-@click.option("--all", "every_group", is_flag=True, help="Every consumer group of the cluster, one problem file each in --output DIR.")
+@click.option("--application-id", metavar="A", help="The Kafka Streams application to import (classic, or a KIP-1071 streams group).")
+@click.option("--all", "every_group", is_flag=True, help="Every consumer group and Kafka Streams application of the cluster, one file each in --output DIR.")
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path),
-    help="--group: write the problem here (.yaml/.yml as YAML, .json as JSON; default: JSON on stdout). --all: the directory to write into.",
+    help="--group/--application-id: write the problem here (.yaml/.yml as YAML, .json as JSON; default: JSON on stdout). --all: the directory to write into.",
 )  # fmt: skip
 @click.option(
     "--command-config", type=_FILE, metavar="FILE",
     help="Client properties (security.protocol, sasl.*, ssl.*) as Kafka's CLI tools take them; never printed or written.",
 )  # fmt: skip
 @click.option(
-    "--timeout", default=30.0, show_default=True, type=click.FloatRange(min=1), metavar="SECONDS",
+    "--timeout", default=30.0, show_default=True, type=click.FloatRange(min=1, max=3600), metavar="SECONDS",
     help="How long to wait for the brokers and for a rebalancing group to settle.",
 )  # fmt: skip
-def import_command(bootstrap: str, group: str | None, every_group: bool, output: Path | None, command_config: Path | None, timeout: float) -> None:
-    """Read a consumer group from a live cluster as a problem: its members with their racks,
-    subscriptions and current partitions, the assignor it uses, its topics with their replicas'
-    racks (docs/import.md). With --all, every consumer group, one line each: written, skipped
-    (Kafka Streams applications and streams groups, not imported yet; empty groups) or failed.
-    Exit 1 for an unknown or empty group (--all: no group written), 2 when the cluster cannot be
-    reached or the group is still rebalancing at --timeout."""
+@click.option(
+    "--sample-seconds", type=click.FloatRange(min=0, max=3600, min_open=True), metavar="SECONDS",
+    help="Measure every partition's bytes per second over this window (log sizes at both ends) and write them as the problem's rates.",
+)  # fmt: skip
+@click.option(
+    "--num-standby-replicas", type=click.IntRange(min=0, max=2**31 - 1), metavar="N",
+    help="A classic Kafka Streams application's num.standby.replicas (default: inferred from the standbys it runs; a streams group's comes from its config).",
+)  # fmt: skip
+def import_command(
+    bootstrap: str, group: str | None, application_id: str | None, every_group: bool, output: Path | None, command_config: Path | None,
+    timeout: float, sample_seconds: float | None, num_standby_replicas: int | None,
+) -> None:  # fmt: skip
+    """Read a consumer group or a Kafka Streams application from a live cluster as a problem:
+    members or clients with their racks, subscriptions or tasks, current assignment, lags, the
+    assignor, the topics with their replicas' racks and leaders, the brokers' replica selector, and
+    with --sample-seconds each partition's rate (docs/import.md). What the cluster cannot tell is
+    said on stderr. With --all, every group, one line each: written, skipped (share groups, Connect,
+    empty groups) or failed. Exit 1 for an unknown or empty group (--all: nothing written), 2 when
+    the cluster cannot be reached or the group is still rebalancing at --timeout."""
     from optimizer.model.problem import problem_from_data
     from optimizer.sources.documents import dump_document
-    from optimizer.sources.kafka_cluster import import_consumer_group
+    from optimizer.sources.kafka_cluster import ImportOptions, import_group
 
-    if every_group == (group is not None):
-        raise UsageError("give either --group G or --all")
+    chosen = [name for name, given in (("--group", group), ("--application-id", application_id), ("--all", every_group or None)) if given is not None]
+    if len(chosen) != 1:
+        raise UsageError("give one of --group G, --application-id A or --all" + (f" (not {' and '.join(chosen)})" if chosen else ""))
+    options = ImportOptions(command_config, timeout, sample_seconds, num_standby_replicas)
     if every_group:
         if output is None:
             raise UsageError("--all writes one file per group: give --output DIR")
-        _import_every_group(bootstrap, output, command_config, timeout)
+        _import_every_group(bootstrap, output, options)
         return
-    assert group is not None
+    name = group if group is not None else application_id
+    assert name is not None
     if output is not None and (output.is_dir() or output.suffix.lower() not in PROBLEM_SUFFIXES):
         raise UsageError(f"cannot write {output}: the output must be a file ending in {', '.join(PROBLEM_SUFFIXES)}")
-    document = import_consumer_group(bootstrap, group, command_config, timeout)
-    problem_from_data(document, f"group {group} from kafka://{bootstrap}")
+    imported = import_group(bootstrap, name, options, streams=application_id is not None)
+    assert imported.document is not None
+    problem_from_data(imported.document, f"{'application' if application_id else 'group'} {name} from kafka://{bootstrap}")
+    for warning in imported.warnings:
+        print_line(f"warning: {name}: {warning}", stderr=True)
     if output is None:
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(imported.document, indent=2, ensure_ascii=False) + "\n")
         return
     try:
-        dump_document(document, output)
+        dump_document(imported.document, output)
     except OSError as error:
         raise _cannot_write(output, error) from None
-    print_line(f"wrote group {group} ({plural(len(document['members']), 'member')}) to {output}", stderr=True)
+    print_line(f"wrote {_imported_what(imported.document)} to {output}", stderr=True)
 
 
-def _import_every_group(bootstrap: str, directory: Path, command_config: Path | None, timeout: float) -> None:
+def _imported_what(document: dict[str, Any]) -> str:
+    """`group G (3 members)` or `application A (3 clients, 12 tasks)`."""
+    if document["kind"] == "streams":
+        return f"application {document['name']} ({plural(len(document['clients']), 'client')}, {plural(len(document['tasks']), 'task')})"
+    return f"group {document['name']} ({plural(len(document['members']), 'member')})"
+
+
+def _import_every_group(bootstrap: str, directory: Path, options: ImportOptions) -> None:
     """`import --all`: every group in turn, a line each; exit 0 when at least one file was written."""
     from optimizer.model.problem import problem_from_data
     from optimizer.sources.documents import dump_document
-    from optimizer.sources.kafka_cluster import group_file_names, import_consumer_groups
+    from optimizer.sources.kafka_cluster import group_file_names, import_cluster
 
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"cannot write into {directory}: it is not a directory")
     written = skipped = 0
     errors: list[KafkaAssignmentError] = []
-    imported = list(import_consumer_groups(bootstrap, command_config, timeout))
+    imported = list(import_cluster(bootstrap, options))
     try:  # once the cluster answered: an unreachable one leaves no empty directory behind
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -588,12 +617,14 @@ def _import_every_group(bootstrap: str, directory: Path, command_config: Path | 
             print_error(f"failed {one.group}: {error}")
             continue
         written += 1
-        print_line(f"wrote {one.group} ({plural(len(one.document['members']), 'member')}) to {target}")
+        for warning in one.warnings:
+            print_line(f"warning: {one.group}: {warning}", stderr=True)
+        print_line(f"wrote {_imported_what(one.document).split(' ', 1)[1]} to {target}")
     print_line(f"{plural(written, 'group')} written to {directory}, {skipped} skipped, {len(errors)} failed")
     if written == 0:
         if errors:
             sys.exit(max(int(e.exit_code) for e in errors))
-        print_error(f"no consumer group to import on {bootstrap}")
+        print_error(f"no consumer group or Kafka Streams application to import on {bootstrap}")
         sys.exit(ExitCode.INVALID_INPUT)
 
 

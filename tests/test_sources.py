@@ -106,47 +106,23 @@ def test_group_ids_become_safe_unique_file_names():
     assert names["Orders"] != "Orders.yaml" and names["a/b"].startswith("a_b-")
 
 
-def test_import_all_skips_what_it_cannot_import_and_names_each_failure(monkeypatch):
-    """Every listed group is imported, skipped with the reason (streams groups, classic Kafka Streams
-    applications, share groups, empty groups, other protocol types) or failed with its error, and a
-    failure does not stop the groups after it. As a source, a failed group is an invalid Record and a
-    skipped one no Record."""
-    from optimizer.errors import KafkaUnavailableError
-    from optimizer.sources import kafka_cluster
+def test_listed_groups_that_are_neither_consumer_groups_nor_streams_applications_are_skipped_saying_why():
+    """`import --all` imports consumer groups (classic, KIP-848) and Kafka Streams applications
+    (classic groups of protocol type consumer, streams groups) and skips the rest with a reason:
+    share groups, classic groups of another protocol type (Connect), empty groups, unknown types.
+    The live import of every kind: tests/kafka/test_import.py and test_import_streams.py."""
+    from optimizer.sources.kafka_cluster import _not_importable
 
-    listed = [
-        {"group_id": "app", "type": "CLASSIC", "protocol": "consumer", "state": "Stable"},
-        {"group_id": "broken", "type": "CONSUMER", "protocol": "consumer", "state": "Stable"},
-        {"group_id": "connect", "type": "CLASSIC", "protocol": "connect", "state": "Stable"},
-        {"group_id": "done", "type": "CLASSIC", "protocol": "consumer", "state": "Empty"},
-        {"group_id": "orders", "type": "CONSUMER", "protocol": "consumer", "state": "Stable"},
-        {"group_id": "queue", "type": "SHARE", "protocol": "share", "state": "Stable"},
-        {"group_id": "streams", "type": "STREAMS", "protocol": "streams", "state": "Stable"},
-    ]
-    orders = {
-        "group_id": "orders", "type": "CONSUMER", "state": "Stable", "assignor": "uniform", "brokers": [{"id": 1, "rack": "a"}],
-        "topics": {"t": {"partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}},
-        "members": [{"member_id": "m1", "rack": "a", "subscriptions": ["t"], "assignment": [["t", 0]], "generation": None}],
-    }  # fmt: skip
+    def listed(kind, protocol, state="Stable"):
+        return {"group_id": "g", "type": kind, "protocol": protocol, "state": state}
 
-    def describe(bootstrap, group, command_config=None, timeout=30.0):
-        if group == "broken":
-            raise KafkaUnavailableError("group 'broken' is rebalancing")
-        return {**orders, "assignor": "stream"} if group == "app" else orders
-
-    monkeypatch.setattr(kafka_cluster, "list_groups", lambda bootstrap, command_config=None, timeout=30.0: listed)
-    monkeypatch.setattr(kafka_cluster, "describe_group", describe)
-    outcome = {one.group: one for one in kafka_cluster.import_consumer_groups("b:9092")}
-    assert list(outcome) == [g["group_id"] for g in listed]
-    assert "Kafka Streams application" in (outcome["app"].skipped or "")
-    assert "streams group (KIP-1071): not imported yet" in (outcome["streams"].skipped or "")
-    assert "empty" in (outcome["done"].skipped or "") and outcome["connect"].skipped and outcome["queue"].skipped
-    assert isinstance(outcome["broken"].error, KafkaUnavailableError)
-    document = outcome["orders"].document
-    assert document is not None and document["name"] == "orders" and [m["id"] for m in document["members"]] == ["m1"]
-    records = read_records("kafka://b:9092")
-    assert [(r.name, r.input_error is None) for r in records] == [("broken", False), ("orders", True)]
-    assert "rebalancing" in (records[0].input_error or "")
+    for kind, protocol in (("CLASSIC", "consumer"), ("CONSUMER", "consumer"), ("STREAMS", "streams")):
+        assert _not_importable(listed(kind, protocol)) is None
+    assert "share group" in (_not_importable(listed("SHARE", "share")) or "")
+    assert "protocol type 'connect'" in (_not_importable(listed("CLASSIC", "connect")) or "")
+    assert "empty (state Empty)" in (_not_importable(listed("CLASSIC", "consumer", "Empty")) or "")
+    assert "empty" in (_not_importable(listed("CLASSIC", "")) or "")
+    assert "type None" in (_not_importable({"group_id": "g", "type": None, "protocol": "", "state": "Stable"}) or "")
 
 
 def test_a_kafka_url_takes_the_command_config_and_timeout_as_its_query_and_names_every_bad_parameter(tmp_path):

@@ -1,16 +1,19 @@
-"""A live Kafka cluster as a source of problems (issue 31): one consumer group, classic or KIP-848,
-read by `optimizer.kafka.describe` and mapped to a consumer problem document (problem format v1,
-`kind: consumer`; docs/import.md says what is read from where, and what is not imported yet).
+"""A live Kafka cluster as a source of problems (issue 31): its consumer groups, classic or KIP-848
+(read by `optimizer.kafka.describe`, mapped here to `kind: consumer` documents), and its Kafka
+Streams applications, classic or KIP-1071 streams groups (read by `optimizer.kafka.streams_describe`,
+mapped by `optimizer.sources.kafka_streams`), with each partition's rate measured over a window when
+asked (`optimizer.kafka.sample`). docs/import.md says what is read from where.
 
-`import_consumer_group(bootstrap, group)` gives the document as plain data; it validates with
-`problem_from_data`. `import_consumer_groups(bootstrap)` imports every consumer group of the cluster
-(Admin listGroups), one `Imported` each: a document, why the group was skipped (Kafka Streams
-applications and streams groups, not imported yet; empty groups; other kinds of groups), or the
-error reading it. `KafkaCluster` is the sources form `kafka://HOST:PORT[,HOST:PORT]`: the same
-groups as the pipeline's Records, as a directory of problem files gives them. What a cluster cannot tell, the document takes from Kafka's defaults:
-`kafka.version` is the project's default line, and a classic group's generation is one value common
-to every member (the group's real generation is in no response; the sticky assignors compare
-generations only between members; docs/import-design.md, section 1).
+`import_group(bootstrap, group, options, streams=...)` imports one group as an `Imported`: its
+document (plain data; it validates with `problem_from_data`) and the warnings saying what the cluster
+could not tell. `import_cluster(bootstrap, options)` imports every group of the cluster (Admin
+listGroups), one `Imported` each: a document, why the group was skipped (share groups, Connect,
+empty groups), or the error reading it; one sampling window serves them all. `KafkaCluster` is the
+sources form `kafka://HOST:PORT[,HOST:PORT][?command-config=FILE&timeout=S&sample-seconds=S]`: the
+same groups as the pipeline's Records. What a cluster cannot tell, the document takes from Kafka's
+defaults: `kafka.version` is the project's default line, and a classic group's generation is one
+value common to every member (the group's real generation is in no response; the sticky assignors
+compare generations only between members; docs/import-design.md, section 1).
 """
 
 from __future__ import annotations
@@ -27,21 +30,18 @@ from urllib.parse import unquote
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
 from optimizer.kafka.describe import describe_group, list_groups
+from optimizer.kafka.sample import MAX_SAMPLE_SECONDS, Rate, sample_rates
 from optimizer.model.consumer import AssignmentStrategy
 from optimizer.model.ids import partition_id
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION
 from optimizer.sources.records import Record, name_problem, unique_names
+from optimizer.text import plural
 
 KAFKA_VERSION = DEFAULT_KAFKA_VERSION
 """The `kafka.version` an imported problem names: a cluster does not say its clients' release."""
 
 _CLASSIC_STRATEGIES = {str(strategy) for strategy in AssignmentStrategy}
-
-
-def import_consumer_group(bootstrap: str, group: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[str, Any]:
-    """The consumer group `group` of the cluster at `bootstrap` as a problem document."""
-    return consumer_problem(describe_group(bootstrap, group, command_config, timeout), bootstrap)
 
 
 STREAMS_ASSIGNOR = "stream"
@@ -51,34 +51,132 @@ SCHEME = "kafka://"
 
 
 @dataclass(frozen=True)
+class ImportOptions:
+    """How a cluster is read: the client properties file (`--command-config`; only its path goes to
+    the JVM), how long to wait for the brokers and for a rebalancing group (`--timeout`), the
+    window over which partition rates are measured (`--sample-seconds`; None: no rates), and a
+    classic Streams application's `num.standby.replicas` when the one inferred from its standbys is
+    not wanted (`--num-standby-replicas`)."""
+
+    command_config: Path | None = None
+    timeout: float = 30.0
+    sample_seconds: float | None = None
+    num_standby_replicas: int | None = None
+
+
+@dataclass(frozen=True)
 class Imported:
-    """One group of `import_consumer_groups`: exactly one of its document, why it was skipped, or
-    the error reading it."""
+    """One group of an import: exactly one of its document, why it was skipped, or the error reading
+    it; and what the cluster could not tell about it (defaults taken, values inferred or estimated),
+    one sentence each."""
 
     group: str
     document: dict[str, Any] | None = None
     skipped: str | None = None
     error: KafkaAssignmentError | None = None
+    warnings: tuple[str, ...] = ()
 
 
-def import_consumer_groups(bootstrap: str, command_config: Path | None = None, timeout: float = 30.0) -> Iterator[Imported]:
-    """Every group of the cluster at `bootstrap`, in group id order, imported or skipped (saying
-    why) or failed (the error, the others still read). Listing the groups raises what
+@dataclass(frozen=True)
+class _Described:
+    """A group as its adapter described it, before the mapping: `streams` for a Kafka Streams
+    application (`kao.jvm.DescribeStreams`), else a consumer group (`kao.jvm.Describe`)."""
+
+    group: str
+    data: dict[str, Any]
+    streams: bool
+
+
+def import_group(bootstrap: str, group: str, options: ImportOptions = ImportOptions(), streams: bool = False) -> Imported:
+    """The consumer group (or, with `streams`, the Kafka Streams application) `group` of the
+    cluster at `bootstrap`, imported; raises what reading it raises (InvalidInputError for an
+    unknown, empty or wrong kind of group, KafkaUnavailableError for an unreachable cluster or a
+    group still rebalancing at the timeout)."""
+    described = _describe(bootstrap, group, options, streams)
+    return _mapped(described, bootstrap, options, _sample(bootstrap, [described], options))
+
+
+def import_consumer_group(bootstrap: str, group: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[str, Any]:
+    """The consumer group `group` of the cluster at `bootstrap` as a problem document."""
+    document = import_group(bootstrap, group, ImportOptions(command_config, timeout)).document
+    assert document is not None
+    return document
+
+
+def import_cluster(bootstrap: str, options: ImportOptions = ImportOptions()) -> Iterator[Imported]:
+    """Every group of the cluster at `bootstrap`, in group id order: consumer groups and Kafka
+    Streams applications imported, other groups skipped (saying why), and a group that cannot be
+    read failed (its error; the others are still read). With `options.sample_seconds`, one window
+    measures every imported group's topics at once. Listing the groups, and the sampling, raise what
     `describe_group` raises for the cluster as a whole (unreachable brokers, refused credentials)."""
-    for listed in list_groups(bootstrap, command_config, timeout):
+    outcomes: list[Imported | _Described] = []
+    for listed in list_groups(bootstrap, options.command_config, options.timeout):
         group = str(listed["group_id"])
         skipped = _not_importable(listed)
         if skipped is not None:
-            yield Imported(group, skipped=skipped)
+            outcomes.append(Imported(group, skipped=skipped))
             continue
         try:
-            described = describe_group(bootstrap, group, command_config, timeout)
-            if described.get("assignor") == STREAMS_ASSIGNOR:
-                yield Imported(group, skipped="a Kafka Streams application (classic protocol): not imported yet")
-                continue
-            yield Imported(group, document=consumer_problem(described, bootstrap))
+            outcomes.append(_describe(bootstrap, group, options, str(listed.get("type") or "").upper() == "STREAMS", listed=True))
         except KafkaAssignmentError as error:
-            yield Imported(group, error=error)
+            outcomes.append(Imported(group, error=error))
+    described = [one for one in outcomes if isinstance(one, _Described)]
+    rates = _sample(bootstrap, described, options)
+    for one in outcomes:
+        if isinstance(one, Imported):
+            yield one
+            continue
+        try:
+            yield _mapped(one, bootstrap, options, rates)
+        except KafkaAssignmentError as error:
+            yield Imported(one.group, error=error)
+
+
+def _describe(bootstrap: str, group: str, options: ImportOptions, streams: bool, listed: bool = False) -> _Described:
+    """The group as its adapter describes it. A `listed` classic group whose members chose Kafka
+    Streams' `stream` assignor is described again as a Streams application (`import --all` lists
+    classic Streams applications as classic groups); asked for by name as a consumer group, it is
+    refused, saying to import it as an application."""
+    from optimizer.kafka.streams_describe import describe_streams_application
+
+    if streams:
+        return _Described(group, describe_streams_application(bootstrap, group, options.command_config, options.timeout), True)
+    data = describe_group(bootstrap, group, options.command_config, options.timeout)
+    if data.get("assignor") == STREAMS_ASSIGNOR:
+        if not listed:
+            raise _refused(f"{SCHEME}{bootstrap}", f"group {group!r} is a Kafka Streams application: import it with --application-id {group}")
+        return _Described(group, describe_streams_application(bootstrap, group, options.command_config, options.timeout), True)
+    return _Described(group, data, False)
+
+
+def _sample(bootstrap: str, described: list[_Described], options: ImportOptions) -> dict[tuple[str, int], Rate]:
+    """The rates of every topic the groups involve, measured over one window of
+    `options.sample_seconds` (none without it)."""
+    topics = sorted({topic for one in described for topic in one.data.get("topics", {})})
+    if options.sample_seconds is None or not topics:
+        return {}
+    return sample_rates(bootstrap, topics, options.sample_seconds, options.command_config, options.timeout)
+
+
+def _mapped(described: _Described, bootstrap: str, options: ImportOptions, rates: dict[tuple[str, int], Rate]) -> Imported:
+    """The described group as a problem document, with its warnings: what the cluster could not
+    tell, and which of its partitions' rates were estimated."""
+    from optimizer.sources.kafka_streams import map_streams_application
+
+    topics = set(described.data.get("topics", {}))
+    mine = {key: rate for key, rate in rates.items() if key[0] in topics}
+    measured = {key: rate.bytes_per_second for key, rate in mine.items()}
+    estimated = [f"{topic}-{partition} ({rate.why})" for (topic, partition), rate in mine.items() if rate.estimated]
+    warnings: tuple[str, ...] = ()
+    if estimated:
+        shown = "; ".join(estimated[:5]) + (f"; and {len(estimated) - 5} more" if len(estimated) > 5 else "")
+        warnings = (f"the rates of {plural(len(estimated), 'partition')} were estimated from offsets, not measured: {shown}",)
+    if described.streams:
+        imported = map_streams_application(described.data, bootstrap, num_standby_replicas=options.num_standby_replicas, rates=measured)
+        return Imported(described.group, document=imported.document, warnings=imported.warnings + warnings)
+    document = consumer_problem(described.data, bootstrap, measured)
+    selector_warning = replica_selector(described.data["brokers"])[1]
+    return Imported(described.group, document=document, warnings=((selector_warning,) if selector_warning else ()) + warnings)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -106,14 +204,12 @@ def _not_importable(listed: dict[str, Any]) -> str | None:
     kind = str(listed.get("type") or "").upper()
     protocol = listed.get("protocol") or ""
     state = str(listed.get("state") or "")
-    if kind == "STREAMS":
-        return "a streams group (KIP-1071): not imported yet"
     if kind == "SHARE":
         return "a share group: not imported (not a consumer group)"
     if kind == "CLASSIC" and protocol and protocol != "consumer":
         return f"a classic group of protocol type {protocol!r}: not a consumer group"
-    if kind not in ("CLASSIC", "CONSUMER"):
-        return f"a group of type {listed.get('type')!r}: not a consumer group"
+    if kind not in ("CLASSIC", "CONSUMER", "STREAMS"):
+        return f"a group of type {listed.get('type')!r}: not a consumer group or Kafka Streams application"
     if state.lower() == "empty" or (not protocol and kind == "CLASSIC"):
         return f"empty (state {state or 'unknown'}): no members, nothing to import"
     return None
@@ -214,26 +310,17 @@ def _refused(source: str, message: str) -> InvalidInputError:
     return InvalidInputError(source, [Issue(severity=Severity.ERROR, message=message)])
 
 
-@dataclass(frozen=True)
-class ImportOptions:
-    """How a cluster is read: the client properties file (`--command-config`; only its path goes to
-    the JVM), how long to wait for the brokers and for a rebalancing group (`--timeout`)."""
-
-    command_config: Path | None = None
-    timeout: float = 30.0
-
-
-_QUERY_KEYS = ("command-config", "timeout")
+_QUERY_KEYS = ("command-config", "timeout", "sample-seconds")
 
 
 @dataclass(frozen=True)
 class KafkaCluster:
-    """The input `kafka://HOST:PORT[,HOST:PORT][?command-config=FILE&timeout=SECONDS]`: every
-    consumer group of the cluster as one Record (named by its group id); a group that cannot be read
-    is a Record with its `input_error`, a skipped one (a Kafka Streams application, an empty group) no
-    Record. InvalidInputError when the location is malformed, the cluster cannot be read at all or
-    has no consumer group to import. The Records name the cluster as `kafka://HOST:PORT#GROUP`,
-    never the query (the command config's path stays out of the outputs)."""
+    """The input `kafka://HOST:PORT[,HOST:PORT][?command-config=FILE&timeout=S&sample-seconds=S]`:
+    every consumer group and Kafka Streams application of the cluster as one Record (named by its
+    group id); a group that cannot be read is a Record with its `input_error`, a skipped one (a share
+    group, an empty group) no Record. InvalidInputError when the location is malformed, the cluster
+    cannot be read at all or has nothing to import. The Records name the cluster as
+    `kafka://HOST:PORT#GROUP`, never the query (the command config's path stays out of the outputs)."""
 
     location: str
 
@@ -274,6 +361,15 @@ class KafkaCluster:
                 problems.append(f"timeout: {found['timeout']!r} is not a number of seconds from 1 to 3600")
             else:
                 options = replace(options, timeout=timeout)
+        if "sample-seconds" in found:
+            try:
+                seconds = float(found["sample-seconds"])
+            except ValueError:
+                seconds = float("nan")
+            if not 0 < seconds <= MAX_SAMPLE_SECONDS:
+                problems.append(f"sample-seconds: {found['sample-seconds']!r} is not a number of seconds above 0 and at most {MAX_SAMPLE_SECONDS:g}")
+            else:
+                options = replace(options, sample_seconds=seconds)
         if problems:
             raise InvalidInputError(self.location.partition("?")[0], [input_issue(problem) for problem in problems])
         return options
@@ -286,7 +382,7 @@ class KafkaCluster:
             raise InvalidInputError(self.location.partition("?")[0], [input_issue("expected kafka://HOST:PORT[,HOST:PORT]")])
         options = self.options()
         try:
-            imported = list(import_consumer_groups(bootstrap, options.command_config, options.timeout))
+            imported = list(import_cluster(bootstrap, options))
         except KafkaAssignmentError as error:
             raise InvalidInputError(f"{SCHEME}{bootstrap}", [input_issue(str(error))]) from None
         records = []
@@ -298,5 +394,5 @@ class KafkaCluster:
                 records.append(Record(one.group, "{}", where, input_error=str(one.error)))
         if not records:
             skipped = "; ".join(f"{one.group}: {one.skipped}" for one in imported) or "the cluster has no groups"
-            raise InvalidInputError(f"{SCHEME}{bootstrap}", [input_issue(f"no consumer group to import ({skipped})")])
+            raise InvalidInputError(f"{SCHEME}{bootstrap}", [input_issue(f"no consumer group or Kafka Streams application to import ({skipped})")])
         return unique_names(records)
