@@ -292,3 +292,36 @@ def test_a_recorded_streams_group_solves_to_what_its_coordinator_gave_it():
     solution = solve(problem, solver="kafka")
     answered = {str(m): (list(t.active), list(t.standby)) for c in solution.assignment.values() for m, t in (c.members or {}).items()}
     assert answered == {member: (active, standby) for member, _, _, _, active, standby, _ in RECORDED_GROUP}
+
+
+def test_the_adapters_answer_is_checked_before_it_is_mapped():
+    """What `describe_streams_application` refuses in the adapter's JSON: an empty group, a consumer
+    group (classic once stable, KIP-848 in any state), a group still rebalancing at the timeout (not
+    called a Streams application before its assignor is known), threads without metadata, and an
+    assignment carrying a Streams error code; a stable application passes as it is."""
+    from optimizer.errors import KafkaUnavailableError
+    from optimizer.kafka.streams_describe import checked
+
+    def answer(**fields: Any) -> dict[str, Any]:
+        return {"application_id": "app", "protocol": "classic", "type": "CLASSIC", "state": "Stable", "assignor": "stream", "members": [{}]} | fields
+
+    described = classic()
+    assert checked(described, "h:1", "app", 5) is described
+    with pytest.raises(InvalidInputError, match="the group 'app' has no members \\(state Empty\\)"):
+        checked(answer(protocol=None, state="Empty", assignor="", members=[]), "h:1", "app", 5)
+    with pytest.raises(InvalidInputError, match="the Kafka Streams application 'app' has no members"):
+        checked(answer(protocol="streams", type="STREAMS", state="Empty", members=[]), "h:1", "app", 5)
+    with pytest.raises(InvalidInputError, match="'app' on h:1 is not a Kafka Streams application: a classic group with the assignor 'range'"):
+        checked(answer(protocol=None, assignor="range"), "h:1", "app", 5)
+    with pytest.raises(InvalidInputError, match="a KIP-848 consumer group with the assignor 'uniform'"):
+        checked(answer(protocol=None, type="CONSUMER", state="Reconciling", assignor="uniform"), "h:1", "app", 5)
+    with pytest.raises(KafkaUnavailableError, match="the group 'app' is rebalancing \\(state PreparingRebalance after 5 s\\)"):
+        checked(answer(protocol=None, state="PreparingRebalance", assignor=""), "h:1", "app", 5)
+    with pytest.raises(KafkaUnavailableError, match="the Kafka Streams application 'app' is rebalancing \\(state Assigning"):
+        checked(answer(protocol="streams", type="STREAMS", state="Assigning"), "h:1", "app", 5)
+    with pytest.raises(KafkaUnavailableError, match="members without metadata or assignment"):
+        checked(answer(members=[{"has_metadata": False, "has_assignment": True}]), "h:1", "app", 5)
+    broken = classic()
+    broken["members"][2]["assignment_error_code"] = 1
+    with pytest.raises(InvalidInputError, match="assigned with Streams' INCOMPLETE_SOURCE_TOPIC_METADATA"):
+        checked(broken, "h:1", "app", 5)

@@ -63,8 +63,20 @@ def describe_streams_application(bootstrap: str, application_id: str, command_co
             reason = message.split(": ", 1)[1] if ": " in message else message
             raise _invalid(source, f"a topic of the {named} does not exist (deleted while reading?): {reason}") from None
         raise
+    return checked(data, bootstrap, application_id, timeout)
+
+
+def checked(data: dict[str, Any], bootstrap: str, application_id: str, timeout: float) -> dict[str, Any]:
+    """The adapter's JSON for `application_id` if it describes a stable Kafka Streams application
+    with members; else the error saying what it is (not a Streams application, empty, rebalancing
+    after `timeout` seconds, assigned with a Streams error code)."""
+    source = f"kafka://{bootstrap}"
+    named = f"Kafka Streams application {application_id!r}"
     state = str(data.get("state", ""))
-    if data.get("protocol") is None and state.lower() != "empty":
+    if state.lower() == "empty":
+        what = named if data.get("protocol") else f"group {application_id!r}"
+        raise _invalid(source, f"the {what} has no members (state {state}): there is nothing to import")
+    if data.get("protocol") is None and (state.lower() == "stable" or str(data.get("type")).upper() != "CLASSIC"):
         assignor = data.get("assignor") or "none"
         kind = "KIP-848 consumer group" if str(data.get("type")).upper() == "CONSUMER" else f"{str(data.get('type')).lower()} group"
         raise _invalid(
@@ -72,10 +84,11 @@ def describe_streams_application(bootstrap: str, application_id: str, command_co
             f"group {application_id!r} on {bootstrap} is not a Kafka Streams application: a {kind} with the assignor {assignor!r} "
             "(import it as a consumer group, with --group)",
         )
-    if state.lower() == "empty" or not data.get("members"):
-        raise _invalid(source, f"the {named} has no members (state {state or 'unknown'}): there is nothing to import")
     if state.lower() != "stable":
+        named = named if data.get("protocol") else f"group {application_id!r}"  # a rebalancing classic group may not name its assignor yet
         raise KafkaUnavailableError(f"the {named} is rebalancing (state {state} after {timeout:g} s): retry later, or with a longer --timeout")
+    if not data.get("members"):
+        raise _invalid(source, f"the {named} has no members (state {state}): there is nothing to import")
     if data["protocol"] == "classic":
         if not all(m.get("has_metadata") and m.get("has_assignment") for m in data["members"]):
             raise KafkaUnavailableError(f"the {named} is rebalancing (members without metadata or assignment): retry later, or with a longer --timeout")

@@ -55,7 +55,8 @@ import org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo;
  * <p>Usage: DescribeStreams BOOTSTRAP --application-id A [--command-config FILE] [--timeout-ms T].
  *
  * <p>The group is read again (every 500 ms) until it is Stable (and, classic, every member's metadata is
- * there), Empty or Dead, or the time is up; the JSON then says the state it had. It has:
+ * there), Empty or Dead, or the time is up; the JSON then says the state it had, and only what follows
+ * up to {@code members} unless the group is Stable. It has:
  * <ul>
  * <li>{@code application_id}, {@code protocol} ("classic", "streams", or null for a group that is not a Streams
  * application: {@code type} and {@code assignor} then say what it is), {@code type}, {@code state}, {@code assignor}
@@ -195,6 +196,9 @@ public final class DescribeStreams {
             members.add(entry);
         }
         out.put("members", members);
+        if (!description.groupState().toString().equalsIgnoreCase("Stable")) {
+            return out; // still rebalancing (or empty) when the time was up: the state says it, the topics may not exist yet
+        }
         List<StreamsGroupSubtopologyDescription> subtopologyList = new ArrayList<>(description.subtopologies());
         subtopologyList.sort(Comparator.comparing(StreamsGroupSubtopologyDescription::subtopologyId));
         List<Map<String, Object>> subtopologies = new ArrayList<>();
@@ -353,8 +357,8 @@ public final class DescribeStreams {
                 throw new GroupIdNotFoundException("Group " + application + " not found.");
             }
             boolean streamsApp = description.type() == GroupType.CLASSIC && "stream".equals(description.partitionAssignor());
-            if (!streamsApp && !state.equalsIgnoreCase("Empty")) {
-                return notStreams(description);
+            if (!streamsApp && (state.equalsIgnoreCase("Stable") || description.type() != GroupType.CLASSIC)) {
+                return notStreams(description); // a rebalancing classic group may not name its assignor yet: wait for it
             }
             if (state.equalsIgnoreCase("Stable")) {
                 try {
@@ -386,6 +390,10 @@ public final class DescribeStreams {
             members = List.of();
         }
         out.put("members", members);
+        boolean complete = members.stream().allMatch(m -> Boolean.TRUE.equals(m.get("has_metadata")) && Boolean.TRUE.equals(m.get("has_assignment")));
+        if (!description.groupState().toString().equalsIgnoreCase("Stable") || !complete || members.isEmpty()) {
+            return out; // still rebalancing (or empty) when the time was up: the state and the members say it
+        }
         // every active task with its source partitions: activeTasks zipped with the sorted assigned partitions
         Map<TaskId, TreeSet<String>> tasks = new TreeMap<>();
         Map<TaskId, List<List<Object>>> taskPartitions = new TreeMap<>();
