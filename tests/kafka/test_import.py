@@ -276,3 +276,54 @@ def test_a_secured_listener_is_read_with_the_command_config_and_refuses_a_wrong_
     assert done.returncode == 2
     assert "refused the credentials" in done.stderr and "Traceback" not in done.stderr
     assert wrong_password not in done.stderr + done.stdout and not refused.exists()
+
+
+def test_sample_seconds_writes_each_partitions_measured_rate_into_the_imported_problem(running_groups, kafka_sandbox, tmp_path):
+    """`import --group G --sample-seconds S` while a `kao.jvm.ProducerRunner` writes 200-byte values
+    at 100 and 25 records/s into two partitions of the group's topic: those partitions' rates are
+    100 and 25 times the bytes a record takes in the log (200 of value, about 10 of record overhead
+    and up to 61 of batch header, as batches hold one record or a few at these rates; 10 % either side
+    for the window's edges), their ratio is the producers' (within 25 %: a window of a few seconds
+    holds a few hundred records), and every other
+    partition of the group's topics reads 0. (The sampling itself is checked against the log's
+    segment files in test_sample.py.)"""
+    from optimizer.sources.documents import read_document
+
+    orders = _topics("imp-range")
+    orders_topic = next(iter(orders))
+    spec = {
+        "bootstrap": kafka_sandbox.bootstrap,
+        "topics": {},
+        "producers": [
+            {"topic": orders_topic, "partition": 0, "records_per_second": 100, "value_bytes": 200},
+            {"topic": orders_topic, "partition": 1, "records_per_second": 25, "value_bytes": 200},
+        ],
+    }
+    producer = subprocess.Popen(
+        java("kao.jvm.ProducerRunner", heap_mb=256), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sandbox.tie_to_parent,
+    )  # fmt: skip
+    try:
+        assert producer.stdin is not None and producer.stdout is not None
+        producer.stdin.write(json.dumps(spec) + "\n")
+        producer.stdin.flush()
+        ready, _, _ = select.select([producer.stdout], [], [], 120)
+        assert ready and "started" in json.loads(producer.stdout.readline())
+        time.sleep(2)  # past the first batches
+        output = tmp_path / "sampled.yaml"
+        done = subprocess.run(
+            [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "imp-range",
+             "--sample-seconds", "5", "-o", str(output)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    finally:
+        _end(producer)
+    document = read_document(output)
+    _check(document, "imp-range", running_groups["imp-range"])
+    rates = {topic["name"]: topic["partition_bytes_per_second"] for topic in document["topics"]}
+    assert set(rates) == set(orders)
+    fast, slow = rates[orders_topic][0], rates[orders_topic][1]
+    assert 100 * 190 <= fast <= 100 * 300 and 25 * 190 <= slow <= 25 * 300, rates
+    assert 3.0 <= fast / slow <= 5.0
+    assert all(rate == 0 for rate in rates[orders_topic][2:]) and all(rate == 0 for name, r in rates.items() if name != orders_topic for rate in r)
