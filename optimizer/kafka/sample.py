@@ -1,10 +1,11 @@
 """Bytes per second into each partition of some topics, measured on a live cluster over a window by
 the adapter `kao.jvm.Sample` (docs/import-design.md, section 6): the growth of each partition's
-leader replica's log (Admin describeLogDirs, the on-disk bytes that fetches send), with the earliest
-and latest offsets (Admin listOffsets) to see retention, compaction or deleteRecords inside the
-window. The window is cut into intervals of about a second (at most 30); an interval where the log
-did anything but grow is estimated from its offsets at the bytes per record measured over the rest
-of the window, and the partition's rate says so.
+leader replica's log (Admin describeLogDirs, the on-disk bytes that fetches send), with its earliest
+offset and its log end offset to see what else happened to the log. The window is cut into intervals
+of about a second (at most 30). An interval where the log shrank (retention, compaction) or the
+leader moved is estimated: its records count at the bytes per record measured over the other
+intervals. One where the earliest offset moved while the log grew (deleteRecords frees no bytes until
+a later retention check) keeps its growth. Either way the partition's rate says so.
 
 `sample_rates` raises:
 
@@ -53,13 +54,12 @@ class Rate:
     """Bytes appended to the partition's log per second (its leader replica's on-disk bytes: what
     fetches send, compressed when the producers compressed), rounded to 0.1."""
     estimated: bool
-    """Whether part of the window's bytes were estimated from offsets instead of measured: the
-    earliest offset moved (retention, deleteRecords), the log shrank (retention, compaction), or the
-    measured replica or the offsets were missing at a snapshot."""
+    """Whether the rate is not a plain measurement of the leader's log growth: part of the window
+    counted from offsets (the log shrank, the leader moved, or the leader, its size or its offsets
+    were missing at a snapshot), or the earliest offset moved while the log grew (deleteRecords, or a
+    retention that deleted less than was written meanwhile)."""
     why: str | None
-    """What the rate rests on when it is not a plain measurement of the leader's log: why and how
-    it was estimated, and that the leader moved during the window (the new leader's replica is then
-    measured). None for a plain measurement."""
+    """What happened and what the rate rests on, when estimated; None otherwise."""
 
 
 def sample_rates(

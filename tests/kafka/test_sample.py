@@ -2,10 +2,10 @@
 
 A `kao.jvm.ProducerRunner` writes at known, skewed rates: 200, 50 and 0 records/s of 200-byte values
 on the three partitions of one topic; 20 records/s of 1000 bytes and 200 records/s of 200 bytes on the
-two of another. One window of WINDOW seconds samples the first topic through `sample_rates` (the
-public function) while, at the same time, the adapter `kao.jvm.Sample` samples the second and the
-test, inside that window, moves one partition's leader and deletes the records of the other
-(Admin deleteRecords).
+two of another. The adapter `kao.jvm.Sample` samples both topics over a window of WINDOW seconds,
+inside which the test moves one of the second topic's leaders and deletes the records of its other
+partition (Admin deleteRecords); at the same time, `sample_rates` (the public function, which
+starts the adapter itself) samples the first topic.
 
 The truth is read from the log itself: both topics stamp each record batch with its leader's append
 time (LogAppendTime), and the test reads the batches' sizes and times from the replicas' segment
@@ -18,13 +18,16 @@ and their tolerances, on a 2-core machine shared with other test runs:
   plus one batch at each end (append times are whole milliseconds) plus, for an estimated part,
   ESTIMATE_TOLERANCE of its share of the window (its records count at the bytes per record of the
   other intervals, which the producer's batching moves by a few %).
-* `sample_rates`' rate against records/s x the log's bytes per record around the windows:
-  NOMINAL_TOLERANCE (20 %). The producer sends floor(rate x elapsed) records at each 5 ms tick and
-  catches up when a tick comes late, so a stall of its JVM at either end of the window moves stall x
-  rate records into or out of it: up to +18 % was seen at a load average of 50, 1 to 2 % on a quiet
-  machine.
-* RATIO_TOLERANCE (10 %): the records/s of the 200 and the 50 records/s partitions, whose producers
-  share one pacing thread, so a stall moves both.
+* `sample_rates`' rate (whose window the test cannot see) against records/s x the log's bytes per
+  record around the windows: NOMINAL_TOLERANCE (25 %). This checks the producers, not the
+  measurement (the check above does): the producer sends floor(rate x elapsed) records at each 5 ms
+  tick and catches up when a tick comes late, so a stall of its JVM at either end of the window moves
+  stall x rate records into or out of it: +20 % was seen at load averages of 40 to 70, 1 to 5 % below
+  20.
+* RATIO_TOLERANCE (10 %): the records/s of the 200 and the 50 records/s partitions inside the
+  adapter's window (its rates over the bytes per record of the batches in the window). Their
+  producers share one pacing thread, so a stall moves both; what is left is a record or two at the
+  window's ends (1 % of the 50 records/s partition's 200) and the timing above.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ DELETED = (OTHER, 1)
 """Its records are deleted (before the high watermark) inside the window."""
 WINDOW = 4.0
 ESTIMATE_TOLERANCE = 0.10
-NOMINAL_TOLERANCE = 0.20
+NOMINAL_TOLERANCE = 0.25
 RATIO_TOLERANCE = 0.10
 START_SECONDS = 90.0
 APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
@@ -170,12 +173,12 @@ def workload(kafka_sandbox: sandbox.Sandbox) -> Iterator[Workload]:
 @dataclass(frozen=True)
 class Sampled:
     rates: dict[tuple[str, int], Rate]
-    """`sample_rates` on SKEWED and the adapter's answer on OTHER, as rates."""
-    public_order: list[tuple[str, int]]
-    """The partitions as `sample_rates` returned them."""
+    """The adapter's answer on SKEWED and OTHER, as rates."""
+    public: dict[tuple[str, int], Rate]
+    """`sample_rates` on SKEWED, in the order it returned them."""
     public_seconds: float
     answer: dict[str, Any]
-    """The adapter's answer on OTHER."""
+    """The adapter's answer."""
     batches: dict[tuple[str, int], list[Batch]]
     """Each producing partition's log, read once both windows were over."""
     around: tuple[float, float]
@@ -186,6 +189,10 @@ class Sampled:
     def partition(self, partition: tuple[str, int]) -> dict[str, Any]:
         found: dict[str, Any] = next(p for p in self.answer["partitions"] if (p["topic"], p["partition"]) == partition)
         return found
+
+    def inside(self, partition: tuple[str, int]) -> list[Batch]:
+        """The partition's batches appended inside the adapter's window."""
+        return [b for b in self.batches[partition] if self.answer["started_ms"] <= b.appended_ms < self.answer["ended_ms"]]
 
     def bytes_per_record(self, partition: tuple[str, int]) -> float:
         """The partition's bytes per record on the log, in the batches appended around the windows
@@ -211,7 +218,7 @@ def sampled(kafka_sandbox: sandbox.Sandbox, workload: Workload) -> Sampled:
     thread = threading.Thread(target=sample_publicly)
     thread.start()
     adapter = subprocess.Popen(
-        java("kao.jvm.Sample", [bootstrap, "--topics", OTHER, "--seconds", str(WINDOW), "--timeout-ms", "20000"], heap_mb=256),
+        java("kao.jvm.Sample", [bootstrap, "--topics", f"{SKEWED},{OTHER}", "--seconds", str(WINDOW), "--timeout-ms", "20000"], heap_mb=256),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=sandbox.tie_to_parent,
     )  # fmt: skip
     try:
@@ -241,8 +248,8 @@ def sampled(kafka_sandbox: sandbox.Sandbox, workload: Workload) -> Sampled:
         raise public["error"]
     time.sleep(0.5)  # the last batches of the window reach the followers' files too
     return Sampled(
-        rates={**public["rates"], **rates_from_sample(data, bootstrap)},
-        public_order=list(public["rates"]),
+        rates=rates_from_sample(data, bootstrap),
+        public=public["rates"],
         public_seconds=public["seconds"],
         answer=data,
         batches={partition: _batches(kafka_sandbox, partition) for partition in PRODUCERS},
@@ -257,7 +264,7 @@ def _check_against_the_log(sampled: Sampled, partition: tuple[str, int]) -> None
     comment says why the tolerance is what it is)."""
     answer = sampled.partition(partition)
     window = sampled.answer
-    inside = [b for b in sampled.batches[partition] if window["started_ms"] <= b.appended_ms < window["ended_ms"]]
+    inside = sampled.inside(partition)
     seconds = answer["window_ms"] / 1000
     truth = sum(b.size for b in inside) / seconds
     timing = (window["start_span_ms"] + window["end_span_ms"]) / 2 / answer["window_ms"]
@@ -268,26 +275,39 @@ def _check_against_the_log(sampled: Sampled, partition: tuple[str, int]) -> None
 
 
 def test_each_partition_runs_at_its_producers_records_per_second_times_the_logs_bytes_per_record(sampled):
-    """Every producing partition, from `sample_rates` (SKEWED) and from the adapter (OTHER: one with
-    a leader moved, one with records deleted inside the window), within NOMINAL_TOLERANCE."""
-    assert sampled.public_order == [(SKEWED, 0), (SKEWED, 1), (SKEWED, 2)]
+    """Every producing partition, from `sample_rates` and from the adapter (one partition with a
+    leader moved, one with records deleted inside the window), within NOMINAL_TOLERANCE."""
+    assert list(sampled.public) == [(SKEWED, 0), (SKEWED, 1), (SKEWED, 2)]
+    assert list(sampled.rates) == [(OTHER, 0), (OTHER, 1), (SKEWED, 0), (SKEWED, 1), (SKEWED, 2)]
     for partition, (records_per_second, value_bytes) in PRODUCERS.items():
         per_record = sampled.bytes_per_record(partition)
         assert value_bytes < per_record < value_bytes + 100, (partition, per_record)  # the value, its record's and its batch's headers
         expected = records_per_second * per_record
         assert sampled.rates[partition].bytes_per_second == pytest.approx(expected, rel=NOMINAL_TOLERANCE), partition
+        if partition in sampled.public:
+            assert sampled.public[partition].bytes_per_second == pytest.approx(expected, rel=NOMINAL_TOLERANCE), partition
+            assert not sampled.public[partition].estimated
     assert sampled.public_seconds < WINDOW + 60
 
 
+def test_a_measured_rate_is_the_bytes_the_leader_appended_in_the_window(sampled):
+    """The partitions nothing happened to, against their segment files' batches."""
+    for partition in ((SKEWED, 0), (SKEWED, 1)):
+        assert sampled.rates[partition] == Rate(bytes_per_second=sampled.rates[partition].bytes_per_second, estimated=False, why=None)
+        _check_against_the_log(sampled, partition)
+
+
 def test_an_idle_partition_is_zero_and_measured(sampled):
-    assert sampled.rates[IDLE] == Rate(bytes_per_second=0.0, estimated=False, why=None)
+    assert sampled.rates[IDLE] == sampled.public[IDLE] == Rate(bytes_per_second=0.0, estimated=False, why=None)
 
 
 def test_the_ratio_between_partitions_is_the_producers(sampled):
     """200 and 50 records/s on SKEWED's partitions 0 and 1: a ratio of 4 in records per second."""
-    records = {p: sampled.rates[p].bytes_per_second / sampled.bytes_per_record(p) for p in ((SKEWED, 0), (SKEWED, 1))}
+    records = {}
+    for partition in ((SKEWED, 0), (SKEWED, 1)):
+        inside = sampled.inside(partition)
+        records[partition] = sampled.rates[partition].bytes_per_second / (sum(b.size for b in inside) / sum(b.records for b in inside))
     assert records[(SKEWED, 0)] / records[(SKEWED, 1)] == pytest.approx(4.0, rel=RATIO_TOLERANCE)
-    assert not sampled.rates[(SKEWED, 0)].estimated and not sampled.rates[(SKEWED, 1)].estimated
 
 
 def test_records_deleted_inside_the_window_are_flagged_and_their_growth_counted(sampled):
@@ -321,6 +341,21 @@ def test_the_window_is_the_one_asked_for(sampled):
     assert window["snapshots"] == 5  # 4 intervals of a second
     assert window["ended_ms"] - window["started_ms"] == pytest.approx(window["window_ms"], abs=5)
     assert window["window_ms"] == pytest.approx(WINDOW * 1000, rel=0.1)
+
+
+def test_a_secured_listener_is_sampled_with_the_command_config(kafka_sandbox, workload, tmp_path):
+    """The sandbox's SASL_PLAINTEXT listener (PLAIN): Admin and the adapter's own connections to the
+    leaders (for the log ends) both take the command config's security settings."""
+    assert kafka_sandbox.sasl_bootstrap, "the session sandbox listens with SASL_PLAINTEXT too (tests/kafka/conftest.py)"
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="importer" password="importer-secret";\n',
+        encoding="utf-8",
+    )
+    rates = sample_rates(kafka_sandbox.sasl_bootstrap, [SKEWED], 1, command_config=config, timeout=20)
+    assert rates[(SKEWED, 0)].bytes_per_second > 2 * rates[(SKEWED, 1)].bytes_per_second > 0
+    assert rates[IDLE] == Rate(bytes_per_second=0.0, estimated=False, why=None)
 
 
 def test_an_unknown_topic_is_named(kafka_sandbox):

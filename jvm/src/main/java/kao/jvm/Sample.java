@@ -50,15 +50,18 @@ import org.apache.kafka.common.utils.internals.LogContext;
 /**
  * Bytes per second into each partition of some topics, measured over a window: the growth of the
  * leader replica's log (Admin describeLogDirs: the on-disk bytes, which fetches send) between
- * snapshots, with the earliest and latest offsets (Admin listOffsets) to see what else happened to
- * the log. JSON on stdout; translation and arithmetic only (docs/import-design.md, section 6).
+ * snapshots, with its earliest offset (Admin listOffsets) and its log end offset to see what else
+ * happened to the log. JSON on stdout; translation and arithmetic only (docs/import-design.md,
+ * section 6).
  *
  * <p>Usage: Sample BOOTSTRAP --topics T1,T2,... --seconds S [--command-config FILE] [--timeout-ms T].
  *
  * <p>The window of S seconds is cut into n = round(S) intervals (at least 1, at most 30), with a
  * snapshot at each end: every partition's leader (describeTopics), the size of the leader's replica
- * (describeLogDirs on the leaders' brokers) and the earliest and latest offsets (listOffsets), each
- * snapshot timed at the middle of its size request. Per interval:
+ * (describeLogDirs on the leaders' brokers), its log end offset (the "latest" offset: a raw
+ * ListOffsets sent to the leader as Kafka's debugging replica, over a connection kept open for the
+ * window; see logEnds) and the earliest offset (Admin listOffsets), each snapshot timed at the
+ * middle of its size request. A first snapshot before the window opens the connections. Per interval:
  * <ul>
  * <li>the same leader at both ends, its log grown: the size delta, measured;</li>
  * <li>the same, but the earliest offset moved (deleteRecords, or retention): the size delta still
@@ -133,9 +136,9 @@ public final class Sample {
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--topics" -> topics = new ArrayList<>(new TreeSet<>(List.of(args[i + 1].split(","))));
-                case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
+                case "--seconds" -> seconds = number(args[i + 1], usage);
                 case "--command-config" -> commandConfig = args[i + 1];
-                case "--timeout-ms" -> timeout = Integer.parseInt(args[i + 1]);
+                case "--timeout-ms" -> timeout = (int) number(args[i + 1], usage);
                 default -> {
                     System.err.println("unknown option " + args[i] + "\n" + usage);
                     System.exit(2);
@@ -154,6 +157,16 @@ public final class Sample {
             status = Describe.fail(error, "");
         }
         System.exit(status);
+    }
+
+    private static double number(String text, String usage) {
+        try {
+            return Double.parseDouble(text);
+        } catch (NumberFormatException notNumber) {
+            System.err.println("not a number: " + text + "\n" + usage);
+            System.exit(2);
+            return 0;
+        }
     }
 
     static Map<String, Object> sample(Admin admin, Properties config, List<String> topics, double seconds, int timeout) throws Exception {
