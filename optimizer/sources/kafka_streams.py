@@ -190,7 +190,7 @@ class _Mapping:
         when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         description = (
             f"Kafka Streams application {self.application} imported from {self.source} at {when} ({notes}). "
-            f"Not on the cluster, so defaulted, inferred or guessed: {'; '.join(self.warnings)}."
+            f"Warnings (what the cluster does not tell, defaulted, inferred or guessed): {'; '.join(self.warnings)}."
         )
         document = {
             "format": "kafka-assignment-problem/v1",
