@@ -679,6 +679,54 @@ def sandbox_stop(directory: Path) -> None:
     print_line(f"stopped {plural(len(running.nodes), 'Kafka process', 'Kafka processes')}")
 
 
+@sandbox_group.command("workload")
+@click.option("--spec", type=_FILE, metavar="FILE", help="A workload spec (JSON or YAML; optimizer/kafka/workload.py); default: the one docs/import.md uses.")
+@click.option(
+    "--seconds", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+    help="Stop after this long (default: run until interrupted, Ctrl-C).",
+)  # fmt: skip
+@_SANDBOX_DIR_OPTION
+def sandbox_workload(spec: Path | None, seconds: float | None, directory: Path) -> None:
+    """Run applications on the sandbox to import and solve: producers at set rates, consumer groups
+    and Kafka Streams applications with racks (by default two consumer groups and a Streams
+    application over skewed topics). Prints each part once it runs, then keeps them running until
+    interrupted or --seconds have passed, and stops them."""
+    import signal
+    import time
+
+    from optimizer.kafka import sandbox, workload
+    from optimizer.sources.documents import read_document
+
+    running = sandbox.load(directory)
+    wanted = workload.DEFAULT_SPEC if spec is None else read_document(spec)
+    started = workload.start(running, wanted, directory / "workload")
+    stopping = False
+
+    def _stop(number: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = signal.signal(signal.SIGTERM, _stop), signal.signal(signal.SIGINT, _stop)
+    try:
+        for name in started.reports:
+            print_line(f"running: {name}")
+        print_line(f"bootstrap: {running.bootstrap}")
+        print_line("until interrupted (Ctrl-C)" if seconds is None else f"for {seconds:g} s")
+        sys.stdout.flush()
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while not stopping and (deadline is None or time.monotonic() < deadline):
+            ended = [name for name, process in started.processes.items() if process.poll() is not None]
+            if ended:
+                print_error(f"workload part(s) {', '.join(ended)} ended (logs in {directory / 'workload'})")
+                break
+            time.sleep(0.5)
+    finally:
+        started.stop()
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
+    print_line(f"stopped {plural(len(started.processes), 'workload part')}")
+
+
 def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:
     from optimizer.report import write_report
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -181,3 +182,34 @@ def test_an_described_consumer_group_maps_its_leaders_selector_and_rates_into_th
     assert document["topics"][0]["partition_bytes_per_second"] == [1500.0, 0.0]
     del described["brokers"][1]["replica_selector"]  # one broker unset: the leader serves
     assert "replica.selector.class" not in consumer_problem(described, "h:1")["config"]
+
+
+def test_a_broker_without_rack_leaves_its_replicas_out_and_is_named():
+    """As Kafka's rack-aware assignors do (they keep the racks they know), a replica on a broker
+    without `broker.rack` is left out of its partition's `replica_racks`; the import says which
+    brokers, and the description keeps the sampling's warnings for outputs that print none."""
+    from optimizer.kafka.sample import Rate
+    from optimizer.sources.kafka_cluster import ImportOptions, _Described, _mapped
+
+    described = {
+        "group_id": "g", "type": "CONSUMER", "state": "Stable", "assignor": "uniform",
+        "brokers": [{"id": 1, "rack": "a", "replica_selector": None}, {"id": 2, "rack": None, "replica_selector": None}],
+        "topics": {"t": {"partitions": [{"partition": 0, "leader": 2, "replicas": [2, 1]}, {"partition": 1, "leader": 2, "replicas": [2]}]}},
+        "members": [{"member_id": "m", "rack": "a", "subscriptions": ["t"], "assignment": [["t", 0], ["t", 1]]}],
+    }  # fmt: skip
+    rates = {("t", 0): Rate(10.0, False, None), ("t", 1): Rate(5.0, True, "the log shrank: estimated from offsets")}
+    imported = _mapped(_Described("g", described, False), "h:1", ImportOptions(), rates)
+    assert imported.document is not None
+    (topic,) = imported.document["topics"]
+    assert topic["replica_racks"] == [["a"], []] and "leader_racks" not in topic
+    assert any("brokers 2 have no broker.rack" in w for w in imported.warnings)
+    estimated = [w for w in imported.warnings if "estimated" in w]
+    assert len(estimated) == 1 and "t-1 (the log shrank" in estimated[0] and estimated[0] in imported.document["description"]
+
+
+def test_a_location_is_shown_without_its_query():
+    """The pipeline's progress lines show `kafka://HOST:PORT`, never the command config's path."""
+    from optimizer.sources import shown_location
+
+    assert shown_location("kafka://h:1,h:2?command-config=/home/alice/admin.properties&timeout=5") == "kafka://h:1,h:2"
+    assert shown_location(Path("/data/fleet?.jsonl")) == "/data/fleet?.jsonl"

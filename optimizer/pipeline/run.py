@@ -46,7 +46,7 @@ from optimizer.pipeline.worker import (
     staged_batches,
     write_parts,
 )
-from optimizer.sources import TABLE_DIRECTORY, form_of, read_records
+from optimizer.sources import TABLE_DIRECTORY, form_of, read_records, shown_location
 from optimizer.sources.records import Record
 from optimizer.text import plural
 from plugins.manager import plugins
@@ -119,7 +119,7 @@ def run_pipeline(
         raise PipelineError(f"cannot write next to {output}: {_reason(error)}") from None
     try:
         if runner == "local":
-            phase(f"reading {input_path}")
+            phase(f"reading {shown_location(input_path)}")
             records = read_records(input_path)
             problems = len(records)
             names = [r.name for r in records]
@@ -205,14 +205,14 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
     joined = None
     if form_of(input_path) is TABLE_DIRECTORY:
         # Kept once joined: the names are collected first, then the same rows are solved.
-        phase(f"reading {input_path} (joining the tables on Spark)")
+        phase(f"reading {shown_location(input_path)} (joining the tables on Spark)")
         joined = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error").persist()
         names = [row["name"] for row in joined.select("name").collect()]
         count = _slices(spark, len(names), batch_size)
         frame = joined.repartition(count)
         solved = frame.mapInArrow(partial(arrow_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
     else:
-        phase(f"reading {input_path}")
+        phase(f"reading {shown_location(input_path)}")
         records = read_records(input_path)
         names = [r.name for r in records]
         count = stage_batches(records, plan_batches(records, spark.sparkContext.defaultParallelism, batch_size), stage)

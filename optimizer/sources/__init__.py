@@ -136,6 +136,13 @@ def _unrecognised(location: str | Path) -> InvalidInputError:
     return InvalidInputError(str(path), [input_issue("expected a .jsonl (or .jsonl.gz) file of problem documents, a problem file or a directory")])
 
 
+def shown_location(location: str | Path) -> str:
+    """`location` as outputs may show it: a URL without its query (`kafka://HOST:PORT?command-config=FILE`
+    names a file whose path may hold a user name), anything else as it is."""
+    text = str(location)
+    return text.partition("?")[0] if _SCHEME.match(text) else text
+
+
 def input_issue(message: str) -> Issue:
     """What is wrong with the input as a whole."""
     return Issue(severity=Severity.ERROR, location="input", message=message)
@@ -157,5 +164,6 @@ __all__ = [
     "input_issue",
     "open_source",
     "read_records",
+    "shown_location",
     "suffix_of",
 ]

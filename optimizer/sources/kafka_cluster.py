@@ -173,10 +173,24 @@ def _mapped(described: _Described, bootstrap: str, options: ImportOptions, rates
         warnings = (f"the rates of {plural(len(estimated), 'partition')} were estimated from offsets, not measured: {shown}",)
     if described.streams:
         imported = map_streams_application(described.data, bootstrap, num_standby_replicas=options.num_standby_replicas, rates=measured)
-        return Imported(described.group, document=imported.document, warnings=imported.warnings + warnings)
-    document = consumer_problem(described.data, bootstrap, measured)
-    selector_warning = replica_selector(described.data["brokers"])[1]
-    return Imported(described.group, document=document, warnings=((selector_warning,) if selector_warning else ()) + warnings)
+        document, said = imported.document, imported.warnings
+    else:
+        document = consumer_problem(described.data, bootstrap, measured)
+        said = tuple(w for w in (replica_selector(described.data["brokers"])[1], _rackless(described.data)) if w)
+    for warning in warnings:  # the document says what it rests on, also where the warnings are not printed (the pipeline)
+        document["description"] += f"; {warning}"
+    return Imported(described.group, document=document, warnings=said + warnings)
+
+
+def _rackless(described: dict[str, Any]) -> str | None:
+    """A warning naming the brokers without `broker.rack` that hold replicas of the group's topics,
+    or None: their replicas are left out of `replica_racks` (as Kafka's rack-aware assignors leave
+    racks they do not know) and a leader among them is unknown."""
+    racks = {broker["id"]: broker["rack"] for broker in described["brokers"]}
+    rackless = sorted({replica for topic in described["topics"].values() for p in topic["partitions"] for replica in p["replicas"] if not racks.get(replica)})
+    if not rackless:
+        return None
+    return f"brokers {', '.join(map(str, rackless))} have no broker.rack: their replicas count as in no rack (left out of replica_racks)"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -232,14 +246,15 @@ def replica_selector(brokers: list[dict[str, Any]]) -> tuple[str | None, str | N
 
 
 def topic_entries(names: list[str], described_topics: dict[str, Any], racks: dict[int, str | None]) -> list[dict[str, Any]]:
-    """Consumer topics with their partition count, `replica_racks` and `leader_racks` (each only
-    when every rack in it is known)."""
+    """Consumer topics with their partition count, `replica_racks` (the known racks of each
+    partition's replicas; none when no rack is known) and `leader_racks` (none when no leader's rack
+    is known)."""
     topics = []
     for name in sorted(names):
         partitions = described_topics[name]["partitions"]
         entry: dict[str, Any] = {"name": name, "partitions": len(partitions)}
-        replica_racks = [[racks.get(replica) for replica in p["replicas"]] for p in partitions]
-        if all(rack for racks_of in replica_racks for rack in racks_of):
+        replica_racks = [[rack for replica in p["replicas"] if (rack := racks.get(replica))] for p in partitions]
+        if any(replica_racks):  # a broker without broker.rack: its replica is left out, as Kafka's rack-aware assignors do
             entry["replica_racks"] = replica_racks
         leader_racks = [racks.get(p["leader"]) if p.get("leader") is not None else None for p in partitions]
         if any(leader_racks):
