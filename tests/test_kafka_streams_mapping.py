@@ -276,18 +276,13 @@ def recorded_group() -> dict[str, Any]:
     return described
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the streams-group reproduction takes each client's process id as UUID.nameUUIDFromBytes('process:' + id) "
-    "(optimizer.model.ids.process_id_of), not the process id an imported client is named by: Kafka's ties between "
-    "equally loaded processes (a PriorityQueue filled from a HashMap of process ids) then fall otherwise",
-)
 def test_a_recorded_streams_group_solves_to_what_its_coordinator_gave_it():
     """After a restart the third process held 6 tasks, over the quota of 5 (18 tasks, 4 members): on
     the next rebalance its standby 1_0 goes to the least-loaded process without the task, a tie
     between processes 7f8d5bb3 and 8d0b89e6 at load 5 that Kafka breaks by the heap order of their
     ids. Kafka 4.4.0's own class, fed this group (tests/kafka/test_import_streams.py does it on a
-    live group), keeps the assignment as it is."""
+    live group), keeps the assignment as it is, and so does the reproduction, as it takes an imported
+    client's id (the process id) as the process id (optimizer.model.ids.process_id_of)."""
     problem = _problem(streams_problem(recorded_group(), "h:1"))
     solution = solve(problem, solver="kafka")
     answered = {str(m): (list(t.active), list(t.standby)) for c in solution.assignment.values() for m, t in (c.members or {}).items()}

@@ -127,6 +127,19 @@ def process_id_of(client: str) -> str:
     return str(uuid.UUID(bytes=name_uuid_bytes(f"process:{client}")))
 
 
+_PROCESS_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _check_process_id(value: str) -> str:
+    if _PROCESS_ID.fullmatch(value) is None:
+        raise ValueError(f"{value!r} is not a process id as Kafka Streams writes one (a UUID: 8-4-4-4-12 lowercase hexadecimal digits)")
+    return value
+
+
+ProcessId = Annotated[str, AfterValidator(_check_process_id)]
+"""A Kafka Streams process id (`UUID.toString()`)."""
+
+
 def member_id_of(client: str, thread: int) -> str:
     """The member id of thread `thread` of `client` in a streams group, when the client does not
     list its members: `Uuid(UUID.nameUUIDFromBytes("member:" + client + ":" + thread))`."""

@@ -26,6 +26,7 @@ from optimizer.model.ids import (
     KafkaInt,
     Name,
     Price,
+    ProcessId,
     StrictBool,
     TaskId,
     TopicName,
@@ -34,6 +35,7 @@ from optimizer.model.ids import (
     member_id_of,
     parse_task_id,
     partition_id,
+    process_id_of,
     shown,
     task_key,
     whole_rate,
@@ -241,12 +243,21 @@ class Client(FrozenModel):
     the task's `changelog_end_offset` to restore.
     """
 
+    process_id: ProcessId | None = None
+    """The process id the client's members report in a streams group (a UUID, as an imported client
+    has it); default `process_id_of(id)`. Kafka's sticky assignor breaks ties between equally loaded
+    processes by their ids, so a group read from a cluster keeps its own."""
     members: tuple[StreamsMember, ...] = ()
     """The client's members (stream threads) in a streams group, in thread order, each with its own
     previous tasks. When given, `threads` and the client's previous tasks may be left out: they are
     the member count and the unions (warm-ups count as standbys); when also given they must agree.
     Without members, a streams group deals the client's history to its threads round-robin
     (docs/assignors/streams-group-sticky.md)."""
+
+    @property
+    def kafka_process_id(self) -> str:
+        """The process id Kafka sees for this client in a streams group."""
+        return self.process_id if self.process_id is not None else process_id_of(self.id)
 
     @property
     def member_ids(self) -> tuple[str, ...]:

@@ -59,6 +59,8 @@ _CLASSIC_DEFAULTS = (
     "task.assignor.class high_availability, rack.aware.assignment.strategy none (and its costs unset)"
 )
 _THREAD = re.compile(r"StreamThread-(\d+)")
+_PROCESS_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A process id as Kafka Streams writes it: a streams-group client keeps it as its `process_id`."""
 
 Rates = Mapping[tuple[str, int], float]
 """Bytes per second per partition, `{(topic, partition): rate}`."""
@@ -465,6 +467,8 @@ class _Mapping:
                 elif task not in reported and tasks.get(task, {}).get("stateful"):
                     missing.append(f"{task} ({process})")
             client: dict[str, Any] = {"id": process}
+            if _PROCESS_ID.fullmatch(process):  # the coordinator's ties fall by it: kept as Kafka has it
+                client["process_id"] = process
             rack = self.common(process, threads, "rack")
             if rack:
                 client["rack"] = rack

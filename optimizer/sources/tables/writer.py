@@ -84,6 +84,8 @@ def _streams_rows(name: str, problem: StreamsProblem, tables: dict[str, list[dic
     for client in problem.clients:
         if client.members:  # the tables hold a client-level history only: refuse rather than lose it
             raise ValueError(f"problem {name!r}: client {client.id!r} lists its members, which the tables cannot hold")
+        if client.process_id is not None:  # likewise a streams-group client's own process id
+            raise ValueError(f"problem {name!r}: client {client.id!r} gives its process_id, which the tables cannot hold")
         tables["clients"].append(
             {
                 "application": name,

@@ -182,7 +182,7 @@ def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
         thread = reporter.get(task_id, 0)
         offsets[thread][task_id] = max(0, end - client.lags.get(task_id, 0))
         ends[thread][task_id] = end
-    process = process_id_of(client.id)
+    process = client.kafka_process_id
     return [
         GroupMember(
             member_id=ids[thread],
