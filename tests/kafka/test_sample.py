@@ -18,20 +18,22 @@ and their tolerances, on a 2-core machine shared with other test runs:
   plus one batch at each end (append times are whole milliseconds) plus, for an estimated part,
   ESTIMATE_TOLERANCE of its share of the window (its records count at the bytes per record of the
   other intervals, which the producer's batching moves by a few %).
-* `sample_rates`' rate (whose window the test cannot see) against records/s x the log's bytes per
-  record around the windows: NOMINAL_TOLERANCE (25 %). This checks the producers, not the
-  measurement (the check above does): the producer sends floor(rate x elapsed) records at each 5 ms
-  tick and catches up when a tick comes late, so a stall of its JVM at either end of the window moves
-  stall x rate records into or out of it: +20 % was seen at load averages of 40 to 70, 1 to 5 % below
-  20.
-* RATIO_TOLERANCE (10 %): the records/s of the 200 and the 50 records/s partitions inside the
-  adapter's window (its rates over the bytes per record of the batches in the window). Their
-  producers share one pacing thread, so a stall moves both; what is left is a record or two at the
-  window's ends (1 % of the 50 records/s partition's 200) and the timing above.
+* `sample_rates`' rate, whose window the test cannot see: between the least and the most bytes per
+  second appended in any window of that length while it ran, widened as above.
+* RATIO_TOLERANCE (5 %): the records per second the rates imply for the 200 and the 50 records/s
+  partitions, in ratio, against the ratio of the records appended in the window (a record or two at
+  its ends: 1 % of the 50 records/s partition's 200, and the timing above).
+* Against the producers, loosely: a rate within NOMINAL_TOLERANCE (60 %) of records/s x the log's
+  bytes per record, and the ratio above within RATIO_RANGE (4 set). These check the workload more
+  than the measurement: the producer sends floor(rate x elapsed) records at each 5 ms tick and
+  catches up when a tick comes late, and a loaded broker appends a partition's records a second or
+  more late, so records move into or out of a 4 s window. 1 to 5 % was seen below a load average of
+  20; at 30 to 60, -55 % on a 20 records/s partition and ratios of 3.1 and 4.4.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import select
 import subprocess
@@ -66,8 +68,9 @@ DELETED = (OTHER, 1)
 """Its records are deleted (before the high watermark) inside the window."""
 WINDOW = 4.0
 ESTIMATE_TOLERANCE = 0.10
-NOMINAL_TOLERANCE = 0.25
-RATIO_TOLERANCE = 0.10
+NOMINAL_TOLERANCE = 0.6
+RATIO_TOLERANCE = 0.05
+RATIO_RANGE = (2.0, 8.0)
 START_SECONDS = 90.0
 APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
 
@@ -176,7 +179,8 @@ class Sampled:
     """The adapter's answer on SKEWED and OTHER, as rates."""
     public: dict[tuple[str, int], Rate]
     """`sample_rates` on SKEWED, in the order it returned them."""
-    public_seconds: float
+    public_call: tuple[float, float]
+    """Wall-clock ms when `sample_rates` was called and when it returned: its window is inside."""
     answer: dict[str, Any]
     """The adapter's answer."""
     batches: dict[tuple[str, int], list[Batch]]
@@ -207,12 +211,12 @@ def sampled(kafka_sandbox: sandbox.Sandbox, workload: Workload) -> Sampled:
     public: dict[str, Any] = {}
 
     def sample_publicly() -> None:
-        started = time.monotonic()
+        public["started_ms"] = time.time() * 1000
         try:
             public["rates"] = sample_rates(bootstrap, [SKEWED], WINDOW, timeout=20)
         except KafkaAssignmentError as error:  # raised in the main thread below
             public["error"] = error
-        public["seconds"] = time.monotonic() - started
+        public["ended_ms"] = time.time() * 1000
 
     before_ms = time.time() * 1000
     thread = threading.Thread(target=sample_publicly)
@@ -250,7 +254,7 @@ def sampled(kafka_sandbox: sandbox.Sandbox, workload: Workload) -> Sampled:
     return Sampled(
         rates=rates_from_sample(data, bootstrap),
         public=public["rates"],
-        public_seconds=public["seconds"],
+        public_call=(public["started_ms"], public["ended_ms"]),
         answer=data,
         batches={partition: _batches(kafka_sandbox, partition) for partition in PRODUCERS},
         around=(before_ms, after_ms),
@@ -274,27 +278,51 @@ def _check_against_the_log(sampled: Sampled, partition: tuple[str, int]) -> None
     assert answer["bytes_per_second"] == pytest.approx(truth, abs=tolerance), (partition, answer, {k: v for k, v in window.items() if k != "partitions"})
 
 
+def _bracket(batches: list[Batch], start_ms: float, end_ms: float, window_ms: float) -> tuple[float, float]:
+    """The least and the most bytes per second appended in any window of `window_ms` between
+    `start_ms` and `end_ms`: a rate measured over such a window, at a moment not known, is between."""
+    times = [b.appended_ms for b in batches]
+    total = [0]
+    for batch in batches:
+        total.append(total[-1] + batch.size)
+    starts = [t for t in times if start_ms <= t <= end_ms - window_ms] + [
+        t - window_ms + 1 for t in times if start_ms <= t - window_ms + 1 <= end_ms - window_ms
+    ]
+    starts += [start_ms, end_ms - window_ms]
+    amounts = [total[bisect.bisect_left(times, s + window_ms)] - total[bisect.bisect_left(times, s)] for s in starts]
+    return min(amounts) / (window_ms / 1000), max(amounts) / (window_ms / 1000)
+
+
 def test_each_partition_runs_at_its_producers_records_per_second_times_the_logs_bytes_per_record(sampled):
-    """Every producing partition, from `sample_rates` and from the adapter (one partition with a
-    leader moved, one with records deleted inside the window), within NOMINAL_TOLERANCE."""
+    """Every producing partition, from the adapter (but the one whose leader moved; the one with
+    records deleted inside the window is in) and from `sample_rates`, within NOMINAL_TOLERANCE."""
     assert list(sampled.public) == [(SKEWED, 0), (SKEWED, 1), (SKEWED, 2)]
     assert list(sampled.rates) == [(OTHER, 0), (OTHER, 1), (SKEWED, 0), (SKEWED, 1), (SKEWED, 2)]
     for partition, (records_per_second, value_bytes) in PRODUCERS.items():
         per_record = sampled.bytes_per_record(partition)
         assert value_bytes < per_record < value_bytes + 100, (partition, per_record)  # the value, its record's and its batch's headers
         expected = records_per_second * per_record
-        assert sampled.rates[partition].bytes_per_second == pytest.approx(expected, rel=NOMINAL_TOLERANCE), partition
+        if partition != MOVED:  # its producer pauses until its metadata knows the new leader
+            assert sampled.rates[partition].bytes_per_second == pytest.approx(expected, rel=NOMINAL_TOLERANCE), partition
         if partition in sampled.public:
             assert sampled.public[partition].bytes_per_second == pytest.approx(expected, rel=NOMINAL_TOLERANCE), partition
-            assert not sampled.public[partition].estimated
-    assert sampled.public_seconds < WINDOW + 60
 
 
 def test_a_measured_rate_is_the_bytes_the_leader_appended_in_the_window(sampled):
-    """The partitions nothing happened to, against their segment files' batches."""
+    """The partitions nothing happened to, against their segment files' batches: the adapter's
+    within its window; `sample_rates`' between the least and the most appended in any window of
+    WINDOW seconds while it ran (its own window is one of them; the bounds widened by the adapter's
+    timing uncertainty and a batch at each end)."""
+    window = sampled.answer
+    timing = (window["start_span_ms"] + window["end_span_ms"]) / 2 / window["window_ms"]
     for partition in ((SKEWED, 0), (SKEWED, 1)):
         assert sampled.rates[partition] == Rate(bytes_per_second=sampled.rates[partition].bytes_per_second, estimated=False, why=None)
         _check_against_the_log(sampled, partition)
+        public = sampled.public[partition]
+        assert not public.estimated and public.why is None
+        least, most = _bracket(sampled.batches[partition], *sampled.public_call, window["window_ms"])
+        batch = 2 * max(b.size for b in sampled.batches[partition]) / WINDOW
+        assert least * (1 - timing) - batch <= public.bytes_per_second <= most * (1 + timing) + batch, (partition, least, most)
 
 
 def test_an_idle_partition_is_zero_and_measured(sampled):
@@ -302,12 +330,17 @@ def test_an_idle_partition_is_zero_and_measured(sampled):
 
 
 def test_the_ratio_between_partitions_is_the_producers(sampled):
-    """200 and 50 records/s on SKEWED's partitions 0 and 1: a ratio of 4 in records per second."""
-    records = {}
+    """200 and 50 records/s on SKEWED's partitions 0 and 1: the records per second the rates imply
+    (over the bytes per record of the batches in the window) are as skewed as the records appended,
+    and about as the producers (RATIO_RANGE)."""
+    implied, appended = {}, {}
     for partition in ((SKEWED, 0), (SKEWED, 1)):
         inside = sampled.inside(partition)
-        records[partition] = sampled.rates[partition].bytes_per_second / (sum(b.size for b in inside) / sum(b.records for b in inside))
-    assert records[(SKEWED, 0)] / records[(SKEWED, 1)] == pytest.approx(4.0, rel=RATIO_TOLERANCE)
+        implied[partition] = sampled.rates[partition].bytes_per_second / (sum(b.size for b in inside) / sum(b.records for b in inside))
+        appended[partition] = sum(b.records for b in inside)
+    ratio = implied[(SKEWED, 0)] / implied[(SKEWED, 1)]
+    assert ratio == pytest.approx(appended[(SKEWED, 0)] / appended[(SKEWED, 1)], rel=RATIO_TOLERANCE)
+    assert RATIO_RANGE[0] < ratio < RATIO_RANGE[1]
 
 
 def test_records_deleted_inside_the_window_are_flagged_and_their_growth_counted(sampled):
