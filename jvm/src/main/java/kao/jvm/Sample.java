@@ -284,10 +284,9 @@ public final class Sample {
             Integer leaderB = b.leader(partition);
             String reason = null;
             if (earliestA == null || earliestB == null || latestA == null || latestB == null || leaderA == null || leaderB == null) {
-                reason = "it had no leader at a snapshot";
+                reason = "no leader at a snapshot";
             } else if (!leaderA.equals(leaderB)) {
-                reason = "its leader moved from broker " + leaderA + " to broker " + leaderB + " (two replicas' logs are not compared: each deletes"
-                        + " its old segments on its own schedule, and a new replica may still be catching up)";
+                reason = "its leader moved from broker " + leaderA + " to broker " + leaderB; // two replicas' sizes are not compared
             } else if (sizeA == null || sizeB == null) {
                 reason = "its leader's log size was not reported at a snapshot";
             } else if (sizeB < sizeA) {
@@ -300,7 +299,7 @@ public final class Sample {
                 continue;
             }
             if (earliestB > earliestA) {
-                grewWhy.add("its earliest offset moved from " + earliestA + " to " + earliestB + " (deleteRecords or retention) while its log grew");
+                grewWhy.add("its earliest offset moved from " + earliestA + " to " + earliestB + " while its log grew");
             }
             measuredBytes += sizeB - sizeA;
             measuredOffsets += latestB - latestA;
@@ -314,23 +313,21 @@ public final class Sample {
             String basis;
             if (measuredOffsets > 0) {
                 perRecord = (double) measuredBytes / measuredOffsets;
-                basis = "the bytes per record measured over the rest of the window";
+                basis = "measured over the rest of the window";
             } else {
                 perRecord = averageRecord(snapshots, partition);
-                basis = "the log's average bytes per record (size / (latest - earliest))";
+                basis = "the log's average, size / (latest - earliest)";
             }
-            String counted = estimatedOffsets == 0 ? "no records were written in those intervals"
-                    : perRecord == null ? estimatedOffsets + " records were written in those intervals, of unknown size"
-                    : String.format(java.util.Locale.ROOT, "the %d records written in those intervals count at %.1f bytes each, %s", estimatedOffsets,
-                            perRecord, basis);
+            String counted = estimatedOffsets == 0 ? "no records in those intervals"
+                    : perRecord == null ? estimatedOffsets + " records in those intervals, of unknown size"
+                    : String.format(java.util.Locale.ROOT, "%d records in those intervals counted at %.1f bytes each (%s)", estimatedOffsets, perRecord, basis);
             why.add("estimated: " + String.join("; ", estimatedWhy) + "; " + counted);
             if (perRecord != null) {
                 estimatedBytes = estimatedOffsets * perRecord;
             }
         }
         if (!grewWhy.isEmpty()) {
-            why.add(String.join("; ", grewWhy) + ": its growth counts, exact for deleteRecords (which frees no bytes until its segments are"
-                    + " deleted), short by any segment retention deleted that was smaller than what was written meanwhile");
+            why.add(String.join("; ", grewWhy) + " (deleteRecords, or retention of less than was written): its growth counts");
         }
         boolean unknownSize = estimatedOffsets > 0 && perRecord == null;
         long bytes = measuredBytes + Math.round(estimatedBytes);
