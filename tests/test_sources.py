@@ -205,6 +205,12 @@ def test_a_broker_without_rack_leaves_its_replicas_out_and_is_named():
     assert any("brokers 2 have no broker.rack" in w for w in imported.warnings)
     estimated = [w for w in imported.warnings if "estimated" in w]
     assert len(estimated) == 1 and "t-1 (the log shrank" in estimated[0] and estimated[0] in imported.document["description"]
+    # A partition that could not be measured (no leader at an end of the window): its topic gets no
+    # rates, the group a warning, and the import goes on.
+    partial = _mapped(_Described("g", described, False), "h:1", ImportOptions(), {("t", 0): rates[("t", 0)]}, ["t-1 (no leader at the end)", "u-0 (x)"])
+    assert partial.document is not None and "partition_bytes_per_second" not in partial.document["topics"][0]
+    (missing,) = [w for w in partial.warnings if "could not be measured" in w]
+    assert "t-1 (no leader at the end)" in missing and "u-0" not in missing
 
 
 def test_a_location_is_shown_without_its_query():

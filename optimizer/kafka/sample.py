@@ -63,8 +63,9 @@ class Rate:
 
 
 def sample_rates(
-    bootstrap: str, topics: Iterable[str], seconds: float, command_config: Path | None = None, timeout: float = 30.0
-) -> dict[tuple[str, int], Rate]:
+    bootstrap: str, topics: Iterable[str], seconds: float, command_config: Path | None = None, timeout: float = 30.0,
+    unmeasured: list[str] | None = None,
+) -> dict[tuple[str, int], Rate]:  # fmt: skip
     """Every partition of `topics` on the cluster at `bootstrap` (`HOST:PORT[,HOST:PORT]`) with its
     rate over a window of `seconds`, in topic and partition order. Takes about `seconds` plus a JVM's
     start; `timeout` bounds each request to the brokers."""
@@ -87,7 +88,7 @@ def sample_rates(
         else:
             message = f"topic {listed} does not exist on {bootstrap} (or was deleted while sampling)"
         raise InvalidInputError(source, [_error(message)]) from None
-    return rates_from_sample(data, bootstrap)
+    return rates_from_sample(data, bootstrap, unmeasured)
 
 
 def checked_arguments(topics: Iterable[str], seconds: float, timeout: float) -> list[str]:
@@ -108,21 +109,24 @@ def checked_arguments(topics: Iterable[str], seconds: float, timeout: float) -> 
     return names
 
 
-def rates_from_sample(data: Mapping[str, Any], bootstrap: str) -> dict[tuple[str, int], Rate]:
-    """The adapter's answer as rates, in topic and partition order; KafkaUnavailableError naming the
-    partitions whose rate could not be measured (no leader at an end of the window)."""
+def rates_from_sample(data: Mapping[str, Any], bootstrap: str, unmeasured: list[str] | None = None) -> dict[tuple[str, int], Rate]:
+    """The adapter's answer as rates, in topic and partition order. A partition whose rate could
+    not be measured (no leader at an end of the window) is appended to `unmeasured` as
+    `TOPIC-PARTITION (why)` and left out; without that list, KafkaUnavailableError names them."""
     rates: dict[tuple[str, int], Rate] = {}
-    unmeasured: list[str] = []
+    missing: list[str] = []
     for entry in sorted(data["partitions"], key=lambda p: (p["topic"], p["partition"])):
         key = (str(entry["topic"]), int(entry["partition"]))
         if entry.get("bytes_per_second") is None:
-            unmeasured.append(f"{key[0]}-{key[1]} ({entry.get('why')})")
+            missing.append(f"{key[0]}-{key[1]} ({entry.get('why')})")
             continue
         value = min(float(MAX_BYTES_PER_SECOND), round(max(0.0, float(entry["bytes_per_second"])), DECIMALS))
         rates[key] = Rate(bytes_per_second=value, estimated=bool(entry["estimated"]), why=entry.get("why"))
-    if unmeasured:
-        plural = "s" if len(unmeasured) > 1 else ""
-        raise KafkaUnavailableError(f"the rate of partition{plural} {', '.join(unmeasured)} could not be measured on {bootstrap}: retry later")
+    if missing and unmeasured is None:
+        plural = "s" if len(missing) > 1 else ""
+        raise KafkaUnavailableError(f"the rate of partition{plural} {', '.join(missing)} could not be measured on {bootstrap}: retry later")
+    if unmeasured is not None:
+        unmeasured.extend(missing)
     return rates
 
 

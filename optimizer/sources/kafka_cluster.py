@@ -93,7 +93,7 @@ def import_group(bootstrap: str, group: str, options: ImportOptions = ImportOpti
     unknown, empty or wrong kind of group, KafkaUnavailableError for an unreachable cluster or a
     group still rebalancing at the timeout)."""
     described = _describe(bootstrap, group, options, streams)
-    return _mapped(described, bootstrap, options, _sample(bootstrap, [described], options))
+    return _mapped(described, bootstrap, options, *_sample(bootstrap, [described], options))
 
 
 def import_consumer_group(bootstrap: str, group: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -121,13 +121,13 @@ def import_cluster(bootstrap: str, options: ImportOptions = ImportOptions()) -> 
         except KafkaAssignmentError as error:
             outcomes.append(Imported(group, error=error))
     described = [one for one in outcomes if isinstance(one, _Described)]
-    rates = _sample(bootstrap, described, options)
+    rates, unmeasured = _sample(bootstrap, described, options)
     for one in outcomes:
         if isinstance(one, Imported):
             yield one
             continue
         try:
-            yield _mapped(one, bootstrap, options, rates)
+            yield _mapped(one, bootstrap, options, rates, unmeasured)
         except KafkaAssignmentError as error:
             yield Imported(one.group, error=error)
 
@@ -149,18 +149,23 @@ def _describe(bootstrap: str, group: str, options: ImportOptions, streams: bool,
     return _Described(group, data, False)
 
 
-def _sample(bootstrap: str, described: list[_Described], options: ImportOptions) -> dict[tuple[str, int], Rate]:
+def _sample(bootstrap: str, described: list[_Described], options: ImportOptions) -> tuple[dict[tuple[str, int], Rate], list[str]]:
     """The rates of every topic the groups involve, measured over one window of
-    `options.sample_seconds` (none without it)."""
+    `options.sample_seconds` (none without it), and the partitions that could not be measured (no
+    leader at an end of the window: their groups get no rate for them, and a warning)."""
     topics = sorted({topic for one in described for topic in one.data.get("topics", {})})
     if options.sample_seconds is None or not topics:
-        return {}
-    return sample_rates(bootstrap, topics, options.sample_seconds, options.command_config, options.timeout)
+        return {}, []
+    unmeasured: list[str] = []
+    return sample_rates(bootstrap, topics, options.sample_seconds, options.command_config, options.timeout, unmeasured), unmeasured
 
 
-def _mapped(described: _Described, bootstrap: str, options: ImportOptions, rates: dict[tuple[str, int], Rate]) -> Imported:
+def _mapped(
+    described: _Described, bootstrap: str, options: ImportOptions, rates: dict[tuple[str, int], Rate], unmeasured: list[str] | None = None,
+) -> Imported:  # fmt: skip
     """The described group as a problem document, with its warnings: what the cluster could not
-    tell, and which of its partitions' rates were estimated."""
+    tell, which of its partitions' rates rest on more than their leaders' log growth, and which could
+    not be measured."""
     from optimizer.sources.kafka_streams import map_streams_application
 
     topics = set(described.data.get("topics", {}))
@@ -170,7 +175,10 @@ def _mapped(described: _Described, bootstrap: str, options: ImportOptions, rates
     warnings: tuple[str, ...] = ()
     if estimated:
         shown = "; ".join(estimated[:5]) + (f"; and {len(estimated) - 5} more" if len(estimated) > 5 else "")
-        warnings = (f"the rates of {plural(len(estimated), 'partition')} were estimated from offsets, not measured: {shown}",)
+        warnings = (f"the rates of {plural(len(estimated), 'partition')} rest on more than their leaders' log growth: {shown}",)
+    missing = [entry for entry in unmeasured or () if entry.rsplit(" (", 1)[0].rpartition("-")[0] in topics]
+    if missing:
+        warnings += (f"the rates of {plural(len(missing), 'partition')} could not be measured (no rate written for them): {'; '.join(missing)}",)
     if described.streams:
         imported = map_streams_application(described.data, bootstrap, num_standby_replicas=options.num_standby_replicas, rates=measured)
         document, said = imported.document, imported.warnings
