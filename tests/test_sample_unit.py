@@ -79,6 +79,9 @@ def test_partitions_that_could_not_be_measured_are_named():
         KafkaUnavailableError, match=r"the rate of partitions a-1 \(the partition had no leader at the end .*\), b-0 .* on host:9092: retry later"
     ):
         rates_from_sample(data, "host:9092")
+    unmeasured: list[str] = []  # given a list, they are collected there and the others returned
+    assert list(rates_from_sample(data, "host:9092", unmeasured)) == [("a", 0)]
+    assert [entry.split(" (")[0] for entry in unmeasured] == ["a-1", "b-0"]
 
 
 def test_a_rate_is_frozen():
