@@ -74,11 +74,10 @@ class _Runner:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
-    def send(self, command: dict[str, Any]) -> dict[str, Any]:
+    def send(self, command: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(command) + "\n")
         self.process.stdin.flush()
-        return self.answer()
 
     def end(self) -> None:
         if self.process.stdin is not None and not self.process.stdin.closed:
@@ -102,9 +101,10 @@ def _spec(bootstrap: str, application: str, protocol: str, state_dir: Path) -> d
 def applications(kafka_sandbox: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Both applications, each in its own runner JVM, started at once, and a one-member consumer
     group. The classic application then has its third instance stopped, 120 more records produced,
-    and the instance started again on its state: every thread rejoins with its task offset sums
-    (a first generation reports none). Yields each application's last state (and the classic one's
-    earlier ones); the JVMs end with the module, or with this process if it is killed."""
+    and the instance started again on its state (the same process id): its threads all rejoin with
+    their task offset sums (a first generation reports none). The streams group's members report
+    their offsets without a rejoin (every 2 s here). Yields each application's last state; the JVMs
+    end with the module, or with this process if it is killed."""
     runners: dict[str, _Runner] = {}
     try:
         for application, protocol in APPS.items():
@@ -116,9 +116,9 @@ def applications(kafka_sandbox: sandbox.Sandbox, tmp_path_factory: pytest.TempPa
         runners[CONSUMER_GROUP] = _Runner(consumers, "kao.jvm.ConsumerGroupRunner")
         states: dict[str, Any] = {name: runner.answer() for name, runner in runners.items()}
         classic = runners["imp-streams-classic"]
-        states["classic-stopped"] = classic.send({"command": "stop", "instance": 2})
-        states["classic-produced"] = classic.send({"command": "produce", "records": 120})
-        states["imp-streams-classic"] = classic.send({"command": "start", "instance": 2})
+        for command in ({"command": "stop", "instance": 2}, {"command": "produce", "records": 120}, {"command": "start", "instance": 2}):
+            classic.send(command)
+            states["imp-streams-classic"] = classic.answer()
         yield states
     finally:
         for runner in runners.values():
@@ -229,12 +229,21 @@ def test_a_classic_streams_application_imports_as_set_up_and_solves_to_what_it_r
 
 
 def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applications, kafka_sandbox):
-    """The streams group: clients, racks, tags, tasks and partitions as set up; each client's members
-    (stream threads) with their own current tasks as the group and Streams report them; the group
-    configs (standbys, tags) read from the GROUP resource; every standby's lag 0, as the members
-    reported offsets equal to their stores' positions, at the changelogs' ends; and `--solver kafka`
-    gives the running assignment, member by member, as Kafka's own StickyTaskAssignor does when fed
-    the group as its coordinator holds it (real process ids, each member's own offsets)."""
+    """The streams group: clients (with Kafka's process ids), racks, tags, tasks and partitions as set
+    up; each client's members (stream threads) with their own current tasks as the group and Streams
+    report them; the group configs (standbys, tags) read from the GROUP resource; every standby's lag
+    0, as the members reported offsets equal to their stores' positions, at the changelogs' ends
+    (other tasks a process has state for: within the changelog); and `--solver kafka` gives the
+    running assignment, member by member, as Kafka's own StickyTaskAssignor does when fed the group
+    as its coordinator holds it (its process ids, each member's own offsets): Kafka 4.4.0 moves
+    nothing on the next rebalance, as every member holds its previous tasks within its quotas (3
+    actives, 5 tasks) and no other process reports state for them.
+
+    A group whose process came back on its state is not here: each stream thread reports offsets for
+    the tasks on its process's disk, and Kafka's 4.4.0 assignor takes such members as standby
+    candidates one by one (KAFKA-20719), while a problem's lags are the client's, reported by one of
+    its members (docs/assignors/protocols.md); the answers then differ where the member matters
+    (tests/test_kafka_streams_mapping.py records such a group)."""
     state = applications["imp-streams-group"]
     application = "imp-streams-group"
     bootstrap = kafka_sandbox.bootstrap
@@ -249,6 +258,7 @@ def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applicatio
     running = _running(state)
     members = {m["member_id"]: m for m in state["members"]}
     for client in problem.clients:
+        assert client.process_id == client.id
         assert (sorted(client.previous_active), sorted(client.previous_standby)) == running[client.id]
         assert {m.id for m in client.members} == {m for m, listed in members.items() if listed["process_id"] == client.id}
         for member in client.members:
@@ -259,15 +269,7 @@ def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applicatio
             assert client.lags.get(task) == 0, (client.id, task)
         ends = {t.id: t.changelog_end_offset for t in problem.tasks}
         assert all(0 <= lag <= (ends[t] or 0) for t, lag in client.lags.items())
-    solution = solve(problem, solver="kafka")
-    answered = {
-        str(member): (sorted(tasks.active), sorted(tasks.standby))
-        for client in solution.assignment.values() for member, tasks in (client.members or {}).items()
-    }  # fmt: skip
-    expected = {member: (listed["active"], listed["standby"]) for member, listed in members.items()}
-    assert answered == expected
-    assert {c: (sorted(a.active), sorted(a.standby)) for c, a in solution.assignment.items()} == running
-    # Kafka's own class on the group as described: the same answer
+    # Kafka's own class on the group as its coordinator holds it
     case = {
         "assignor": "sticky", "num_standby_replicas": 1, "rack_aware_assignment_tags": ["zone"],
         "subtopologies": [{"id": str(s), "partitions": PARTITIONS, "stateful": s == 1} for s in (0, 1)],
@@ -276,7 +278,16 @@ def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applicatio
                      "task_offsets": m["task_offsets"], "task_end_offsets": {}} for m in described["members"]],
     }  # fmt: skip
     [(kafka, _)] = batch("kao.jvm.StreamsGroupAssignors", [case])
-    assert {m: (sorted(t.get("active", [])), sorted(t.get("standby", []))) for m, t in kafka.items()} == expected
+    kafkas = {m: (sorted(t.get("active", [])), sorted(t.get("standby", []))) for m, t in kafka.items()}
+    solution = solve(problem, solver="kafka")
+    answered = {
+        str(member): (sorted(tasks.active), sorted(tasks.standby))
+        for client in solution.assignment.values() for member, tasks in (client.members or {}).items()
+    }  # fmt: skip
+    expected = {member: (listed["active"], listed["standby"]) for member, listed in members.items()}
+    assert kafkas == expected  # Kafka keeps the running assignment
+    assert answered == expected  # and so does the reproduction, member by member
+    assert {c: (sorted(a.active), sorted(a.standby)) for c, a in solution.assignment.items()} == running
 
 
 def test_an_unknown_application_and_a_consumer_group_are_refused_by_name(applications, kafka_sandbox):
