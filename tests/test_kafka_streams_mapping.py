@@ -115,7 +115,8 @@ def test_a_classic_application_maps_to_its_clients_tasks_and_lags_and_solves_to_
 
 def test_kafka_lag_rules_a_given_standby_count_and_rates():
     """A sum above the end offset gives the end offset (Kafka's corrupted-task rule); an unknown sum
-    (-3) and a task the application does not have give none; --num-standby-replicas replaces the
+    (-3) gives 0 (Kafka keeps -3 as the lag: caught up); a task the application does not have gives
+    none; --num-standby-replicas replaces the
     inferred count (a warning when under what runs); rates land on the partitions they name; a
     scheduled probing rebalance is said."""
     described = classic()
@@ -125,7 +126,7 @@ def test_kafka_lag_rules_a_given_standby_count_and_rates():
     imported = map_streams_application(described, "h:1", num_standby_replicas=0, rates=rates)
     problem = _problem(imported.document)
     clients = {c.id: c for c in problem.clients}
-    assert dict(clients[C].lags) == {"1_1": 96}
+    assert dict(clients[C].lags) == {"1_1": 96, "1_2": 0}
     assert problem.config.num_standby_replicas == 0
     assert any("num.standby.replicas 0 as given, but a task runs 1 standbys" in w for w in imported.warnings)
     assert any("a probing rebalance is scheduled for 2027-01-15T08:00:00Z" in w for w in imported.warnings)
@@ -364,3 +365,13 @@ def test_a_group_whose_threads_report_offsets_of_their_own_solves_as_kafka_does(
     kafka["BiMKFiWLQ464TX04Cb84gA"] = (["0_1", "0_2", "1_0"], ["1_4"])
     kafka["bBQLVDmVQxOSSS9gF5PRZA"] = (["0_0", "1_3", "1_4"], ["1_0", "1_2"])
     assert answered == kafka
+
+
+def test_a_streams_group_keeps_its_own_standby_count_whatever_is_given():
+    """The coordinator reads the group's `streams.num.standby.replicas`: a count given for the import
+    (`--num-standby-replicas`, which `import --all` gives every application) is not applied to a
+    streams group, and the import says so."""
+    own = map_streams_application(recorded_group(), "h:1")
+    given = map_streams_application(recorded_group(), "h:1", num_standby_replicas=5)
+    assert given.document["config"] == own.document["config"]
+    assert any("num.standby.replicas 5 given, but a streams group's is its config" in w for w in given.warnings)

@@ -208,15 +208,16 @@ class _Mapping:
     def lags(self, reported: Mapping[str, int], running: set[str], tasks: Mapping[str, dict[str, Any]]) -> dict[str, int]:
         """A client's lags from the offset sums it reported, as `ClientState.computeTaskLags`:
         end offset sum minus offset sum, the end offset sum when it is the smaller (a corrupted
-        task), 0 for a running active (`LATEST_OFFSET`); none for an unknown sum, for a task the
-        problem does not have or that has no changelog, and for the client's own running actives."""
+        task), 0 for a running active (`LATEST_OFFSET`) and for an unknown sum (`UNKNOWN_OFFSET_SUM`,
+        which Kafka keeps as the lag, caught up); none for a task the problem does not have or that has
+        no changelog, and for the client's own running actives."""
         lags: dict[str, int] = {}
         for task, offset in sorted(reported.items(), key=lambda item: _task_order(item[0])):
             known = tasks.get(task)
-            if known is None or task in running or offset == UNKNOWN_OFFSET_SUM or "changelog_end_offset" not in known:
+            if known is None or task in running or "changelog_end_offset" not in known:
                 continue
             end = int(known["changelog_end_offset"])
-            if offset == LATEST_OFFSET:
+            if offset in (LATEST_OFFSET, UNKNOWN_OFFSET_SUM):  # Kafka keeps -3 as the lag: below any acceptable lag, caught up
                 lags[task] = 0
             elif end < offset:
                 lags[task] = end
@@ -383,9 +384,14 @@ class _Mapping:
             else:
                 undecided.append(f"{topic} ({partitions} partitions: subtopologies {', '.join(map(str, candidates))})")
         if undecided:
+            why = (
+                "several stateful ones have that many tasks"
+                if stateful
+                else "none is known to be stateful yet (no standby or offset sum names one: retry after the next rebalance)"
+            )
             raise self.refuse(
                 f"the changelogs {'; '.join(undecided)} cannot be attributed to a subtopology: the cluster does not say which "
-                "subtopology owns which store, and several stateful ones have that many tasks"
+                f"subtopology owns which store, and {why}"
             )
         return owned
 
@@ -423,9 +429,10 @@ class _Mapping:
 
         configured = group_config("num.standby.replicas")
         standbys = int(configured) if configured not in (None, "") else 0
-        if num_standby_replicas is not None and num_standby_replicas != standbys:
-            self.warnings.append(f"num.standby.replicas {num_standby_replicas} as given, not the group's {standbys}")
-            standbys = num_standby_replicas
+        if num_standby_replicas is not None and num_standby_replicas != standbys:  # the coordinator reads the group's
+            self.warnings.append(
+                f"num.standby.replicas {num_standby_replicas} given, but a streams group's is its config: the group's {standbys} is kept"
+            )
         config: dict[str, Any] = {"group.protocol": "streams", "streams.assignor.name": assignor, "num.standby.replicas": standbys}
         tags = [tag.strip() for tag in (group_config("rack.aware.assignment.tags") or "").split(",") if tag.strip()]
         if tags:
