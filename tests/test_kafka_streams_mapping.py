@@ -338,19 +338,13 @@ RECORDED_AFTER_RESTART = [
 ]  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a problem's lags are the client's, reported by one member (its holder of the task, else thread 0: "
-    "docs/assignors/protocols.md), while each of Kafka's stream threads reports offsets for every task on its "
-    "process's disk, and Kafka 4.4.0 takes each such member as a standby candidate (KAFKA-20719): the problem "
-    "format has no offsets per member",
-)
 def test_a_group_whose_threads_report_offsets_of_their_own_solves_as_kafka_does():
     """What Kafka 4.4.0's StickyTaskAssignor gives this group (its own class, run on the recorded
     input): standby 1_2 moves from member BiMK (process fa205bae, 4 tasks) to bBQL, the thread of
     process 12df719c that reports 1_2's offset and holds 3 tasks (`findPrevMemberWithLeastLoad`:
-    a less loaded process and member); its sibling lQA0 also reports 1_2 but holds 4. The problem
-    gives process 12df719c's offset for 1_2 to lQA0 alone, so the reproduction keeps 1_2 where it is."""
+    a less loaded process and member); its sibling lQA0 also reports 1_2 but holds 4. The imported
+    members carry the offsets each reported (`members[].lags`), so the reproduction sees both
+    candidates, as Kafka does (with the client's lags alone it kept 1_2 where it was)."""
     described = recorded_group()
     described["members"] = [
         {"member_id": member, "member_epoch": 9, "process_id": process, "client_id": f"app-{process}-StreamThread-{thread}-consumer", "rack": rack,

@@ -214,6 +214,12 @@ class StreamsMember(FrozenModel):
     """Tasks the member held as standby."""
     previous_warmup: tuple[TaskId, ...] = ()
     """Tasks the member held as warm-up."""
+    lags: dict[TaskId, Int64] | None = None
+    """The lags this member reported itself (its task offsets, as offsets behind the changelog
+    end), per task with state on its process's disk: each of Kafka's stream threads reports them,
+    and Kafka 4.4 takes every member reporting a task as a standby candidate (KAFKA-20719). Unset:
+    the client's `lags`, reported by the member holding the task as standby or warm-up, else by its
+    first thread. The client's `lags` stay what the figures and the other assignors read."""
 
 
 class Client(FrozenModel):

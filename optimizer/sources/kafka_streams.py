@@ -205,6 +205,21 @@ class _Mapping:
         }
         return StreamsImport(document, tuple(self.warnings))
 
+    @staticmethod
+    def member_lags(reported: Mapping[str, Any], tasks: Mapping[str, dict[str, Any]]) -> dict[str, int]:
+        """A streams-group member's own lags: every task offset it reported, as the coordinator holds
+        it (Kafka 4.4 takes each member reporting a task as a standby candidate), behind its
+        changelog's end offset (the end offset when the offset is past it); none for a task the
+        problem does not have or that has no changelog."""
+        lags: dict[str, int] = {}
+        for task, offset in sorted(reported.items(), key=lambda item: _task_order(item[0])):
+            known = tasks.get(task)
+            if known is None or "changelog_end_offset" not in known:
+                continue
+            end = int(known["changelog_end_offset"])
+            lags[task] = end if end < int(offset) else end - int(offset)
+        return lags
+
     def lags(self, reported: Mapping[str, int], running: set[str], tasks: Mapping[str, dict[str, Any]]) -> dict[str, int]:
         """A client's lags from the offset sums it reported, as `ClientState.computeTaskLags`:
         end offset sum minus offset sum, the end offset sum when it is the smaller (a corrupted
@@ -457,6 +472,7 @@ class _Mapping:
                 for field, key in (("active", "previous_active"), ("standby", "previous_standby"), ("warmup", "previous_warmup")):
                     if assigned.get(field):
                         entry[key] = _sorted_tasks(assigned[field])
+                entry["lags"] = self.member_lags(member.get("task_offsets", {}), tasks)
                 active.update(assigned.get("active", []))
                 for task in (*assigned.get("standby", []), *assigned.get("warmup", [])):
                     held[task] = member

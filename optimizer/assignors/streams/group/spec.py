@@ -174,6 +174,16 @@ def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
             reporter.setdefault(task, thread)
     offsets: list[dict[str, int]] = [{} for _ in held]
     ends: list[dict[str, int]] = [{} for _ in held]
+    if any(m.lags is not None for m in client.members):  # each member's own report, as the coordinator holds it
+        for thread, member in enumerate(client.members):
+            for task_id, lag in (member.lags or {}).items():
+                known = tasks.get(task_id)
+                if known is None or not known.stateful:
+                    continue
+                end = known.changelog_end_offset or 0
+                offsets[thread][task_id] = max(0, end - lag)
+                ends[thread][task_id] = end
+        return _group_members(client, ids, held, offsets, ends)
     for task_id in list(dict.fromkeys([*client.previous_standby, *client.lags])):
         known = tasks.get(task_id)
         if known is None or not known.stateful or task_id in active:
@@ -182,6 +192,13 @@ def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
         thread = reporter.get(task_id, 0)
         offsets[thread][task_id] = max(0, end - client.lags.get(task_id, 0))
         ends[thread][task_id] = end
+    return _group_members(client, ids, held, offsets, ends)
+
+
+def _group_members(
+    client: Client, ids: Sequence[str], held: Sequence[tuple[list[str], list[str], list[str]]],
+    offsets: Sequence[dict[str, int]], ends: Sequence[dict[str, int]],
+) -> list[GroupMember]:  # fmt: skip
     process = client.kafka_process_id
     return [
         GroupMember(
