@@ -375,24 +375,20 @@ class KafkaCluster:
             if not path.is_file():
                 problems.append(f"command-config: {found['command-config']!r} is not a readable file")
             options = replace(options, command_config=path)
-        if "timeout" in found:
+        durations: dict[str, float] = {}
+        for key, lowest, above, highest in (("timeout", 1.0, False, 3600.0), ("sample-seconds", 0.0, True, MAX_SAMPLE_SECONDS)):
+            if key not in found:
+                continue
             try:
-                timeout = float(found["timeout"])
-            except ValueError:
-                timeout = float("nan")
-            if not 1 <= timeout <= 3600:
-                problems.append(f"timeout: {found['timeout']!r} is not a number of seconds from 1 to 3600")
-            else:
-                options = replace(options, timeout=timeout)
-        if "sample-seconds" in found:
-            try:
-                seconds = float(found["sample-seconds"])
+                seconds = float(found[key])
             except ValueError:
                 seconds = float("nan")
-            if not 0 < seconds <= MAX_SAMPLE_SECONDS:
-                problems.append(f"sample-seconds: {found['sample-seconds']!r} is not a number of seconds above 0 and at most {MAX_SAMPLE_SECONDS:g}")
+            if (lowest < seconds if above else lowest <= seconds) and seconds <= highest:
+                durations[key] = seconds
             else:
-                options = replace(options, sample_seconds=seconds)
+                bound = f"above {lowest:g}" if above else f"from {lowest:g}"
+                problems.append(f"{key}: {found[key]!r} is not a number of seconds {bound} and at most {highest:g}")
+        options = replace(options, timeout=durations.get("timeout", options.timeout), sample_seconds=durations.get("sample-seconds"))
         if problems:
             raise InvalidInputError(self.location.partition("?")[0], [input_issue(problem) for problem in problems])
         return options

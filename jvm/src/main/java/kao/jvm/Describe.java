@@ -329,21 +329,34 @@ public final class Describe {
         return described;
     }
 
-    /** The raw DescribeGroups response's members, their metadata and assignment decoded. */
-    private static List<Map<String, Object>> classicMembers(Properties config, Node coordinator, String group, int timeout) throws Exception {
+    /** The classic group as the raw DescribeGroups request gives it (its members' metadata and assignment as bytes);
+     * the group's error as Kafka's exception. */
+    static DescribeGroupsResponseData.DescribedGroup describedGroup(Properties config, Node coordinator, String group, int timeout) throws Exception {
         DescribeGroupsResponse response = (DescribeGroupsResponse) send(config, coordinator, timeout,
                 new DescribeGroupsRequest.Builder(new DescribeGroupsRequestData().setGroups(List.of(group))));
         DescribeGroupsResponseData.DescribedGroup described = response.data().groups().get(0);
         if (described.errorCode() != 0) {
             throw org.apache.kafka.common.protocol.Errors.forCode(described.errorCode()).exception();
         }
+        return described;
+    }
+
+    /** A classic member's identity: {"member_id", "instance_id", "client_id", "host"}. */
+    static Map<String, Object> identity(DescribeGroupsResponseData.DescribedGroupMember raw) {
+        Map<String, Object> member = new LinkedHashMap<>();
+        member.put("member_id", raw.memberId());
+        member.put("instance_id", raw.groupInstanceId());
+        member.put("client_id", raw.clientId());
+        member.put("host", raw.clientHost());
+        return member;
+    }
+
+    /** The raw DescribeGroups response's members, their metadata and assignment decoded. */
+    private static List<Map<String, Object>> classicMembers(Properties config, Node coordinator, String group, int timeout) throws Exception {
+        DescribeGroupsResponseData.DescribedGroup described = describedGroup(config, coordinator, group, timeout);
         List<Map<String, Object>> members = new ArrayList<>();
         for (DescribeGroupsResponseData.DescribedGroupMember raw : described.members()) {
-            Map<String, Object> member = new LinkedHashMap<>();
-            member.put("member_id", raw.memberId());
-            member.put("instance_id", raw.groupInstanceId());
-            member.put("client_id", raw.clientId());
-            member.put("host", raw.clientHost());
+            Map<String, Object> member = identity(raw);
             member.put("protocol", described.protocolData());
             byte[] metadata = raw.memberMetadata();
             if (metadata != null && metadata.length > 0) {

@@ -37,11 +37,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.CoordinatorLoadInProgressException;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.NotCoordinatorException;
-import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
-import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.requests.DescribeGroupsRequest;
-import org.apache.kafka.common.requests.DescribeGroupsResponse;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.assignment.AssignmentInfo;
 import org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo;
@@ -480,19 +476,10 @@ public final class DescribeStreams {
 
     /** The raw DescribeGroups response's members: the Streams subscription and assignment decoded. */
     private static List<Map<String, Object>> classicMembers(Properties config, Node coordinator, String group, int timeout) throws Exception {
-        DescribeGroupsResponse response = (DescribeGroupsResponse) Describe.send(config, coordinator, timeout,
-                new DescribeGroupsRequest.Builder(new DescribeGroupsRequestData().setGroups(List.of(group))));
-        DescribeGroupsResponseData.DescribedGroup described = response.data().groups().get(0);
-        if (described.errorCode() != 0) {
-            throw Errors.forCode(described.errorCode()).exception();
-        }
+        DescribeGroupsResponseData.DescribedGroup described = Describe.describedGroup(config, coordinator, group, timeout);
         List<Map<String, Object>> members = new ArrayList<>();
         for (DescribeGroupsResponseData.DescribedGroupMember raw : described.members()) {
-            Map<String, Object> member = new LinkedHashMap<>();
-            member.put("member_id", raw.memberId());
-            member.put("instance_id", raw.groupInstanceId());
-            member.put("client_id", raw.clientId());
-            member.put("host", raw.clientHost());
+            Map<String, Object> member = Describe.identity(raw);
             byte[] metadata = raw.memberMetadata();
             boolean hasMetadata = metadata != null && metadata.length > 0;
             member.put("has_metadata", hasMetadata);
