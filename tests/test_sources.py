@@ -150,7 +150,7 @@ def test_a_kafka_url_takes_the_command_config_and_timeout_as_its_query_and_names
 def test_the_cluster_replica_selector_is_set_only_when_every_broker_has_the_same_one():
     """Follower fetching is on only when every broker serves from followers; a mix, or a broker
     whose configuration cannot be read, leaves Kafka's default (the leader serves) with a warning."""
-    from optimizer.sources.kafka_cluster import RACK_AWARE_SELECTOR, replica_selector
+    from optimizer.kafka.describe import RACK_AWARE_SELECTOR, replica_selector
 
     def brokers(*selectors):
         return [{"id": i, "rack": "abc"[i], "replica_selector": s} for i, s in enumerate(selectors)]
@@ -165,8 +165,9 @@ def test_the_cluster_replica_selector_is_set_only_when_every_broker_has_the_same
 def test_an_described_consumer_group_maps_its_leaders_selector_and_rates_into_the_problem():
     """The adapter's JSON (as `kao.jvm.Describe` gives it) to the problem: replica and leader racks
     from the brokers' racks, the brokers' common selector, and measured rates per partition."""
+    from optimizer.kafka.describe import RACK_AWARE_SELECTOR
     from optimizer.model.problem import problem_from_data
-    from optimizer.sources.kafka_cluster import RACK_AWARE_SELECTOR, consumer_problem
+    from optimizer.sources.kafka_cluster import consumer_problem
 
     described = {
         "group_id": "g", "type": "CONSUMER", "state": "Stable", "assignor": "uniform",

@@ -119,3 +119,19 @@ def _failure(adapter: str, status: int, stderr: str, bootstrap: str, group: str,
         return KafkaUnavailableError(f"Kafka answered an error {doing}: {message}")
     tail = "\n".join(stderr.strip().splitlines()[-15:])
     return KafkaUnavailableError(f"{adapter} failed (exit {status}):\n{tail}")
+
+
+RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+
+def replica_selector(brokers: list[dict[str, Any]]) -> tuple[str | None, str | None]:
+    """The cluster's `replica.selector.class` from its brokers' (Describe's `replica_selector`,
+    "unknown" when a broker's configuration could not be read) and a warning, or None: the value
+    when every broker has the same one (None when none sets it: Kafka's default, the leader serves);
+    when they differ or one is unknown, None with a warning saying reads are counted from the
+    leaders."""
+    selectors = {broker.get("replica_selector") or None for broker in brokers}
+    if len(selectors) == 1 and "unknown" not in selectors:
+        return selectors.pop(), None
+    shown = ", ".join(f"broker {b['id']}: {b.get('replica_selector') or 'unset'}" for b in brokers)
+    return None, f"the brokers' replica.selector.class differ or cannot be read ({shown}): reads are counted from the leaders"

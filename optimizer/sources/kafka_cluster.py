@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
-from optimizer.kafka.describe import describe_group, list_groups
+from optimizer.kafka.describe import describe_group, list_groups, replica_selector
 from optimizer.kafka.sample import MAX_SAMPLE_SECONDS, Rate, sample_rates
 from optimizer.model.consumer import AssignmentStrategy
 from optimizer.model.ids import partition_id
@@ -235,22 +235,6 @@ def _not_importable(listed: dict[str, Any]) -> str | None:
     if state.lower() == "empty" or (not protocol and kind == "CLASSIC"):
         return f"empty (state {state or 'unknown'}): no members, nothing to import"
     return None
-
-
-RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
-
-
-def replica_selector(brokers: list[dict[str, Any]]) -> tuple[str | None, str | None]:
-    """The cluster's `replica.selector.class` from its brokers' (Describe's `replica_selector`,
-    "unknown" when a broker's configuration could not be read) and a warning, or None: the value
-    when every broker has the same one (None when none sets it: Kafka's default, the leader serves);
-    when they differ or one is unknown, None with a warning saying reads are counted from the
-    leaders."""
-    selectors = {broker.get("replica_selector") or None for broker in brokers}
-    if len(selectors) == 1 and "unknown" not in selectors:
-        return selectors.pop(), None
-    shown = ", ".join(f"broker {b['id']}: {b.get('replica_selector') or 'unset'}" for b in brokers)
-    return None, f"the brokers' replica.selector.class differ or cannot be read ({shown}): reads are counted from the leaders"
 
 
 def topic_entries(names: list[str], described_topics: dict[str, Any], racks: dict[int, str | None]) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.errors import InvalidInputError
+from optimizer.kafka.describe import replica_selector
 from optimizer.kafka.streams_describe import describe_streams_application
 from optimizer.model.ids import task_key
 from optimizer.model.issues import Issue, Severity
@@ -520,18 +521,6 @@ class _Mapping:
             f"{len(clients)} clients, {len(self.described['members'])} members"
         )
         return clients, list(tasks.values()), config, notes
-
-
-def replica_selector(brokers: list[dict[str, Any]]) -> tuple[str | None, str | None]:
-    """(the brokers' common `replica.selector.class` or None, a warning or None): the class when
-    every broker reports the same (None when none sets it: Kafka's default, the leader serves); None
-    and a warning naming each broker's when they differ or one cannot be read ("unknown"). The rule
-    of `optimizer.sources.kafka_cluster.replica_selector`, kept here so neither imports the other."""
-    selectors = {broker.get("replica_selector") or None for broker in brokers}
-    if len(selectors) == 1 and "unknown" not in selectors:
-        return selectors.pop(), None
-    shown = ", ".join(f"broker {b['id']}: {b.get('replica_selector') or 'unset'}" for b in brokers)
-    return None, f"the brokers' replica.selector.class differ or cannot be read ({shown}): left out, reads are counted from the leaders"
 
 
 def _thread_order(member: dict[str, Any]) -> tuple[int, str, str]:
