@@ -88,3 +88,19 @@ def test_compare_and_the_pipeline_report_on_the_imported_files(imported, tmp_pat
     done = _cli("pipeline", "--input", str(directory), "--output", str(tmp_path / "out"), "--local", "--time-limit", "10", "--report", str(report))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 problems" in done.stdout and report.stat().st_size > 0
+
+
+def test_once_the_consumers_stop_their_groups_are_empty_and_not_imported(imported, kafka_sandbox, tmp_path):
+    """Last in the module: the workload stopped, the consumer groups stay on the cluster without
+    members (their committed offsets keep them, state Empty). Asked for by name, one is exit 1, "has
+    no members", no traceback; `--all` skips both, saying so. (Kafka Streams' consumers do not leave
+    the group when they close, so `clicks` stays Stable with its members until their session times
+    out: an import in between describes the application as it last ran.)"""
+    running, _, _ = imported
+    running.stop()
+    done = _cli("import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "billing", "--timeout", "10")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "'billing' has no members" in done.stderr and "Traceback" not in done.stderr
+    done = _cli("import", "--bootstrap-server", kafka_sandbox.bootstrap, "--all", "--output", str(tmp_path / "none"), "--timeout", "10")
+    for group in ("audit", "billing"):
+        assert f"skipped {group}: empty" in done.stdout, done.stdout + done.stderr
