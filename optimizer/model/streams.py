@@ -435,7 +435,7 @@ class StreamsProblem(FrozenModel):
     """Application name (the pipeline keys results by it)."""
     description: str | None = None
     """Free text for people."""
-    clients: Annotated[tuple[Client, ...], unique_by("id", "client")] = Field(min_length=1, max_length=MAX_CLIENTS)
+    clients: Annotated[tuple[Client, ...], unique_by("id", "client"), unique_by("process_id", "client")] = Field(min_length=1, max_length=MAX_CLIENTS)
     """The application's clients; at least one, at most MAX_CLIENTS."""
     tasks: Annotated[tuple[Task, ...], unique_by("id", "task")] = Field((), max_length=MAX_TASKS)
     """The application's tasks (none: every client gets an empty assignment); at most MAX_TASKS,

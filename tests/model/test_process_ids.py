@@ -24,3 +24,17 @@ def test_a_streams_group_client_keeps_the_process_id_it_is_given():
     assert problem().clients[0].kafka_process_id == process_id_of("c1")
     with pytest.raises(InvalidInputError, match="is not a process id"):
         problem(process_id="8D0B89E6-5F7C-4D0E-9A7B-2C1D3E4F5A6B")
+
+
+def test_two_clients_cannot_give_the_same_process_id():
+    from optimizer.errors import InvalidInputError
+    from optimizer.model.problem import problem_from_data
+
+    same = "8d0b89e6-5f7c-4d0e-9a7b-2c1d3e4f5a6b"
+    with pytest.raises(InvalidInputError, match="duplicate client process_id '8d0b89e6-5f7c-4d0e-9a7b-2c1d3e4f5a6b'"):
+        problem_from_data(
+            {"kind": "streams", "config": {"group.protocol": "streams"},
+             "clients": [{"id": "c1", "process_id": same}, {"id": "c2", "process_id": same}],
+             "tasks": [{"id": "0_0", "source_partitions": [{"topic": "t", "partition": 0}]}]},
+            "p",
+        )  # fmt: skip
