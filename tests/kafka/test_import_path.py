@@ -68,14 +68,22 @@ def test_the_consumer_groups_solve_to_what_runs_with_rates_in_the_producers_orde
 
 
 def test_the_streams_application_solves_to_what_runs(imported):
-    """The classic application's tasks, as each instance runs them, are what `--solver kafka` gives
-    on the imported problem; its source partitions carry their measured rates."""
+    """The classic application's active tasks, as each instance runs them, are what `--solver
+    kafka` gives on the imported problem, and every stateful task keeps its one standby on another
+    client; its source partitions carry their measured rates. Which client holds a standby is not
+    compared here: the application has just started (its first generations, instances joining one
+    by one, no offset sums yet), and Kafka's assignor is not at a fixed point there, so its next
+    rebalance may move a standby (seen in 1 of 5 runs). tests/kafka/test_import_streams.py compares
+    the whole assignment after a restart, with offset sums."""
     running, directory, _ = imported
     document: dict[str, Any] = read_document(directory / "clicks.yaml")
     problem = problem_from_data(document, "clicks")
     solution = solve(problem, solver="kafka")
-    runs = {i["process_id"]: (sorted(i["active"]), sorted(i["standby"])) for i in running.reports["clicks"]["instances"]}
-    assert {c: (sorted(a.active), sorted(a.standby)) for c, a in solution.assignment.items()} == runs
+    runs = {i["process_id"]: sorted(i["active"]) for i in running.reports["clicks"]["instances"]}
+    assert {c: sorted(a.active) for c, a in solution.assignment.items()} == runs
+    standbys = sorted(task for a in solution.assignment.values() for task in a.standby)
+    assert standbys == sorted(t.id for t in problem.tasks if t.stateful)
+    assert all(not set(a.active) & set(a.standby) for a in solution.assignment.values())
     sources = [p for task in document["tasks"] if task["id"].startswith("0_") for p in task["source_partitions"]]
     assert sources and all(p["bytes_per_second"] > 0 for p in sources)
 
