@@ -85,7 +85,7 @@ public final class ConsumerAssignors {
     }
 
     /** What a member's consumer sends when it joins: its subscription, the assignor's user data, what it owns. */
-    private static Subscription subscription(String assignor, JsonNode member) {
+    static Subscription subscription(String assignor, JsonNode member) {
         List<String> topics = new ArrayList<>();
         member.get("subscriptions").forEach(topic -> topics.add(topic.asText()));
         List<TopicPartition> owned = new ArrayList<>();
@@ -102,7 +102,7 @@ public final class ConsumerAssignors {
         return new Subscription(topics, userData, owned, generation, rack);
     }
 
-    private static Cluster cluster(JsonNode topics) {
+    static Cluster cluster(JsonNode topics) {
         Map<String, Node> brokers = new LinkedHashMap<>();
         List<PartitionInfo> partitions = new ArrayList<>();
         for (JsonNode topic : topics) {

@@ -66,7 +66,27 @@ public final class GroupAssignors {
         }
     }
 
+    /** Kafka's inputs for a case: the GroupSpecImpl, the topics' describer, and the topics' names by id. */
+    record Inputs(GroupSpecImpl spec, SubscribedTopicDescriber describer, Map<Uuid, String> names) {
+    }
+
     private static ObjectNode assign(JsonNode group) {
+        Inputs inputs = inputs(group);
+        Map<Uuid, String> names = inputs.names();
+        GroupAssignment answer = assignor(group.get("assignor").asText()).assign(inputs.spec(), inputs.describer());
+        ObjectNode result = JSON.createObjectNode();
+        for (Map.Entry<String, MemberAssignment> member : new TreeMap<>(answer.members()).entrySet()) {
+            ArrayNode partitions = result.putArray(member.getKey());
+            for (Map.Entry<Uuid, Set<Integer>> topic : member.getValue().partitions().entrySet()) {
+                for (int partition : new TreeSet<>(topic.getValue())) {
+                    partitions.addArray().add(names.get(topic.getKey())).add(partition);
+                }
+            }
+        }
+        return result;
+    }
+
+    static Inputs inputs(JsonNode group) {
         Map<Uuid, String> names = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
         Map<Uuid, List<Set<String>>> racks = new HashMap<>();
@@ -114,16 +134,6 @@ public final class GroupAssignors {
                 return known == null || partition >= known.size() ? Set.of() : known.get(partition);
             }
         };
-        GroupAssignment answer = assignor(group.get("assignor").asText()).assign(new GroupSpecImpl(members, type, inverted), describer);
-        ObjectNode result = JSON.createObjectNode();
-        for (Map.Entry<String, MemberAssignment> member : new TreeMap<>(answer.members()).entrySet()) {
-            ArrayNode partitions = result.putArray(member.getKey());
-            for (Map.Entry<Uuid, Set<Integer>> topic : member.getValue().partitions().entrySet()) {
-                for (int partition : new TreeSet<>(topic.getValue())) {
-                    partitions.addArray().add(names.get(topic.getKey())).add(partition);
-                }
-            }
-        }
-        return result;
+        return new Inputs(new GroupSpecImpl(members, type, inverted), describer, names);
     }
 }

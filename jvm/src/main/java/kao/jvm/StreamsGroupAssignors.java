@@ -92,21 +92,8 @@ public final class StreamsGroupAssignors {
     }
 
     private static ObjectNode assign(JsonNode group) {
-        Map<String, MemberMetadataAndStateImpl> members = new HashMap<>();
-        for (JsonNode member : group.get("members")) {
-            Optional<String> rack = member.hasNonNull("rack") ? Optional.of(member.get("rack").asText()) : Optional.empty();
-            members.put(member.get("member_id").asText(), new MemberMetadataAndStateImpl(
-                Optional.empty(), rack, member.get("process_id").asText(), StreamsGroupJson.tags(member.get("client_tags")),
-                StreamsGroupJson.tasks(member.get("active")), StreamsGroupJson.tasks(member.get("standby")), StreamsGroupJson.tasks(member.get("warmup")),
-                StreamsGroupJson.offsets(member.get("task_offsets")), StreamsGroupJson.offsets(member.get("task_end_offsets"))));
-        }
-        List<String> tagKeys = new ArrayList<>();
-        if (group.has("rack_aware_assignment_tags")) {
-            group.get("rack_aware_assignment_tags").forEach(tag -> tagKeys.add(tag.asText()));
-        }
-        AssignmentConfigsImpl configs = new AssignmentConfigsImpl(group.get("num_standby_replicas").asInt(), tagKeys);
         String name = group.has("assignor") ? group.get("assignor").asText() : "sticky";
-        GroupAssignment assignment = assignor(name).assign(new GroupSpecImpl(members, configs), topology(group));
+        GroupAssignment assignment = assignor(name).assign(spec(group), topology(group));
         Map<String, List<String>> active = new HashMap<>();
         Map<String, List<String>> standby = new HashMap<>();
         for (Map.Entry<String, MemberAssignment> member : assignment.members().entrySet()) {
@@ -120,5 +107,23 @@ public final class StreamsGroupAssignors {
             }
         }
         return StreamsGroupJson.answer(active, standby);
+    }
+
+    /** Kafka's GroupSpecImpl for a case: the members in the order listed, the assignment configs. */
+    static GroupSpecImpl spec(JsonNode group) {
+        Map<String, MemberMetadataAndStateImpl> members = new HashMap<>();
+        for (JsonNode member : group.get("members")) {
+            Optional<String> rack = member.hasNonNull("rack") ? Optional.of(member.get("rack").asText()) : Optional.empty();
+            members.put(member.get("member_id").asText(), new MemberMetadataAndStateImpl(
+                Optional.empty(), rack, member.get("process_id").asText(), StreamsGroupJson.tags(member.get("client_tags")),
+                StreamsGroupJson.tasks(member.get("active")), StreamsGroupJson.tasks(member.get("standby")), StreamsGroupJson.tasks(member.get("warmup")),
+                StreamsGroupJson.offsets(member.get("task_offsets")), StreamsGroupJson.offsets(member.get("task_end_offsets"))));
+        }
+        List<String> tagKeys = new ArrayList<>();
+        if (group.has("rack_aware_assignment_tags")) {
+            group.get("rack_aware_assignment_tags").forEach(tag -> tagKeys.add(tag.asText()));
+        }
+        AssignmentConfigsImpl configs = new AssignmentConfigsImpl(group.get("num_standby_replicas").asInt(), tagKeys);
+        return new GroupSpecImpl(members, configs);
     }
 }

@@ -302,6 +302,41 @@ public final class TaskAssignors {
 
     /** KIP-924: the ApplicationState StreamsPartitionAssignor.buildApplicationState makes, then the public StickyTaskAssignor. */
     private static ObjectNode kip924(Application app) {
+        ApplicationState state = kip924State(app);
+        Map<TaskId, TaskInfo> tasks = state.allTasks();
+        Set<TaskInfo> standbyOrder = tasks.values().stream()
+            .filter(info -> info.topicPartitions().stream().anyMatch(TaskTopicPartition::isChangelog))
+            .collect(Collectors.toSet());
+        ObjectNode result = Batch.JSON.createObjectNode();
+        ObjectNode clients = result.putObject("clients");
+        Map<ProcessId, KafkaStreamsAssignment> byProcess = new TreeMap<>();
+        for (KafkaStreamsAssignment assignment : new StickyTaskAssignor().assign(state).assignment()) {
+            byProcess.put(assignment.processId(), assignment);
+        }
+        for (Map.Entry<ProcessId, KafkaStreamsAssignment> entry : byProcess.entrySet()) {
+            ObjectNode client = clients.putObject(entry.getKey().id().toString());
+            List<TaskId> active = new ArrayList<>();
+            List<TaskId> standby = new ArrayList<>();
+            for (AssignedTask task : entry.getValue().tasks().values()) {
+                (task.type() == AssignedTask.Type.ACTIVE ? active : standby).add(task.id());
+            }
+            tasks(client.putArray("active"), active);
+            tasks(client.putArray("standby"), standby);
+        }
+        result.put("followup", false);
+        ArrayNode order = result.putArray("standby_order");
+        for (TaskInfo info : standbyOrder) {
+            order.addArray().add(info.id().subtopology()).add(info.id().partition());
+        }
+        return result;
+    }
+
+    /** The ApplicationState a case's KIP-924 assignor gets (StreamsPartitionAssignor.buildApplicationState's). */
+    static ApplicationState kip924State(JsonNode input) {
+        return kip924State(new Application(input));
+    }
+
+    private static ApplicationState kip924State(Application app) {
         Set<DefaultTaskTopicPartition> requiringRacks = new HashSet<>();
         boolean[] fetched = {false};
         Runnable fetchRacks = () -> {
@@ -328,32 +363,7 @@ public final class TaskAssignors {
             boolean stateful = app.statefulTasks.contains(id);
             tasks.put(id, new DefaultTaskInfo(id, stateful, stateful ? Set.of("store") : Set.of(), partitions));
         }
-        ApplicationState state = new Kip924State(app, tasks);
-        Set<TaskInfo> standbyOrder = tasks.values().stream()
-            .filter(info -> info.topicPartitions().stream().anyMatch(TaskTopicPartition::isChangelog))
-            .collect(Collectors.toSet());
-        ObjectNode result = Batch.JSON.createObjectNode();
-        ObjectNode clients = result.putObject("clients");
-        Map<ProcessId, KafkaStreamsAssignment> byProcess = new TreeMap<>();
-        for (KafkaStreamsAssignment assignment : new StickyTaskAssignor().assign(state).assignment()) {
-            byProcess.put(assignment.processId(), assignment);
-        }
-        for (Map.Entry<ProcessId, KafkaStreamsAssignment> entry : byProcess.entrySet()) {
-            ObjectNode client = clients.putObject(entry.getKey().id().toString());
-            List<TaskId> active = new ArrayList<>();
-            List<TaskId> standby = new ArrayList<>();
-            for (AssignedTask task : entry.getValue().tasks().values()) {
-                (task.type() == AssignedTask.Type.ACTIVE ? active : standby).add(task.id());
-            }
-            tasks(client.putArray("active"), active);
-            tasks(client.putArray("standby"), standby);
-        }
-        result.put("followup", false);
-        ArrayNode order = result.putArray("standby_order");
-        for (TaskInfo info : standbyOrder) {
-            order.addArray().add(info.id().subtopology()).add(info.id().partition());
-        }
-        return result;
+        return new Kip924State(app, tasks);
     }
 
     /** DefaultApplicationState's behaviour on the adapter's ClientStates (its constructor needs the leader's ClientMetadata). */
