@@ -1,0 +1,1 @@
+"""The assignment service (`kafka-assign serve`): docs/apply.md."""
