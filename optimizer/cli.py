@@ -727,6 +727,91 @@ def sandbox_workload(spec: Path | None, seconds: float | None, directory: Path) 
     print_line(f"stopped {plural(len(started.processes), 'workload part')}")
 
 
+SERVICE_TOKEN_ENV = "KAO_SERVICE_TOKEN"
+"""The service's token, when --token-file is not given."""
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on (loopback unless told otherwise).")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535), help="The port (0: any free one, printed).")
+@click.option(
+    "--token-file", type=_FILE, metavar="FILE",
+    help=f"Require 'Authorization: Bearer TOKEN' with the token this file holds (or set {SERVICE_TOKEN_ENV}); never printed.",
+)  # fmt: skip
+@click.option(
+    "--deadline-ms", default=5_000, show_default=True, type=click.IntRange(50, 600_000), metavar="MS",
+    help="The deadline of a request that gives none (the plug-ins send theirs: kao.deadline.ms).",
+)  # fmt: skip
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Requests solved at once, each in a process of its own.")
+@click.option(
+    "--max-request-bytes", default=32 * 1024 * 1024, show_default=True, type=click.IntRange(1024, 2**31 - 1), metavar="BYTES",
+    help="Larger requests are refused (413) without being read.",
+)  # fmt: skip
+@click.option("--streams-goals", metavar="G1,G2,...", help="Goals for Kafka Streams applications and streams groups, in priority order (default: the kind's).")
+@click.option("--consumer-goals", metavar="G1,G2,...", help="Goals for consumer groups, in priority order (default: the kind's).")
+@click.option(
+    "--record", "record_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+    help="Write every request as a problem file (DIR/problems) and what was answered (DIR/answers), to replay offline.",
+)  # fmt: skip
+def serve_command(
+    host: str, port: int, token_file: Path | None, deadline_ms: int, workers: int, max_request_bytes: int, streams_goals: str | None,
+    consumer_goals: str | None, record_dir: Path | None,
+) -> None:  # fmt: skip
+    """The assignment service the plug-ins call (docs/apply.md; protocol: docs/service-protocol.md).
+    Each request is answered before its deadline with the exact assignment applied now, or with
+    the project's reproduction of Kafka's default when the exact one is not ready or the model says
+    so (the answer says which), else 503. One log line per request on stderr; counters at
+    GET /v1/stats and /metrics. Stops on Ctrl-C or SIGTERM."""
+    import signal
+
+    from optimizer.catalogue import resolve_goals
+    from optimizer.service.server import AssignmentService, ServiceConfig, is_loopback
+
+    token = _service_token(token_file)
+    goals = {}
+    for kind, names in (("streams", streams_goals), ("consumer", consumer_goals)):
+        listed = _goal_list(names)
+        if listed is not None:
+            resolve_goals(listed, kind)  # an unknown goal is a usage error now, not at the first rebalance
+            goals[kind] = tuple(listed)
+    if not is_loopback(host) and token is None:
+        print_line(f"warning: listening on {host} without a token: anyone who reaches the port can ask for assignments (--token-file)", stderr=True)
+    try:
+        service = AssignmentService(
+            ServiceConfig(
+                host=host, port=port, token=token, default_deadline_ms=deadline_ms, max_request_bytes=max_request_bytes, workers=workers, goals=goals,
+                record_dir=record_dir,
+            )
+        )
+    except OSError as error:
+        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+
+    def _stop(number: int, frame: object) -> None:
+        import threading
+
+        threading.Thread(target=service.stop, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    print_line(f"serving on {service.url} (POST /v1/assign; GET /v1/health, /v1/stats, /metrics){'; token required' if token else ''}", stderr=True)
+    service.serve_forever()
+    counts = service.stats.as_data()["requests"]
+    print_line("stopped: " + ", ".join(f"{name} {value}" for name, value in counts.items()), stderr=True)
+
+
+def _service_token(token_file: Path | None) -> str | None:
+    if token_file is None:
+        value = os.environ.get(SERVICE_TOKEN_ENV, "").strip()
+        return value or None
+    try:
+        value = token_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read the token file {token_file}: {getattr(error, 'strerror', None) or error}") from None
+    if not value:
+        raise UsageError(f"the token file {token_file} is empty")
+    return value
+
+
 def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:
     from optimizer.report import write_report
 

@@ -20,6 +20,7 @@ from optimizer.model.ids import (
     PartitionId,
     Price,
     TopicName,
+    TopicUuid,
     described,
     mean_rate,
     partition_id,
@@ -124,6 +125,9 @@ class Topic(FrozenModel):
 
     name: TopicName
     """Topic name."""
+    topic_id: TopicUuid | None = None
+    """Kafka's topic id (`Uuid.toString()`), when known: the KIP-848 assignors break ties between
+    topics by it. Unset: `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`, as the parity cases were made."""
     partitions: Annotated[int, Strict(), Field(ge=1, le=MAX_PARTITIONS)]
     """Number of partitions (at least one; at most MAX_PARTITIONS, a sanity bound that holds for
     all topics of a problem together too)."""

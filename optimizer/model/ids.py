@@ -121,6 +121,30 @@ def kafka_uuid_text(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
+def kafka_uuid_bytes(text: str) -> bytes:
+    """The 16 bytes of a Kafka `Uuid` in its `toString()` form (`Uuid.fromString`); ValueError
+    when `text` is not one."""
+    if len(text) != 22 or not re.fullmatch(r"[A-Za-z0-9_-]{22}", text):
+        raise ValueError("22 characters of URL-safe base64")
+    raw = base64.urlsafe_b64decode(text + "==")
+    if kafka_uuid_text(raw) != text:
+        raise ValueError("not the canonical form of 16 bytes")
+    return raw
+
+
+def _check_topic_id(value: str) -> str:
+    try:
+        kafka_uuid_bytes(value)
+    except ValueError as error:
+        shown = value if len(value) <= 60 else f"{value[:60]}..."
+        raise ValueError(f"{shown!r} is not a topic id as Kafka writes one (Uuid.toString(): {error})") from None
+    return value
+
+
+TopicUuid = Annotated[str, AfterValidator(_check_topic_id)]
+"""A Kafka topic id (`Uuid.toString()`: 22 characters of URL-safe base64)."""
+
+
 def process_id_of(client: str) -> str:
     """The process id a streams-group member of `client` reports: `UUID.nameUUIDFromBytes("process:"
     + client)` in its 36-character form."""
@@ -132,7 +156,8 @@ _PROCESS_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 def _check_process_id(value: str) -> str:
     if _PROCESS_ID.fullmatch(value) is None:
-        raise ValueError(f"{value!r} is not a process id as Kafka Streams writes one (a UUID: 8-4-4-4-12 lowercase hexadecimal digits)")
+        shown = value if len(value) <= 60 else f"{value[:60]}..."
+        raise ValueError(f"{shown!r} is not a process id as Kafka Streams writes one (a UUID: 8-4-4-4-12 lowercase hexadecimal digits)")
     return value
 
 

@@ -81,7 +81,12 @@ def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
         "assignor": str(problem.config.remote_assignor),
         "homogeneous": len({frozenset(m.subscriptions) for m in problem.members}) == 1,
         "topics": [
-            {"name": t.name, "partitions": t.partitions, "racks": [list(t.replica_racks[p]) if t.replica_racks else [] for p in range(t.partitions)]}
+            {
+                "name": t.name,
+                **({"id": t.topic_id} if t.topic_id is not None else {}),
+                "partitions": t.partitions,
+                "racks": [list(t.replica_racks[p]) if t.replica_racks else [] for p in range(t.partitions)],
+            }
             for t in problem.topics
         ],
         "members": members,

@@ -10,9 +10,9 @@ that `solve(problem, solver="kafka")` is the answer that assignor gives on the s
   high-availability one); one client per process id; Kafka's lags (`lagFor`) become the model's
   reported lags and the tasks' changelog end offsets (`_client_lags`, `_end_offset_sums`);
 * `consumer_group` (KIP-848): `group.protocol: consumer`, `group.remote.assignor: uniform` (the
-  broker's default); topic ids stand for topic names (the reproduction derives a topic's Uuid from
-  its name, so its ties between topics are not those of the real Uuids); each member's target
-  assignment is its owned partitions;
+  broker's default); topic ids stand for topic names and are the topics' `topic_id`s (Kafka's
+  assignors break ties between topics by them); each member's target assignment is its owned
+  partitions;
 * `streams_group` (KIP-1071): `group.protocol: streams`, `streams.assignor.name: sticky`, mapped by
   the importer's own mapping of a described streams group (`optimizer.sources.kafka_streams`);
 * `classic_consumer`: `partition.assignment.strategy` `cooperative-sticky` or `range`;
@@ -52,6 +52,7 @@ from optimizer.model.ids import (
     TaskId,
     TopicName,
     described,
+    kafka_uuid_bytes,
     parse_task_id,
     partition_key,
     shown,
@@ -611,6 +612,8 @@ def _group_spec_data(spec: _GroupSpec) -> dict[str, Any]:
     topics = []
     for topic in sorted(spec.topics, key=lambda t: t.id):
         entry: dict[str, Any] = {"name": topic.id, "partitions": topic.partitions}
+        if _is_kafka_uuid(topic.id):  # Kafka's ids, as the plug-in sends them: the reproduction breaks ties by them
+            entry["topic_id"] = topic.id
         if any(topic.racks):
             entry["replica_racks"] = [_racks(racks) for racks in topic.racks]
         topics.append(entry)
@@ -628,6 +631,14 @@ def _group_spec_data(spec: _GroupSpec) -> dict[str, Any]:
         members.append(entry)
     config = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
     return {"kind": "consumer", "description": _DESCRIPTIONS["consumer_group"], "config": config, "topics": topics, "members": members}
+
+
+def _is_kafka_uuid(text: str) -> bool:
+    try:
+        kafka_uuid_bytes(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _subscriptions_of_ids(subscribed: Sequence[Sequence[str]], homogeneous: bool, topics: set[str]) -> list[list[str]]:

@@ -14,6 +14,8 @@ only equally good."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from optimizer.errors import SolverUnavailableError
@@ -25,7 +27,8 @@ from optimizer.generate import (
     oracle_varied_classic_groups,
 )
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import partition_key
+from optimizer.model.ids import kafka_uuid_text, partition_key
+from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.oracle.batch import Answer, at_release
 from optimizer.oracle.consumer import classic_consumer_answers, kip848_answers
 from optimizer.solve import solve
@@ -109,6 +112,20 @@ def test_kafkas_kip848_uniform_assignor_gives_our_answer():
     """Kafka 4.4.0's `uniform` (KAFKA-18688's homogeneous builder, no racks read) on every group,
     rack-aware homogeneous ones included."""
     groups = oracle_kip848_groups("uniform", 200)
+    assert _disagreements(groups, kip848_answers(groups)) == []
+
+
+def test_with_kafkas_own_topic_ids_the_kip848_assignors_give_our_answer():
+    """A problem's `topic_id`s (as a live cluster and the broker-side plug-in give them) are the
+    Uuids Kafka breaks ties between topics by; the adapter gives Kafka the same ids."""
+    rng = random.Random(848)
+    groups = []
+    for problem in oracle_kip848_groups("uniform", 100) + oracle_kip848_groups("range", 60):
+        data = problem_to_data(problem)
+        for topic in data["topics"]:
+            topic["topic_id"] = kafka_uuid_text(rng.randbytes(16))
+        groups.append(problem_from_data(data))
+    assert all(t.topic_id for g in groups for t in g.topics)
     assert _disagreements(groups, kip848_answers(groups)) == []
 
 

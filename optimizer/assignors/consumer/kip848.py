@@ -5,7 +5,7 @@ hands it to `ConsumerGroupPartitionAssignor.assign` (Kafka 1eb7644's `GroupSpecI
 The translation is the one the golden cases were fed to Kafka with
 (`../shared/kafka-parity/streams-group/README.md`, section on `consumer-group-current/`):
 
-* topic ids are `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`; Kafka hashes them
+* topic ids are the problem's `topic_id`s, else `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`; Kafka hashes them
   (`Uuid.hashCode`, in HashMaps and HashSets) and orders them (`Uuid.compareTo`, signed halves);
 * member specs go into a `HashMap` keyed by member id, in problem order: `memberIds()` iterates
   that map;
@@ -31,7 +31,7 @@ from functools import cached_property
 from optimizer.assignors.consumer.group import TP
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
 from optimizer.model.consumer import ConsumerProblem, deconflicted_owned
-from optimizer.model.ids import kafka_uuid_text, name_uuid_bytes
+from optimizer.model.ids import kafka_uuid_bytes, kafka_uuid_text, name_uuid_bytes
 
 
 def _int32(value: int) -> int:
@@ -51,8 +51,9 @@ class TopicId:
     raw: bytes
 
     @classmethod
-    def of(cls, name: str) -> TopicId:
-        return cls(name, name_uuid_bytes(f"topic:{name}"))
+    def of(cls, name: str, topic_id: str | None = None) -> TopicId:
+        """Kafka's id when the problem gives it, else the one derived from the name."""
+        return cls(name, name_uuid_bytes(f"topic:{name}") if topic_id is None else kafka_uuid_bytes(topic_id))
 
     @property
     def text(self) -> str:
@@ -89,7 +90,7 @@ class ServerGroup:
     def __init__(self, problem: ConsumerProblem):
         self.problem = problem
         self.partition_count: dict[str, int] = {topic.name: topic.partitions for topic in problem.topics}
-        self.topic_id: dict[str, TopicId] = {name: TopicId.of(name) for name in self.partition_count}
+        self.topic_id: dict[str, TopicId] = {topic.name: TopicId.of(topic.name, topic.topic_id) for topic in problem.topics}
         self.member_ids: list[str] = java_hash_map_order([m.id for m in problem.members], java_string_hash)
         """`GroupSpec.memberIds()`: the member HashMap's key order."""
         self.rack: dict[str, str | None] = {m.id: m.rack for m in problem.members}

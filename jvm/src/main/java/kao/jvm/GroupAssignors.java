@@ -36,12 +36,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *
  * <pre>
  * in:  {"cases": [{"assignor": "uniform" | "range", "homogeneous": bool,
- *                  "topics": [{"name", "partitions", "racks": [[rack, ...] per partition]}],
+ *                  "topics": [{"name", "id" (optional: Kafka's Uuid), "partitions", "racks": [[rack, ...] per partition]}],
  *                  "members": [{"id", "rack" | null, "subscribed": [topic], "assigned": [[topic, [p, ...]]]}]}]}
  * out: {"answers": [{"assignment": {member: [[topic, p], ...]}} | {"error": "..."}]}
  * </pre>
  *
- * Topic ids are `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`, as the parity cases were made.
+ * Topic ids are a topic's "id" when given, else `Uuid(UUID.nameUUIDFromBytes("topic:" + name))`, as the
+ * parity cases were made.
  */
 public final class GroupAssignors {
     private static final ObjectMapper JSON = Batch.JSON;
@@ -90,8 +91,11 @@ public final class GroupAssignors {
         Map<Uuid, String> names = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
         Map<Uuid, List<Set<String>>> racks = new HashMap<>();
+        Map<String, Uuid> ids = new HashMap<>();
         for (JsonNode topic : group.get("topics")) {
-            Uuid id = topicId(topic.get("name").asText());
+            // Kafka's own id when the case gives it (a problem's topic_id), else derived from the name
+            Uuid id = topic.hasNonNull("id") ? Uuid.fromString(topic.get("id").asText()) : topicId(topic.get("name").asText());
+            ids.put(topic.get("name").asText(), id);
             names.put(id, topic.get("name").asText());
             counts.put(id, topic.get("partitions").asInt());
             List<Set<String>> perPartition = new java.util.ArrayList<>();
@@ -107,10 +111,10 @@ public final class GroupAssignors {
         for (JsonNode member : group.get("members")) {
             String memberId = member.get("id").asText();
             Set<Uuid> subscribed = new HashSet<>();
-            member.get("subscribed").forEach(topic -> subscribed.add(topicId(topic.asText())));
+            member.get("subscribed").forEach(topic -> subscribed.add(ids.getOrDefault(topic.asText(), topicId(topic.asText()))));
             Map<Uuid, Set<Integer>> assigned = new HashMap<>();
             for (JsonNode entry : member.get("assigned")) {
-                Uuid id = topicId(entry.get(0).asText());
+                Uuid id = ids.getOrDefault(entry.get(0).asText(), topicId(entry.get(0).asText()));
                 Set<Integer> partitions = new HashSet<>();
                 for (JsonNode partition : entry.get(1)) {
                     partitions.add(partition.asInt());

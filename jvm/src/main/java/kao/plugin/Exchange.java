@@ -44,8 +44,8 @@ import org.slf4j.Logger;
  * then, Kafka's default is used at once and the request stays in flight: its answer is kept for
  * the next call with the same inputs. The inputs include the members' current assignment (and a
  * streams group's task offsets), and the coordinator computes a new target assignment only when
- * the group changed, so a late answer is used only when exactly the same inputs come again; to
- * have the service's answers applied, give it a {@code kao.deadline.ms} within the budget. The
+ * the group changed, so a late answer is used only when exactly the same inputs come again: the
+ * broker side's {@code kao.deadline.ms} is therefore the budget less 100 ms by default. The
  * cache holds at most {@value #CACHE_ENTRIES} requests, least recently used out first; an answer
  * that cannot be applied is not kept. Thread-safe.
  */

@@ -17,7 +17,9 @@ import org.apache.kafka.common.config.ConfigException;
  * once in the log.</li>
  * <li>{@code kao.service.token.file}: a file holding the bearer token (read at each request, so
  * that it can be rotated; never logged). Absent: no Authorization header.</li>
- * <li>{@code kao.deadline.ms}: sent as the request's {@code deadline_ms} (default 2000).</li>
+ * <li>{@code kao.deadline.ms}: sent as the request's {@code deadline_ms} (default: client side 2000;
+ * broker side {@code kao.budget.ms} - 100, so that the service answers while the coordinator still
+ * waits).</li>
  * <li>{@code kao.budget.ms}: the longest the plug-in waits for the answer before it falls back
  * (default: client side {@code kao.deadline.ms} + 1000; broker side 500, see
  * {@link Exchange}).</li>
@@ -33,6 +35,7 @@ final class PluginConfig {
     static final int DEFAULT_DEADLINE_MS = 2000;
     static final int DEFAULT_BROKER_BUDGET_MS = 500;
     static final int CLIENT_BUDGET_MARGIN_MS = 1000;
+    static final int BROKER_DEADLINE_MARGIN_MS = 100;
 
     /** The POST target, {@code <kao.service.url>/v1/assign}; null when not configured. */
     final URI assignUri;
@@ -49,15 +52,26 @@ final class PluginConfig {
 
     /** Not configured: no service, every assignment is Kafka's default. */
     static PluginConfig none(boolean brokerSide) {
-        return new PluginConfig(null, null, DEFAULT_DEADLINE_MS, brokerSide ? DEFAULT_BROKER_BUDGET_MS : DEFAULT_DEADLINE_MS + CLIENT_BUDGET_MARGIN_MS);
+        return brokerSide
+            ? new PluginConfig(null, null, DEFAULT_BROKER_BUDGET_MS - BROKER_DEADLINE_MARGIN_MS, DEFAULT_BROKER_BUDGET_MS)
+            : new PluginConfig(null, null, DEFAULT_DEADLINE_MS, DEFAULT_DEADLINE_MS + CLIENT_BUDGET_MARGIN_MS);
     }
 
     static PluginConfig parse(Map<String, ?> configs, boolean brokerSide) {
         String url = text(configs, URL);
         URI assign = url == null ? null : assignUri(url);
         String token = text(configs, TOKEN_FILE);
-        int deadline = positive(configs, DEADLINE_MS, DEFAULT_DEADLINE_MS);
-        int budget = positive(configs, BUDGET_MS, brokerSide ? DEFAULT_BROKER_BUDGET_MS : deadline + CLIENT_BUDGET_MARGIN_MS);
+        int deadline;
+        int budget;
+        if (brokerSide) {
+            // the coordinator's budget comes first; the service is asked to answer within it, so
+            // that its answer is used now rather than cached for inputs that rarely come back
+            budget = positive(configs, BUDGET_MS, DEFAULT_BROKER_BUDGET_MS);
+            deadline = positive(configs, DEADLINE_MS, Math.max(1, budget - BROKER_DEADLINE_MARGIN_MS));
+        } else {
+            deadline = positive(configs, DEADLINE_MS, DEFAULT_DEADLINE_MS);
+            budget = positive(configs, BUDGET_MS, deadline + CLIENT_BUDGET_MARGIN_MS);
+        }
         return new PluginConfig(assign, token == null ? null : Path.of(token), deadline, budget);
     }
 
