@@ -750,12 +750,21 @@ SERVICE_TOKEN_ENV = "KAO_SERVICE_TOKEN"
 @click.option("--streams-goals", metavar="G1,G2,...", help="Goals for Kafka Streams applications and streams groups, in priority order (default: the kind's).")
 @click.option("--consumer-goals", metavar="G1,G2,...", help="Goals for consumer groups, in priority order (default: the kind's).")
 @click.option(
+    "--bootstrap-server", "bootstrap", metavar="HOST:PORT[,HOST:PORT]",
+    help="Read the cluster's leaders and replica.selector.class, which the plug points do not give, and add them to each request (docs/apply.md).",
+)  # fmt: skip
+@click.option("--command-config", type=_FILE, metavar="FILE", help="Client properties for --bootstrap-server (security.protocol, sasl.*, ssl.*).")
+@click.option(
+    "--metadata-refresh", default=60.0, show_default=True, type=click.FloatRange(min=1), metavar="SECONDS",
+    help="How often the cluster's leaders are read again (--bootstrap-server).",
+)  # fmt: skip
+@click.option(
     "--record", "record_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
     help="Write every request as a problem file (DIR/problems) and what was answered (DIR/answers), to replay offline.",
 )  # fmt: skip
 def serve_command(
     host: str, port: int, token_file: Path | None, deadline_ms: int, workers: int, max_request_bytes: int, streams_goals: str | None,
-    consumer_goals: str | None, record_dir: Path | None,
+    consumer_goals: str | None, bootstrap: str | None, command_config: Path | None, metadata_refresh: float, record_dir: Path | None,
 ) -> None:  # fmt: skip
     """The assignment service the plug-ins call (docs/apply.md; protocol: docs/service-protocol.md).
     Each request is answered before its deadline with the exact assignment applied now, or with
@@ -765,9 +774,12 @@ def serve_command(
     import signal
 
     from optimizer.catalogue import resolve_goals
+    from optimizer.service.metadata import ClusterMetadata
     from optimizer.service.server import AssignmentService, ServiceConfig, is_loopback
 
     token = _service_token(token_file)
+    if command_config is not None and bootstrap is None:
+        raise UsageError("--command-config is for --bootstrap-server: give both")
     goals = {}
     for kind, names in (("streams", streams_goals), ("consumer", consumer_goals)):
         listed = _goal_list(names)
@@ -781,7 +793,8 @@ def serve_command(
             ServiceConfig(
                 host=host, port=port, token=token, default_deadline_ms=deadline_ms, max_request_bytes=max_request_bytes, workers=workers, goals=goals,
                 record_dir=record_dir,
-            )
+            ),
+            metadata=None if bootstrap is None else ClusterMetadata(bootstrap, command_config, metadata_refresh),
         )
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None

@@ -78,6 +78,15 @@ def broker_configs(bootstrap: str, command_config: Path | None = None, timeout: 
     return {int(broker): entries for broker, entries in brokers.items()}
 
 
+def cluster_topics(bootstrap: str, command_config: Path | None = None, timeout: float = 30.0) -> dict[str, Any]:
+    """The brokers (`id`, `rack`, `replica_selector`) and every topic that is not internal, by name:
+    `{"id": Kafka's Uuid, "partitions": [{"partition", "leader", "replicas"}]}` (broker ids)."""
+    arguments = [bootstrap, "--topics", "--timeout-ms", str(max(1, int(timeout * 1000)))]
+    if command_config is not None:
+        arguments += ["--command-config", str(command_config)]
+    return run_adapter(ADAPTER, arguments, timeout, bootstrap, "", f"reading the topics of {bootstrap}")
+
+
 def run_adapter(adapter: str, arguments: list[str], timeout: float, bootstrap: str, group: str, doing: str) -> dict[str, Any]:
     """The JSON answer of the adapter class `adapter` (a `kao.jvm` class reporting failures as
     `kao.jvm.Describe` does: one JSON object `{kind, group, message}` on stderr), or its failure as

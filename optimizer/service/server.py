@@ -19,6 +19,7 @@ With `record_dir`, every request that was understood is written as a problem fil
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hmac
 import json
 import re
@@ -35,6 +36,7 @@ from typing import Any
 
 from optimizer.model.problem import solution_to_data
 from optimizer.model.streams import StreamsProblem
+from optimizer.service.metadata import ClusterMetadata, enrich
 from optimizer.service.protocol import Request, RequestError, answer_assignment, parse_request, request_to_problem_data
 from optimizer.service.worker import Outcome, solve_within, warm_up
 from optimizer.version import __version__
@@ -154,8 +156,12 @@ class AssignmentService:
     """The service: `start()` serves in a background thread (Python callers, tests),
     `serve_forever()` in this one (the command line); `stop()` ends both."""
 
-    def __init__(self, config: ServiceConfig, log: Callable[[str], None] | None = None):
+    def __init__(self, config: ServiceConfig, log: Callable[[str], None] | None = None, metadata: ClusterMetadata | None = None):
         self.config = config
+        self.metadata = metadata
+        """The cluster's leaders and replica selector, added to each request's problem (`optimizer.service.metadata`)."""
+        if metadata is not None:
+            metadata.set_log(self.log)
         self.stats = Stats()
         self._log = log or _stderr
         self._sequence = 0
@@ -176,15 +182,21 @@ class AssignmentService:
 
     def start(self) -> AssignmentService:
         warm_up()
+        if self.metadata is not None:
+            self.metadata.start()
         self._thread = threading.Thread(target=self._server.serve_forever, name="kao-service", daemon=True)
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
         warm_up()
+        if self.metadata is not None:
+            self.metadata.start()
         self._server.serve_forever()
 
     def stop(self) -> None:
+        if self.metadata is not None:
+            self.metadata.stop()
         self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:
@@ -203,6 +215,15 @@ class AssignmentService:
 
     def log(self, line: str) -> None:
         self._log(f"{datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')[:-4]}Z {line}")
+
+    def with_cluster(self, request: Request) -> tuple[Request, int]:
+        """`request` with the cluster's leaders and replica selector in its problem, when the
+        service reads a cluster (`metadata`), and how many topics got them."""
+        view = None if self.metadata is None else self.metadata.current()
+        if view is None:
+            return request, 0
+        problem, added = enrich(request.problem, view)
+        return (dataclasses.replace(request, problem=problem), added) if added else (request, 0)
 
     def assign(self, request: Request, request_id: str, read_at: float) -> tuple[Outcome, dict[str, Any] | None]:
         """Solve `request` before its deadline (counted from `read_at`); the answer body, or None
@@ -289,6 +310,8 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    enriched = 0
+    """Topics of this request given the cluster's leaders."""
     protocol_version = "HTTP/1.1"
     server_version = f"kafka-assign/{__version__}"
     timeout = READ_TIMEOUT_SECONDS
@@ -331,6 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(refused, request_id)
             return
         try:
+            request, self.enriched = self.service.with_cluster(request)
             outcome, answer = self.service.assign(request, request_id, read_at)
         except Exception as error:  # noqa: BLE001 - the service's own error: 500, the plug-in falls back, the service goes on
             self.service.stats.count("failed")
@@ -409,7 +433,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _done(self, request_id: str, status: HTTPStatus, request: Request, source: str | None, reason: str, started: float) -> None:
         self.service.log(
-            f"{request_id} {status.value} {request.kind} group={request.group or '-'} {_size(request)} "
+            f"{request_id} {status.value} {request.kind} group={request.group or '-'} {_size(request)}"
+            f"{f' leaders-from-cluster={self.enriched}' if self.enriched else ''} "
             f"source={source or 'none'} {time.monotonic() - started:.3f}s: {reason}"
         )
 

@@ -59,9 +59,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * DescribeGroups (classic) or ConsumerGroupDescribe (KIP-848) request to the group's coordinator,
  * decoded with Kafka's own ConsumerProtocol. Translation only: no mapping to the problem format.
  *
- * <p>Usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs) [--command-config FILE]
+ * <p>Usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs | --topics) [--command-config FILE]
  * [--timeout-ms T]. With --list: every group of the cluster, {"groups": [{"group_id", "type", "protocol", "state"}]}
- * (Admin listGroups). With --broker-configs: every broker's configuration as it reports it,
+ * (Admin listGroups). With --topics: the brokers (as for a group) and every topic that is not internal,
+ * {"brokers": [...], "topics": {"TOPIC": {"id": "Uuid", "partitions": [{"partition", "leader", "replicas"}]}}}
+ * (the assignment service's view of leaders and racks). With --broker-configs: every broker's configuration as it reports it,
  * {"brokers": {"ID": {"name": "value"}}} (Admin describeConfigs; sensitive values are null). The group is read
  * again (every 500 ms) until its state is Stable or Empty, or the time is up; the JSON then says the
  * state it had. On failure: one JSON object {"kind", "group", "message"} on stderr and exit status
@@ -75,7 +77,7 @@ public final class Describe {
     static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
-        String usage = "usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs) [--command-config FILE] [--timeout-ms T]";
+        String usage = "usage: Describe BOOTSTRAP (--group GROUP | --list | --broker-configs | --topics) [--command-config FILE] [--timeout-ms T]";
         if (args.length < 2 || ("--group".equals(args[1]) && args.length < 3)) {
             System.err.println(usage);
             System.exit(2);
@@ -101,6 +103,7 @@ public final class Describe {
             Object answer = switch (mode) {
                 case "--list" -> listGroups(config, timeout);
                 case "--broker-configs" -> brokerConfigs(config, timeout);
+                case "--topics" -> clusterTopics(config, timeout);
                 case "--group" -> describe(config, group, timeout);
                 default -> throw new IllegalArgumentException(usage);
             };
@@ -306,6 +309,33 @@ public final class Describe {
         return brokers;
     }
 
+    /** The brokers and every topic that is not internal, each with its id (--topics). */
+    private static Map<String, Object> clusterTopics(Properties config, int timeout) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("brokers", brokers(admin, timeout));
+            java.util.Set<String> names = admin.listTopics().names().get(timeout, TimeUnit.MILLISECONDS);
+            Map<String, Object> topics = new TreeMap<>();
+            if (!names.isEmpty()) {
+                Map<String, TopicDescription> found = admin.describeTopics(names).allTopicNames().get(timeout, TimeUnit.MILLISECONDS);
+                Map<String, Object> described = topics(found);
+                for (Map.Entry<String, TopicDescription> topic : found.entrySet()) {
+                    Map<String, Object> entry = new LinkedHashMap<>();
+                    entry.put("id", topic.getValue().topicId().toString());
+                    entry.putAll(castMap(described.get(topic.getKey())));
+                    topics.put(topic.getKey(), entry);
+                }
+            }
+            answer.put("topics", topics);
+            return answer;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> castMap(Object map) {
+        return (Map<String, Object>) map;
+    }
+
     /** The named topics' partitions in partition order: {"TOPIC": {"partitions": [{"partition", "leader", "replicas"}]}},
      * the leader and replicas as broker ids (the leader null when it has none). */
     static Map<String, Object> topics(Admin admin, java.util.Collection<String> names, int timeout) throws Exception {
@@ -313,7 +343,11 @@ public final class Describe {
         if (names.isEmpty()) {
             return described;
         }
-        Map<String, TopicDescription> found = admin.describeTopics(names).allTopicNames().get(timeout, TimeUnit.MILLISECONDS);
+        return topics(admin.describeTopics(names).allTopicNames().get(timeout, TimeUnit.MILLISECONDS));
+    }
+
+    private static Map<String, Object> topics(Map<String, TopicDescription> found) {
+        Map<String, Object> described = new TreeMap<>();
         for (Map.Entry<String, TopicDescription> topic : found.entrySet()) {
             List<Map<String, Object>> partitions = new ArrayList<>();
             for (TopicPartitionInfo info : topic.getValue().partitions()) {

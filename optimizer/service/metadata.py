@@ -1,0 +1,178 @@
+"""What the plug points do not tell the service, read from the cluster: leaders and the brokers'
+`replica.selector.class` (`kafka-assign serve --bootstrap-server`).
+
+A plug-in sends what its plug point gives: replica racks (KIP-848, KIP-924) or leaders without the
+brokers' replica selector (classic consumers). Cross-rack reads depend on who serves them: the
+leader, unless the brokers run `RackAwareReplicaSelector` (KIP-392; docs/file-formats.md, "Leaders
+and follower fetching"). Without them the exact assignment counts only the reads that are certainly
+cross-rack (no replica in the reader's rack). With a cluster to ask, the service reads every topic's
+leaders and replicas and the brokers' selector in the background (`ClusterMetadata`, every
+`refresh_seconds`, through `kao.jvm.Describe --topics`), and `enrich` adds them to each request's
+problem: a KIP-848 topic by its id, others by name; a topic whose partition count or replicas
+changed since is left as the plug-in sent it. Streams groups' plug point names no topics: nothing
+to add there.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from optimizer.errors import KafkaAssignmentError
+from optimizer.kafka.describe import cluster_topics, replica_selector
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.problem import Problem, problem_from_data, problem_to_data
+from optimizer.model.streams import StreamsProblem
+
+SELECTOR_KEY = "replica.selector.class"
+
+
+@dataclass(frozen=True)
+class TopicView:
+    """One topic as the cluster has it: per partition, its leader's rack and its replicas' racks."""
+
+    topic_id: str
+    leader_racks: tuple[str | None, ...]
+    replica_racks: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """The cluster's topics (by name and by id) and its brokers' replica selector, when read."""
+
+    topics: dict[str, TopicView]
+    by_id: dict[str, TopicView]
+    selector: str | None
+    """`replica.selector.class` when every broker has the same (None: unset, the leader serves)."""
+    selector_known: bool
+    read_at: float
+
+    @classmethod
+    def of(cls, described: dict[str, Any]) -> ClusterView:
+        brokers = described.get("brokers", [])
+        racks = {int(b["id"]): b.get("rack") for b in brokers}
+        selector, differs = replica_selector(brokers)
+        topics = {}
+        for name, topic in described.get("topics", {}).items():
+            partitions = sorted(topic["partitions"], key=lambda p: p["partition"])
+            topics[name] = TopicView(
+                topic_id=topic["id"],
+                leader_racks=tuple(None if p["leader"] is None else racks.get(int(p["leader"])) for p in partitions),
+                replica_racks=tuple(tuple(sorted({racks[r] for r in p["replicas"] if racks.get(r)})) for p in partitions),
+            )
+        return cls(topics, {t.topic_id: t for t in topics.values()}, selector, differs is None, time.monotonic())
+
+
+class ClusterMetadata:
+    """The cluster's view, read at `start()` and every `refresh_seconds` after, in a thread of its
+    own; `current()` is the last view read (None before the first read succeeds). Failures are
+    logged when they change, and the last good view is kept."""
+
+    def __init__(
+        self, bootstrap: str, command_config: Path | None = None, refresh_seconds: float = 60.0, log: Callable[[str], None] | None = None,
+        timeout: float = 30.0,
+    ):  # fmt: skip
+        self.bootstrap = bootstrap
+        self.command_config = command_config
+        self.refresh_seconds = refresh_seconds
+        self.timeout = timeout
+        self._log = log or (lambda line: None)
+        self._view: ClusterView | None = None
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_error: str | None = None
+
+    def set_log(self, log: Callable[[str], None]) -> None:
+        self._log = log
+
+    def current(self) -> ClusterView | None:
+        return self._view
+
+    def refresh(self) -> None:
+        """Read the cluster once now."""
+        try:
+            view = ClusterView.of(cluster_topics(self.bootstrap, self.command_config, self.timeout))
+        except KafkaAssignmentError as error:
+            if str(error) != self._last_error:
+                kept = "keeping the view read before" if self._view is not None else "requests go without leaders until it answers"
+                self._log(f"cluster metadata: cannot read kafka://{self.bootstrap}: {error} ({kept})")
+            self._last_error = str(error)
+            return
+        if self._view is None or self._last_error is not None:
+            self._log(f"cluster metadata: {len(view.topics)} topics from kafka://{self.bootstrap}, replica.selector.class {view.selector or 'unset'}")
+        self._last_error = None
+        self._view = view
+
+    def start(self) -> ClusterMetadata:
+        self.refresh()
+        self._thread = threading.Thread(target=self._run, name="kao-cluster-metadata", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.refresh_seconds):
+            self.refresh()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+def enrich(problem: Problem, view: ClusterView) -> tuple[Problem, int]:
+    """`problem` with the leaders, replica racks and replica selector `view` knows, and how many
+    topics it added them to (0: the problem as it was)."""
+    data = problem_to_data(problem)
+    if isinstance(problem, ConsumerProblem):
+        added = sum(_consumer_topic(topic, view) for topic in data["topics"])
+    elif isinstance(problem, StreamsProblem):
+        done: set[str] = set()
+        for task in data["tasks"]:
+            for key in ("source_partitions", "changelog_partitions"):
+                done |= _streams_partitions(task.get(key, []), view)
+        added = len(done)
+    else:  # pragma: no cover - every kind is above
+        return problem, 0
+    if added == 0:
+        return problem, 0
+    config = data.setdefault("config", {})
+    if view.selector_known and view.selector is not None and SELECTOR_KEY not in config:
+        config[SELECTOR_KEY] = view.selector
+    return problem_from_data(data, f"{problem.name} with the cluster's leaders"), added
+
+
+def _consumer_topic(topic: dict[str, Any], view: ClusterView) -> bool:
+    known = view.by_id.get(topic["topic_id"]) if topic.get("topic_id") else view.topics.get(topic["name"])
+    if known is None or len(known.leader_racks) != topic["partitions"]:
+        return False
+    given = topic.get("replica_racks")
+    if given is not None and [sorted(r) for r in given] != [list(r) for r in known.replica_racks]:
+        return False  # reassigned since the view was read: the plug-in's racks are newer
+    if given is None and any(known.replica_racks):
+        topic["replica_racks"] = [list(r) for r in known.replica_racks]
+    if topic.get("leader_racks") is None and any(r is not None for r in known.leader_racks):
+        topic["leader_racks"] = list(known.leader_racks)
+    return True
+
+
+def _streams_partitions(partitions: list[dict[str, Any]], view: ClusterView) -> set[str]:
+    """Adds leaders (and missing replica racks) to a task's partitions; the topics it did."""
+    done = set()
+    for partition in partitions:
+        known = view.topics.get(partition["topic"])
+        number = partition["partition"]
+        if known is None or number >= len(known.leader_racks):
+            continue
+        racks = list(known.replica_racks[number])
+        given = partition.get("replica_racks")
+        if given and sorted(given) != racks:
+            continue
+        if not given and racks:
+            partition["replica_racks"] = racks
+        leader = known.leader_racks[number]
+        if leader is not None and partition.get("leader_rack") is None and (not racks or leader in racks):
+            partition["leader_rack"] = leader
+        done.add(partition["topic"])
+    return done

@@ -1,0 +1,104 @@
+"""The cluster's leaders and replica selector added to requests (`optimizer.service.metadata`):
+what the plug points cannot tell the service. The cluster's view here is built as
+`kao.jvm.Describe --topics` reports one; tests/kafka/test_plugins_live.py reads a real one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from optimizer.evaluate import evaluate
+from optimizer.kafka.describe import RACK_AWARE_SELECTOR
+from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import kafka_uuid_text, name_uuid_bytes
+from optimizer.model.streams import StreamsProblem
+from optimizer.service.metadata import ClusterView, enrich
+from optimizer.service.protocol import parse_request
+from optimizer.solve import solve
+
+RACKS = {1: "a", 2: "b", 3: "c"}
+TOPIC_ID = kafka_uuid_text(name_uuid_bytes("clicks"))
+# 12 partitions, two replicas each over racks a, b, c; leaders rotate so that every rack leads 4
+REPLICAS = [[1 + p % 3, 1 + (p + 1) % 3] for p in range(12)]
+
+
+def described(selector: str | None = None) -> dict[str, Any]:
+    return {
+        "brokers": [{"id": b, "rack": r, "replica_selector": selector} for b, r in RACKS.items()],
+        "topics": {"clicks": {"id": TOPIC_ID, "partitions": [{"partition": p, "leader": r[0], "replicas": r} for p, r in enumerate(REPLICAS)]}},
+    }
+
+
+def kip848_request() -> dict[str, Any]:
+    """What OptimizerConsumerGroupAssignor sends for a new group of three members, one per rack."""
+    racks = [[RACKS[b] for b in sorted(r)] for r in REPLICAS]
+    return {
+        "version": 1, "kind": "consumer_group", "group": None, "deadline_ms": 10_000,
+        "kafka": {
+            "subscription_type": "homogeneous",
+            "topics": [{"id": TOPIC_ID, "partitions": 12, "racks": racks}],
+            "members": [{"id": f"m-{rack}", "instance_id": None, "rack": rack, "subscribed": [TOPIC_ID], "assigned": []} for rack in "abc"],
+        },
+    }  # fmt: skip
+
+
+def test_a_kip848_request_gets_the_leaders_and_the_exact_assignment_reads_from_them() -> None:
+    request = parse_request(kip848_request())
+    problem, added = enrich(request.problem, ClusterView.of(described()))
+    assert added == 1 and isinstance(problem, ConsumerProblem)
+    topic = problem.topics[0]
+    assert topic.topic_id == TOPIC_ID and topic.leader_racks == tuple(RACKS[r[0]] for r in REPLICAS)
+    assert problem.config.replica_selector_class is None  # unset on the brokers: the leader serves
+    # Without leaders only reads with no replica in the reader's rack are certain: with them, every
+    # read the exact assignment makes is from the reader's rack (each rack leads 4 partitions).
+    exact = solve(problem)
+    assert evaluate(problem, exact).metrics.cross_rack_partitions == 0
+    blind = solve(request.problem)
+    assert evaluate(problem, blind).metrics.cross_rack_partitions > 0
+
+
+def test_with_follower_fetching_the_selector_is_added_and_replica_racks_count() -> None:
+    request = parse_request(kip848_request())
+    problem, added = enrich(request.problem, ClusterView.of(described(RACK_AWARE_SELECTOR)))
+    assert added == 1 and problem.config.replica_selector_class == RACK_AWARE_SELECTOR
+
+
+def test_a_topic_reassigned_since_the_view_was_read_is_left_as_the_plug_in_sent_it() -> None:
+    request = parse_request(kip848_request())
+    moved = described()
+    moved["topics"]["clicks"]["partitions"][0]["replicas"] = [3, 2]
+    problem, added = enrich(request.problem, ClusterView.of(moved))
+    assert added == 0 and problem is request.problem
+    other = described()
+    other["topics"]["clicks"]["id"] = kafka_uuid_text(name_uuid_bytes("another"))
+    assert enrich(request.problem, ClusterView.of(other)) == (request.problem, 0)
+
+
+def test_a_streams_request_gets_leaders_by_topic_name() -> None:
+    tasks = [
+        {"id": f"0_{p}", "stateful": True, "source": [{"topic": "clicks", "partition": p, "racks": sorted({RACKS[b] for b in REPLICAS[p]})}], "changelog": []}
+        for p in range(12)
+    ]
+    request = parse_request(
+        {
+            "version": 1, "kind": "streams_task_assignor", "group": "app",
+            "kafka": {
+                "configs": {
+                    "num_standby_replicas": 0, "acceptable_recovery_lag": 10000, "max_warmup_replicas": 2, "probing_rebalance_interval_ms": 600000,
+                    "rack_aware_assignment_tags": [], "rack_aware_assignment_strategy": "none", "rack_aware_assignment_traffic_cost": None,
+                    "rack_aware_assignment_non_overlap_cost": None,
+                },
+                "tasks": tasks,
+                "clients": [
+                    {"process_id": f"00000000-0000-0000-0000-00000000000{i}", "rack": rack, "threads": 1, "consumers": [f"c-{rack}"], "tags": {},
+                     "previous_active": [], "previous_standby": [], "lags": {t["id"]: 0 for t in tasks}}
+                    for i, rack in enumerate("abc")
+                ],
+            },
+        }
+    )  # fmt: skip
+    problem, added = enrich(request.problem, ClusterView.of(json.loads(json.dumps(described()))))
+    assert added == 1 and isinstance(problem, StreamsProblem)
+    leaders = {t.id: t.source_partitions[0].leader_rack for t in problem.tasks}
+    assert leaders == {f"0_{p}": RACKS[REPLICAS[p][0]] for p in range(12)}
+    assert evaluate(problem, solve(problem)).metrics.cross_rack_active_partitions == 0
