@@ -759,12 +759,17 @@ SERVICE_TOKEN_ENV = "KAO_SERVICE_TOKEN"
     help="How often the cluster's leaders are read again (--bootstrap-server).",
 )  # fmt: skip
 @click.option(
+    "--sample-seconds", type=click.FloatRange(min=0, max=3600, min_open=True), metavar="SECONDS",
+    help="Also measure every partition's bytes per second over this window at each refresh, so that the goals count bytes (--bootstrap-server).",
+)  # fmt: skip
+@click.option(
     "--record", "record_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
     help="Write every request as a problem file (DIR/problems) and what was answered (DIR/answers), to replay offline.",
 )  # fmt: skip
 def serve_command(
     host: str, port: int, token_file: Path | None, deadline_ms: int, workers: int, max_request_bytes: int, streams_goals: str | None,
-    consumer_goals: str | None, bootstrap: str | None, command_config: Path | None, metadata_refresh: float, record_dir: Path | None,
+    consumer_goals: str | None, bootstrap: str | None, command_config: Path | None, metadata_refresh: float, sample_seconds: float | None,
+    record_dir: Path | None,
 ) -> None:  # fmt: skip
     """The assignment service the plug-ins call (docs/apply.md; protocol: docs/service-protocol.md).
     Each request is answered before its deadline with the exact assignment applied now, or with
@@ -778,8 +783,9 @@ def serve_command(
     from optimizer.service.server import AssignmentService, ServiceConfig, is_loopback
 
     token = _service_token(token_file)
-    if command_config is not None and bootstrap is None:
-        raise UsageError("--command-config is for --bootstrap-server: give both")
+    for given, name in ((command_config, "--command-config"), (sample_seconds, "--sample-seconds")):
+        if given is not None and bootstrap is None:
+            raise UsageError(f"{name} is for --bootstrap-server: give both")
     goals = {}
     for kind, names in (("streams", streams_goals), ("consumer", consumer_goals)):
         listed = _goal_list(names)
@@ -794,7 +800,7 @@ def serve_command(
                 host=host, port=port, token=token, default_deadline_ms=deadline_ms, max_request_bytes=max_request_bytes, workers=workers, goals=goals,
                 record_dir=record_dir,
             ),
-            metadata=None if bootstrap is None else ClusterMetadata(bootstrap, command_config, metadata_refresh),
+            metadata=None if bootstrap is None else ClusterMetadata(bootstrap, command_config, metadata_refresh, sample_seconds=sample_seconds),
         )
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None

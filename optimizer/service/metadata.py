@@ -1,5 +1,6 @@
-"""What the plug points do not tell the service, read from the cluster: leaders and the brokers'
-`replica.selector.class` (`kafka-assign serve --bootstrap-server`).
+"""What the plug points do not tell the service, read from the cluster: leaders, the brokers'
+`replica.selector.class` and, with `--sample-seconds`, each partition's bytes per second
+(`kafka-assign serve --bootstrap-server`).
 
 A plug-in sends what its plug point gives: replica racks (KIP-848, KIP-924) or leaders without the
 brokers' replica selector (classic consumers). Cross-rack reads depend on who serves them: the
@@ -11,6 +12,11 @@ leaders and replicas and the brokers' selector in the background (`ClusterMetada
 problem: a KIP-848 topic by its id, others by name; a topic whose partition count or replicas
 changed since is left as the plug-in sent it. Streams groups' plug point names no topics: nothing
 to add there.
+
+No plug point carries throughputs either. With `sample_seconds`, each refresh also measures every
+topic's partitions over that window (`optimizer.kafka.sample`, the importer's method), and `enrich`
+adds the rates where every partition of a topic was measured: the default goals then count
+cross-rack reads in bytes (`cross_rack_bytes`), so that a busy partition weighs what it carries.
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from optimizer.errors import KafkaAssignmentError
 from optimizer.kafka.describe import cluster_topics, replica_selector
+from optimizer.kafka.sample import sample_rates
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem, problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
@@ -35,6 +42,7 @@ SELECTOR_KEY = "replica.selector.class"
 class TopicView:
     """One topic as the cluster has it: per partition, its leader's rack and its replicas' racks."""
 
+    name: str
     topic_id: str
     leader_racks: tuple[str | None, ...]
     replica_racks: tuple[tuple[str, ...], ...]
@@ -50,6 +58,8 @@ class ClusterView:
     """`replica.selector.class` when every broker has the same (None: unset, the leader serves)."""
     selector_known: bool
     read_at: float
+    rates: dict[tuple[str, int], float] = field(default_factory=dict)
+    """(topic, partition) -> bytes per second, when sampled."""
 
     @classmethod
     def of(cls, described: dict[str, Any]) -> ClusterView:
@@ -60,6 +70,7 @@ class ClusterView:
         for name, topic in described.get("topics", {}).items():
             partitions = sorted(topic["partitions"], key=lambda p: p["partition"])
             topics[name] = TopicView(
+                name=name,
                 topic_id=topic["id"],
                 leader_racks=tuple(None if p["leader"] is None else racks.get(int(p["leader"])) for p in partitions),
                 replica_racks=tuple(tuple(sorted({racks[r] for r in p["replicas"] if racks.get(r)})) for p in partitions),
@@ -74,11 +85,12 @@ class ClusterMetadata:
 
     def __init__(
         self, bootstrap: str, command_config: Path | None = None, refresh_seconds: float = 60.0, log: Callable[[str], None] | None = None,
-        timeout: float = 30.0,
+        timeout: float = 30.0, sample_seconds: float | None = None,
     ):  # fmt: skip
         self.bootstrap = bootstrap
         self.command_config = command_config
         self.refresh_seconds = refresh_seconds
+        self.sample_seconds = sample_seconds
         self.timeout = timeout
         self._log = log or (lambda line: None)
         self._view: ClusterView | None = None
@@ -107,6 +119,23 @@ class ClusterMetadata:
         self._last_error = None
         self._view = view
 
+    def sample(self) -> None:
+        """Measure every known topic's rates over `sample_seconds` (nothing without a view)."""
+        view = self._view
+        if view is None or not self.sample_seconds or not view.topics:
+            return
+        unmeasured: list[str] = []
+        try:
+            rates = sample_rates(self.bootstrap, sorted(view.topics), self.sample_seconds, self.command_config, self.timeout, unmeasured)
+        except KafkaAssignmentError as error:  # a topic deleted meanwhile, the cluster gone: the next round tries again
+            self._log(f"cluster metadata: sampling rates on kafka://{self.bootstrap} failed: {error}")
+            return
+        if unmeasured:
+            self._log(f"cluster metadata: {len(unmeasured)} partitions without a rate ({unmeasured[0]}{' ...' if len(unmeasured) > 1 else ''})")
+        current = self._view
+        if current is not None:
+            self._view = replace(current, rates={key: rate.bytes_per_second for key, rate in rates.items()})
+
     def start(self) -> ClusterMetadata:
         self.refresh()
         self._thread = threading.Thread(target=self._run, name="kao-cluster-metadata", daemon=True)
@@ -114,8 +143,13 @@ class ClusterMetadata:
         return self
 
     def _run(self) -> None:
+        self.sample()
         while not self._stopped.wait(self.refresh_seconds):
+            rates = self._view.rates if self._view is not None else {}
             self.refresh()
+            if self._view is not None and rates and not self._view.rates:  # the last rates stand until measured again
+                self._view = replace(self._view, rates=rates)
+            self.sample()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -154,6 +188,9 @@ def _consumer_topic(topic: dict[str, Any], view: ClusterView) -> bool:
         topic["replica_racks"] = [list(r) for r in known.replica_racks]
     if topic.get("leader_racks") is None and any(r is not None for r in known.leader_racks):
         topic["leader_racks"] = list(known.leader_racks)
+    rates = [view.rates.get((known.name, p)) for p in range(topic["partitions"])]
+    if "partition_bytes_per_second" not in topic and "bytes_per_second" not in topic and all(r is not None for r in rates):
+        topic["partition_bytes_per_second"] = rates
     return True
 
 
@@ -174,5 +211,8 @@ def _streams_partitions(partitions: list[dict[str, Any]], view: ClusterView) -> 
         leader = known.leader_racks[number]
         if leader is not None and partition.get("leader_rack") is None and (not racks or leader in racks):
             partition["leader_rack"] = leader
+        rate = view.rates.get((partition["topic"], number))
+        if rate is not None and partition.get("bytes_per_second") is None:
+            partition["bytes_per_second"] = rate
         done.add(partition["topic"])
     return done

@@ -102,3 +102,20 @@ def test_a_streams_request_gets_leaders_by_topic_name() -> None:
     leaders = {t.id: t.source_partitions[0].leader_rack for t in problem.tasks}
     assert leaders == {f"0_{p}": RACKS[REPLICAS[p][0]] for p in range(12)}
     assert evaluate(problem, solve(problem)).metrics.cross_rack_active_partitions == 0
+
+
+def test_sampled_rates_are_added_and_the_default_goals_count_bytes() -> None:
+    from dataclasses import replace
+
+    from optimizer.catalogue import default_goals
+
+    request = parse_request(kip848_request())
+    rates = {("clicks", p): float(1000 * (12 - p)) for p in range(12)}
+    problem, added = enrich(request.problem, replace(ClusterView.of(described()), rates=rates))
+    assert added == 1 and isinstance(problem, ConsumerProblem)
+    assert problem.topics[0].partition_bytes_per_second == tuple(float(1000 * (12 - p)) for p in range(12))
+    assert "cross_rack_bytes" in default_goals(problem)
+    partial = dict(rates)
+    del partial[("clicks", 5)]  # a partition not measured: the topic keeps no rates
+    problem, _ = enrich(request.problem, replace(ClusterView.of(described()), rates=partial))
+    assert problem.topics[0].partition_bytes_per_second is None
