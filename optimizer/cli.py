@@ -743,6 +743,7 @@ SERVICE_TOKEN_ENV = "KAO_SERVICE_TOKEN"
     help="The deadline of a request that gives none (the plug-ins send theirs: kao.deadline.ms).",
 )  # fmt: skip
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Requests solved at once, each in a process of its own.")
+@click.option("--max-waiting", default=16, show_default=True, type=click.IntRange(0, 10_000), help="Requests that may wait for a worker; more get 503 at once.")
 @click.option(
     "--max-request-bytes", default=32 * 1024 * 1024, show_default=True, type=click.IntRange(1024, 2**31 - 1), metavar="BYTES",
     help="Larger requests are refused (413) without being read.",
@@ -767,7 +768,7 @@ SERVICE_TOKEN_ENV = "KAO_SERVICE_TOKEN"
     help="Write every request as a problem file (DIR/problems) and what was answered (DIR/answers), to replay offline.",
 )  # fmt: skip
 def serve_command(
-    host: str, port: int, token_file: Path | None, deadline_ms: int, workers: int, max_request_bytes: int, streams_goals: str | None,
+    host: str, port: int, token_file: Path | None, deadline_ms: int, workers: int, max_waiting: int, max_request_bytes: int, streams_goals: str | None,
     consumer_goals: str | None, bootstrap: str | None, command_config: Path | None, metadata_refresh: float, sample_seconds: float | None,
     record_dir: Path | None,
 ) -> None:  # fmt: skip
@@ -797,8 +798,8 @@ def serve_command(
     try:
         service = AssignmentService(
             ServiceConfig(
-                host=host, port=port, token=token, default_deadline_ms=deadline_ms, max_request_bytes=max_request_bytes, workers=workers, goals=goals,
-                record_dir=record_dir,
+                host=host, port=port, token=token, default_deadline_ms=deadline_ms, max_request_bytes=max_request_bytes, workers=workers,
+                max_waiting=max_waiting, goals=goals, record_dir=record_dir,
             ),
             metadata=None if bootstrap is None else ClusterMetadata(bootstrap, command_config, metadata_refresh, sample_seconds=sample_seconds),
         )
@@ -829,6 +830,38 @@ def _service_token(token_file: Path | None) -> str | None:
     if not value:
         raise UsageError(f"the token file {token_file} is empty")
     return value
+
+
+@cli.command("demo")
+@click.option("--seconds", default=30.0, show_default=True, type=click.FloatRange(min=5, max=3600), help="The measurement window of each run.")
+@click.option(
+    "--follower-fetching", "mode", default="both", show_default=True, type=click.Choice(["off", "on", "both"]),
+    help="Reads served by leaders (off, Kafka's default), by the nearest replica (on: RackAwareReplicaSelector), or one run of each.",
+)  # fmt: skip
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON.")
+@click.option(
+    "--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the sandboxes' logs, the service's log and its recorded requests here (default: a temporary directory, removed).",
+)  # fmt: skip
+def demo_command(seconds: float, mode: str, output: Path | None, directory: Path | None) -> None:
+    """Kafka's default assignors against the project's plug-ins on a real cluster (a fresh sandbox per
+    run): a stateful Kafka Streams application and a KIP-848 consumer group over racks a, b, c, at
+    set, skewed rates, first on Kafka's defaults, then switched to the plug-ins. Prints, per group,
+    the cross-rack bytes the clients received (their own incoming-byte-total per broker), the
+    evaluator's prediction, and whether each group runs what the service answered (docs/apply.md).
+    Takes a few minutes per run."""
+    from optimizer.service.demo import DemoOptions, run_demo, table
+
+    options = DemoOptions(seconds=seconds, modes=("off", "on") if mode == "both" else (mode,), directory=directory)
+    results = run_demo(options, progress=lambda line: print_line(line, stderr=True))
+    for line in table(results):
+        print_line(line)
+    if output is not None:
+        try:
+            output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise _cannot_write(output, error) from None
+        print_line(f"wrote {output}", stderr=True)
 
 
 def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:

@@ -137,19 +137,31 @@ class ClusterMetadata:
             self._view = replace(current, rates={key: rate.bytes_per_second for key, rate in rates.items()})
 
     def start(self) -> ClusterMetadata:
-        self.refresh()
+        """Read in a thread of its own, the first time at once: the service serves meanwhile
+        (requests go without the cluster's view until it is read)."""
         self._thread = threading.Thread(target=self._run, name="kao-cluster-metadata", daemon=True)
         self._thread.start()
         return self
 
+    def wait_ready(self, seconds: float) -> bool:
+        """Whether a view was read within `seconds` (for callers that want one before they start)."""
+        deadline = time.monotonic() + seconds
+        while self._view is None and time.monotonic() < deadline and not self._stopped.is_set():
+            time.sleep(0.1)
+        return self._view is not None
+
     def _run(self) -> None:
-        self.sample()
-        while not self._stopped.wait(self.refresh_seconds):
-            rates = self._view.rates if self._view is not None else {}
-            self.refresh()
-            if self._view is not None and rates and not self._view.rates:  # the last rates stand until measured again
-                self._view = replace(self._view, rates=rates)
-            self.sample()
+        while True:
+            try:
+                rates = self._view.rates if self._view is not None else {}
+                self.refresh()
+                if self._view is not None and rates and not self._view.rates:  # the last rates stand until measured again
+                    self._view = replace(self._view, rates=rates)
+                self.sample()
+            except Exception as error:  # noqa: BLE001 - the reading thread must outlive a bad answer; said, retried next round
+                self._log(f"cluster metadata: reading kafka://{self.bootstrap} failed: {type(error).__name__}: {error}")
+            if self._stopped.wait(self.refresh_seconds):
+                return
 
     def stop(self) -> None:
         self._stopped.set()

@@ -919,14 +919,17 @@ def answer_assignment(request: Request, solution: Solution) -> dict[str, Any]:
             clients[client] = {"active": _tasks(got.active), "standby": _tasks((*got.standby, *got.warmup))}
         followup = problem.config.probing_rebalance_interval_ms if solution.followup_rebalance else None
         return {"clients": clients, "followup_rebalance_ms": followup}
+    # A streams group's assignor gives the target: Kafka 4.4's MemberAssignment has no warm-ups (the
+    # coordinator decides them while it reconciles), so the answer is the solution's target.
+    target = solution.target if solution.target is not None else held
     members: dict[str, dict[str, list[str]]] = {}
     for streams_client in problem.clients:
-        got = held.get(streams_client.id, ClientAssignment())
+        got = target.get(streams_client.id, ClientAssignment())
         dealt = dict(got.members) if got.members else _deal_to_members(streams_client, got)
         for member in streams_client.member_ids:
             tasks = dealt.get(member, MemberAssignment())
-            members[member] = {"active": _tasks(tasks.active), "standby": _tasks(tasks.standby), "warmup": _tasks(tasks.warmup)}
-    return {"members": {member: members.get(member, {"active": [], "standby": [], "warmup": []}) for member in request.members}}
+            members[member] = {"active": _tasks(tasks.active), "standby": _tasks(tasks.standby)}
+    return {"members": {member: members.get(member, {"active": [], "standby": []}) for member in request.members}}
 
 
 def _tasks(tasks: Iterable[str]) -> list[str]:

@@ -6,8 +6,9 @@ at most `max_request_bytes`; a token when one is configured, checked before the 
 maps it to a problem (`optimizer.service.protocol`), and solves it in a child process that is
 killed at the caller's deadline (`optimizer.service.worker`): the exact assignment applied now if
 it is ready, else the project's reproduction of Kafka's default, else 503. Requests run in
-threads of their own, at most `workers` solving at once; a request that waits for a free worker
-past its deadline gets 503 ("busy"), so that the plug-in falls back at once instead of waiting.
+threads of their own, at most `workers` solving at once; a request that cannot get a worker while
+it could still be solved in time gets 503 ("busy") then, before its deadline, and one that finds
+`max_waiting` requests waiting already gets it at once.
 
 Every request gives one log line (time, request id, HTTP status, kind, group, source, seconds,
 why) and counts in `Stats` (`GET /v1/stats` as JSON, `GET /metrics` in Prometheus' text format).
@@ -22,6 +23,7 @@ import collections
 import dataclasses
 import hmac
 import json
+import queue
 import re
 import sys
 import threading
@@ -38,7 +40,7 @@ from optimizer.model.problem import solution_to_data
 from optimizer.model.streams import StreamsProblem
 from optimizer.service.metadata import ClusterMetadata, enrich
 from optimizer.service.protocol import Request, RequestError, answer_assignment, parse_request, request_to_problem_data
-from optimizer.service.worker import Outcome, solve_within, warm_up
+from optimizer.service.worker import MIN_SOLVE_SECONDS, Outcome, margin_seconds, solve_within, warm_up
 from optimizer.version import __version__
 
 DEFAULT_PORT = 8787
@@ -48,6 +50,8 @@ MAX_DEADLINE_MS = 600_000
 DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024
 READ_TIMEOUT_SECONDS = 30.0
 """How long a connection may take to send its request (a slow sender does not hold a thread)."""
+RECORD_QUEUE = 1_000
+"""Requests that may wait to be recorded; beyond, one is dropped with a log line."""
 LATENCY_WINDOW = 1_000
 """Latency quantiles are over the last this many answered requests."""
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -60,13 +64,15 @@ class ServiceConfig:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     """0: any free port (`AssignmentService.port` says which)."""
-    token: str | None = None
-    """When set, every request must carry `Authorization: Bearer <token>`."""
+    token: str | None = field(default=None, repr=False)
+    """When set, every request must carry `Authorization: Bearer <token>` (never shown)."""
     default_deadline_ms: int = DEFAULT_DEADLINE_MS
     """For requests that give none."""
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     workers: int = 2
     """Requests solved at once (each in a process of its own)."""
+    max_waiting: int = 16
+    """Requests that may wait for a worker; more are answered 503 at once."""
     goals: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """Problem kind ("streams", "consumer") -> its goal sequence (absent: the kind's default)."""
     record_dir: Path | None = None
@@ -152,6 +158,47 @@ class _Refused(Exception):
         self.problems = list(problems)
 
 
+class _Slots:
+    """The workers: a request takes a free one, or waits for one until it could no longer be solved
+    in time, or is told at once that too many requests wait already."""
+
+    def __init__(self, workers: int, max_waiting: int):
+        self._condition = threading.Condition()
+        self._free = max(1, workers)
+        self._max_waiting = max_waiting
+        self._waiting = 0
+        self._held: dict[int, float] = {}
+        """Slot token -> the deadline of the request holding it (its child is killed then)."""
+        self._tokens = 0
+
+    def take(self, deadline: float, needed: float) -> tuple[int | None, str]:
+        """A slot token, or None and why (busy), for a request that must be answered by `deadline`
+        and needs at least `needed` seconds of solving."""
+        latest = deadline - needed
+        with self._condition:
+            while True:
+                if self._free > 0:
+                    self._free -= 1
+                    self._tokens += 1
+                    self._held[self._tokens] = deadline
+                    return self._tokens, ""
+                if self._waiting >= self._max_waiting:
+                    return None, f"busy: {self._waiting} requests already wait for a worker"
+                self._waiting += 1
+                try:
+                    self._condition.wait(timeout=max(0.0, latest - time.monotonic()))
+                finally:
+                    self._waiting -= 1
+                if self._free == 0 and time.monotonic() >= latest:
+                    return None, f"busy: no worker free within the deadline ({len(self._held)} solving)"
+
+    def give_back(self, token: int) -> None:
+        with self._condition:
+            del self._held[token]
+            self._free += 1
+            self._condition.notify()
+
+
 class AssignmentService:
     """The service: `start()` serves in a background thread (Python callers, tests),
     `serve_forever()` in this one (the command line); `stop()` ends both."""
@@ -166,8 +213,9 @@ class AssignmentService:
         self._log = log or _stderr
         self._sequence = 0
         self._sequence_lock = threading.Lock()
-        self._workers = threading.BoundedSemaphore(max(1, config.workers))
-        self._record_lock = threading.Lock()
+        self._slots = _Slots(config.workers, config.max_waiting)
+        self._records: queue.Queue[tuple[Request, str, Outcome, dict[str, Any] | None] | None] = queue.Queue(maxsize=RECORD_QUEUE)
+        self._recorder: threading.Thread | None = None
         self._thread: threading.Thread | None = None
         self._server = _Server((config.host, config.port), _Handler, self)
 
@@ -180,27 +228,35 @@ class AssignmentService:
         host = self.config.host if ":" not in self.config.host else f"[{self.config.host}]"
         return f"http://{host}:{self.port}"
 
-    def start(self) -> AssignmentService:
+    def _begin(self) -> None:
         warm_up()
         if self.metadata is not None:
             self.metadata.start()
+        if self.config.record_dir is not None:
+            self._recorder = threading.Thread(target=self._record_all, name="kao-recorder", daemon=True)
+            self._recorder.start()
+
+    def start(self) -> AssignmentService:
+        self._begin()
         self._thread = threading.Thread(target=self._server.serve_forever, name="kao-service", daemon=True)
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
-        warm_up()
-        if self.metadata is not None:
-            self.metadata.start()
+        self._begin()
         self._server.serve_forever()
 
     def stop(self) -> None:
+        """Stop serving; what is waiting to be recorded is written first."""
         if self.metadata is not None:
             self.metadata.stop()
         self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:
             self._thread.join(10)
+        if self._recorder is not None:
+            self._records.put(None)
+            self._recorder.join(60)
 
     def __enter__(self) -> AssignmentService:
         return self.start()
@@ -230,12 +286,13 @@ class AssignmentService:
         with the outcome saying why there is none."""
         deadline_ms = min(request.deadline_ms or self.config.default_deadline_ms, MAX_DEADLINE_MS)
         deadline = read_at + deadline_ms / 1000
-        if not self._workers.acquire(timeout=max(0.0, deadline - time.monotonic() - 0.05)):
-            return Outcome(None, None, f"busy: no worker free within the deadline ({self.config.workers} solving)"), None
+        token, busy = self._slots.take(deadline, margin_seconds(request.problem) + MIN_SOLVE_SECONDS)
+        if token is None:
+            return Outcome(None, None, busy), None
         try:
-            outcome = solve_within(request.problem, deadline - time.monotonic(), self.config.goals.get(request.problem.kind))
+            outcome = solve_within(request.problem, deadline, self.config.goals.get(request.problem.kind))
         finally:
-            self._workers.release()
+            self._slots.give_back(token)
         if outcome.solution is None:
             return outcome, None
         return outcome, {
@@ -250,10 +307,26 @@ class AssignmentService:
         }
 
     def record(self, request: Request, request_id: str, outcome: Outcome, answer: dict[str, Any] | None) -> None:
+        """Queue the request to be recorded under `record_dir` (a thread of its own writes it: the
+        connection's next request does not wait for it)."""
+        if self._recorder is None:
+            return
+        try:
+            self._records.put_nowait((request, request_id, outcome, answer))
+        except queue.Full:
+            self.log(f"{request_id} not recorded: {RECORD_QUEUE} requests already wait to be written to {self.config.record_dir}")
+
+    def _record_all(self) -> None:
+        while (item := self._records.get()) is not None:
+            try:
+                self._write_record(*item)
+            except Exception as error:  # noqa: BLE001 - recording is a help, never a reason to stop serving
+                self.log(f"{item[1]} could not be recorded: {type(error).__name__}: {error}")
+
+    def _write_record(self, request: Request, request_id: str, outcome: Outcome, answer: dict[str, Any] | None) -> None:
         """The request as a problem file, and what was answered, under `record_dir`."""
         folder = self.config.record_dir
-        if folder is None:
-            return
+        assert folder is not None
         stem = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{request_id}-{_safe(request.group or request.kind)}"
         written = {
             folder / "problems" / f"{stem}.json": request_to_problem_data(request),
@@ -266,12 +339,11 @@ class AssignmentService:
             },
         }
         try:
-            with self._record_lock:
-                for path, data in written.items():
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    partial = path.with_suffix(".json.partial")
-                    partial.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-                    partial.replace(path)
+            for path, data in written.items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_suffix(".json.partial")
+                partial.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+                partial.replace(path)
         except OSError as error:  # recording is a help, never a reason to fail a rebalance
             self.log(f"{request_id} could not record the request in {folder}: {error.strerror or error}")
 
@@ -353,6 +425,12 @@ class _Handler(BaseHTTPRequestHandler):
         except _Refused as refused:
             self._refuse(refused, request_id)
             return
+        except Exception as error:  # noqa: BLE001 - a bug reading a request: 500, never a dropped connection
+            self.close_connection = True
+            self.service.stats.count("failed")
+            self.service.log(f"{request_id} 500 internal error reading the request: {type(error).__name__}: {error}")
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(error).__name__}: {error}", "problems": []})
+            return
         try:
             request, self.enriched = self.service.with_cluster(request)
             outcome, answer = self.service.assign(request, request_id, read_at)
@@ -399,15 +477,51 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             too_large = f"the request has {length:,} bytes, more than this service takes ({limit:,}; serve --max-request-bytes)"
             raise _Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, too_large)
-        try:
-            body = self.rfile.read(length)
-        except (TimeoutError, OSError) as error:
-            self.close_connection = True
-            raise _Refused(HTTPStatus.REQUEST_TIMEOUT, f"the request's body did not arrive: {error}") from None
+        body = self._read(length, time.monotonic() + READ_TIMEOUT_SECONDS)
         if len(body) != length:
             self.close_connection = True
             raise _Refused(HTTPStatus.BAD_REQUEST, f"the request's body ended after {len(body):,} of {length:,} bytes")
         return body
+
+    def _read(self, length: int, until: float) -> bytes:
+        """`length` bytes of body, all of them by `until` (a sender that trickles is cut off)."""
+        chunks: list[bytes] = []
+        got = 0
+        try:
+            while got < length:
+                left = until - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{got:,} of {length:,} bytes after {READ_TIMEOUT_SECONDS:g} s")
+                self.connection.settimeout(left)
+                chunk = self.rfile.read1(min(length - got, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        except OSError as error:  # TimeoutError included
+            raise _Refused(HTTPStatus.REQUEST_TIMEOUT, f"the request's body did not arrive: {error}") from None
+        finally:
+            self.connection.settimeout(READ_TIMEOUT_SECONDS)
+        return b"".join(chunks)
+
+    def handle_expect_100(self) -> bool:
+        """`Expect: 100-continue`: the token is checked before the client is told to send its body."""
+        try:
+            self._authorised()
+        except _Refused as refused:
+            self._refuse(refused, "-")
+            return False
+        return super().handle_expect_100()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a bad request line, an unsupported method) as JSON too."""
+        self.close_connection = True
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.service.stats.count("refused")
+        self._send(status, {"error": message or status.phrase, "problems": [explain] if explain else []})
 
     def _parse(self, body: bytes) -> Request:
         try:
@@ -426,6 +540,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(HTTPStatus.BAD_REQUEST, "the request is nested too deeply") from None
 
     def _refuse(self, refused: _Refused, request_id: str) -> None:
+        self.close_connection = True  # a body it did not read must not be taken for the next request
         self.service.stats.count("refused")
         problems = f" ({len(refused.problems)} problems: {refused.problems[0]}{' ...' if len(refused.problems) > 1 else ''})" if refused.problems else ""
         self.service.log(f"{request_id} {refused.status.value} refused from {self.client_address[0]}: {refused.error}{problems}")

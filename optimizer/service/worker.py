@@ -16,7 +16,10 @@ The child sends two results through its pipe, each as soon as it has it:
    Kafka's answer), with the time the deadline leaves, minus a margin for sending it back.
 
 `solve_within` returns the exact result if it arrived in time, else Kafka's, else no answer,
-and says why. Both passed the evaluator in the child (`solve` checks every solution it returns).
+and says why. The deadline is absolute, on the monotonic clock the child shares: what the service
+spent reading the request counts, and the child stops to leave the service the margin it needs to
+read the answer and send it (`margin_seconds`, growing with the problem's size). Both passed the
+evaluator in the child (`solve` checks every solution it returns).
 """
 
 from __future__ import annotations
@@ -34,12 +37,17 @@ from typing import Any
 
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
+from optimizer.model.streams import StreamsProblem
 
 EXACT_SHARE = 0.8
 """The share of the time left after Kafka's answer that the exact engine is given as its time
 limit; the rest covers sending the solution back and the engine overrunning its limit a little."""
 MARGIN_SECONDS = 0.05
-"""Taken off the caller's deadline for the service's own work (reading the answer, sending it)."""
+"""Taken off the caller's deadline for the service's own work (reading the answer, sending it),
+plus `SECONDS_PER_ITEM` per task or partition (`margin_seconds`)."""
+SECONDS_PER_ITEM = 60e-6
+MIN_SOLVE_SECONDS = 0.01
+"""Below this, no child is started: the request is answered 503 at once."""
 
 _context: ForkServerContext | None = None
 _context_lock = threading.Lock()
@@ -80,8 +88,10 @@ def _noop() -> None:
     return None
 
 
-def _solve_child(problem: Problem, goals: Sequence[str] | None, seconds: float, connection: multiprocessing.connection.Connection) -> None:
-    """In the child: Kafka's answer, then the exact one, each sent as soon as it exists."""
+def _solve_child(problem: Problem, goals: Sequence[str] | None, answer_by: float, connection: multiprocessing.connection.Connection) -> None:
+    """In the child: Kafka's answer, then the exact one, each sent as soon as it exists. `answer_by`
+    is on the monotonic clock, which every process of the machine shares (Linux CLOCK_MONOTONIC):
+    the time the child took to start and to read the problem counts."""
     from optimizer.errors import KafkaAssignmentError
     from optimizer.solve import solve
 
@@ -93,22 +103,36 @@ def _solve_child(problem: Problem, goals: Sequence[str] | None, seconds: float, 
         kafka = None
     else:
         connection.send(("kafka", kafka, time.monotonic() - started))
-    left = seconds - (time.monotonic() - started)
+    left = answer_by - time.monotonic()
     if left <= 0:
         return
     try:
-        exact = solve(problem, goals=goals, time_limit=max(0.05, left * EXACT_SHARE), kafka=kafka)
+        exact = solve(problem, goals=goals, time_limit=max(0.02, left * EXACT_SHARE), kafka=kafka)
     except KafkaAssignmentError as error:
         connection.send(("exact-error", str(error), time.monotonic() - started))
     else:
         connection.send(("exact", exact, time.monotonic() - started))
 
 
-def solve_within(problem: Problem, seconds: float, goals: Sequence[str] | None = None) -> Outcome:
-    """The best answer for `problem` available `seconds` from now (module docstring)."""
-    deadline = time.monotonic() + seconds - MARGIN_SECONDS
+def margin_seconds(problem: Problem) -> float:
+    """What the service keeps for itself out of a deadline: reading the child's answer (a pickled
+    solution), building and sending the reply. It grows with the problem's size (about 60 µs per
+    task or partition measured on a 2-core machine for the pickling alone)."""
+    if isinstance(problem, StreamsProblem):
+        size = len(problem.tasks) * (1 + problem.config.num_standby_replicas)
+    else:
+        size = sum(topic.partitions for topic in problem.topics)
+    return MARGIN_SECONDS + SECONDS_PER_ITEM * size
+
+
+def solve_within(problem: Problem, deadline: float, goals: Sequence[str] | None = None) -> Outcome:
+    """The best answer for `problem` available by `deadline` (monotonic seconds; module docstring)."""
+    answer_by = deadline - margin_seconds(problem)
+    seconds = deadline - time.monotonic()
+    if answer_by - time.monotonic() < MIN_SOLVE_SECONDS:
+        return Outcome(None, None, f"deadline: {max(0.0, seconds) * 1000:.0f} ms left, too little to solve a problem of this size")
     receiver, sender = _forkserver().Pipe(duplex=False)
-    process = _forkserver().Process(target=_solve_child, args=(problem, goals, seconds - MARGIN_SECONDS, sender), daemon=True)
+    process = _forkserver().Process(target=_solve_child, args=(problem, goals, answer_by, sender), daemon=True)
     try:
         process.start()
     finally:
@@ -119,7 +143,7 @@ def solve_within(problem: Problem, seconds: float, goals: Sequence[str] | None =
     why_no_exact = f"deadline: the exact assignment was not ready after {seconds:.2f} s"
     try:
         while True:
-            left = deadline - time.monotonic()
+            left = answer_by - time.monotonic()
             if left <= 0 or not receiver.poll(left):
                 break
             try:
@@ -157,12 +181,12 @@ def _exact_outcome(exact: Solution, kafka: Solution | None, kafka_seconds: float
 
 
 def _stop(process: multiprocessing.process.BaseProcess) -> None:
-    """End the child now: it has answered, or its time is up."""
+    """End the child now (it has answered, or its time is up); it is reaped in the background, so
+    that the answer does not wait for the kernel to tear a large process down."""
     if process.pid is None:
         return
-    if process.is_alive():
-        try:
-            os.kill(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    process.join(5)
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    threading.Thread(target=process.join, args=(30,), name="kao-reaper", daemon=True).start()

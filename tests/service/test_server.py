@@ -254,6 +254,52 @@ def test_busy_workers_give_a_503_before_the_deadline() -> None:
         assert first and first[0][0] == 200
 
 
+def test_with_no_room_to_wait_a_busy_service_answers_503_at_once() -> None:
+    with AssignmentService(ServiceConfig(port=0, workers=1, max_waiting=0)) as running:
+        first: list[tuple[int, dict[str, Any]]] = []
+        slow = threading.Thread(target=lambda: first.append(_post(running, _request(LARGE, deadline_ms=4_000))))
+        slow.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        status, answer = _post(running, _request(SMALL, deadline_ms=3_000))
+        assert status == 503 and "already wait" in answer["error"]
+        assert time.monotonic() - started < 0.3
+        slow.join(30)
+
+
+def test_a_short_deadline_on_a_large_problem_is_met_with_the_services_own_work_counted(service: tuple[AssignmentService, Lines]) -> None:
+    running, _ = service
+    for deadline_ms in (300, 700, 1_500):
+        started = time.monotonic()
+        status, answer = _post(running, _request(LARGE, deadline_ms=deadline_ms))
+        took = time.monotonic() - started
+        assert status in (200, 503), answer
+        assert took < deadline_ms / 1000 + 0.25, (deadline_ms, took)  # the request's upload and JSON parse come on top on the client's side
+
+
+def test_refusals_close_the_connection_and_http_servers_own_errors_are_json(service: tuple[AssignmentService, Lines]) -> None:
+    running, _ = service
+    body = json.dumps(_request(SMALL)).encode()
+    # a POST refused by its path: its body is not read, so the connection closes (the next request
+    # on it would otherwise start inside that body)
+    reply = _reply(
+        running.port,
+        b"POST /elsewhere/v1/assign HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        + b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n",
+    )  # fmt: skip
+    assert reply.startswith("HTTP/1.1 404") and reply.count("HTTP/1.1") == 1 and "Connection: close" in reply
+    reply = _reply(running.port, b"PUT /v1/assign HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+    head, _, text = reply.partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 501") and json.loads(text)["error"]
+
+
+def test_a_token_is_checked_before_the_client_is_told_to_send_its_body() -> None:
+    with AssignmentService(ServiceConfig(port=0, token=TOKEN)) as running:
+        reply = _reply(running.port, b"POST /v1/assign HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 999\r\n\r\n")
+        assert reply.startswith("HTTP/1.1 401") and "100 Continue" not in reply
+        assert TOKEN not in repr(running.config)
+
+
 def test_records_every_request_as_a_problem_file_with_its_answer(tmp_path: Path) -> None:
     with AssignmentService(ServiceConfig(port=0, record_dir=tmp_path)) as running:
         status, answer = _post(running, _request(SMALL, group="team/orders"))
