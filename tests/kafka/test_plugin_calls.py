@@ -394,6 +394,8 @@ def token_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("tokens")
     (folder / "token").write_text(TOKEN + "\n", encoding="utf-8")
     (folder / "wrong").write_text("not-the-token\n", encoding="utf-8")
+    # a header cannot carry a newline: the JDK's refusal would quote the whole value
+    (folder / "two-lines").write_text(TOKEN + "\nsecond-line\n", encoding="utf-8")
     return folder / "token", folder / "wrong"
 
 
@@ -427,6 +429,7 @@ def run(request: pytest.FixtureRequest, stand_in: StandIn, token_files: tuple[Pa
     stand_in.scripts[f"{plug.kind}/unauthorized"] = Script(answer(plug.exact))
     scenarios["unauthorized"] = {"configs": configs("unauthorized", wrong)}
     scenarios["no_token_file"] = {"configs": configs("exact", token.parent / "absent")}
+    scenarios["two_line_token"] = {"configs": configs("exact", token.parent / "two-lines")}
     scenarios["unconfigured"] = {"configs": configs(None)}
     if plug.broker:
         # the cache: an exact answer after the budget is Kafka's default now, and applied at the next call with the same inputs
@@ -513,7 +516,7 @@ def test_exact_answer_is_applied(run: Run) -> None:
 
 
 def _fallback_scenarios() -> list[str]:
-    return ["kafka_source", "refused", "unauthorized", "no_token_file", "unconfigured", *FALLBACKS]
+    return ["kafka_source", "refused", "unauthorized", "no_token_file", "two_line_token", "unconfigured", *FALLBACKS]
 
 
 @pytest.mark.parametrize("scenario", _fallback_scenarios())
@@ -529,6 +532,7 @@ def test_fallback_is_kafkas_default(run: Run, scenario: str) -> None:
         "refused": "cannot connect to",
         "unauthorized": "HTTP 401: unauthorized",
         "no_token_file": "kao.service.token.file",
+        "two_line_token": "holds characters a header cannot carry",
         "unconfigured": "kao.service.url is not set",
     }.get(scenario) or FALLBACKS[scenario][1]
     assert expected in reason, reason

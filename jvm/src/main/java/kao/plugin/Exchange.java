@@ -53,6 +53,8 @@ final class Exchange {
     static final int CACHE_ENTRIES = 64;
     private static final int CONNECT_TIMEOUT_MS = 1000;
     private static final int MAX_REASON_CHARS = 300;
+    /** An answer that says it is larger is not read. */
+    static final long MAX_ANSWER_BYTES = 64L * 1024 * 1024;
 
     /** One HTTP client for every plug-in instance: Kafka Streams makes a task assignor per rebalance. Its threads are daemons. */
     private static volatile HttpClient http;
@@ -148,22 +150,24 @@ final class Exchange {
         return Decision.fallback("the plug-in failed: " + describe(failure));
     }
 
-    /** What came back over HTTP (or null status when the request failed). */
+    /** What came back over HTTP: its status and its JSON (the text itself is not kept: a broker's cache holds these). */
     private static final class Reply {
         final int status;
-        final String body;
         final Object json;
         final String parseError;
 
         Reply(int status, String body) {
             this.status = status;
-            this.body = body;
             Object parsed = null;
             String error = null;
-            try {
-                parsed = Json.parse(body);
-            } catch (Json.ParseException bad) {
-                error = bad.getMessage();
+            if (body == null) {
+                error = "larger than " + MAX_ANSWER_BYTES + " bytes";
+            } else {
+                try {
+                    parsed = Json.parse(body);
+                } catch (Json.ParseException bad) {
+                    error = bad.getMessage();
+                }
             }
             this.json = parsed;
             this.parseError = error;
@@ -327,32 +331,51 @@ final class Exchange {
     }
 
     private static CompletableFuture<Reply> send(PluginConfig cfg, byte[] body) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(cfg.assignUri)
-            // the service answers by deadline_ms; the wait in ask() is the budget. Broker side the
-            // request may outlive the budget (its answer is cached), never the deadline by much.
-            .timeout(Duration.ofMillis(Math.max(cfg.budgetMs, cfg.deadlineMs + 1000L)))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (cfg.tokenFile != null) {
-            String token;
-            try {
-                token = Files.readString(cfg.tokenFile, StandardCharsets.UTF_8).strip();
-            } catch (IOException | RuntimeException unreadable) {
-                return CompletableFuture.failedFuture(new TokenUnreadable(
-                    PluginConfig.TOKEN_FILE + " " + cfg.tokenFile + " cannot be read (" + unreadable.getClass().getSimpleName() + ")"));
+        HttpRequest built;
+        try {
+            HttpRequest.Builder request = HttpRequest.newBuilder(cfg.assignUri)
+                // the service answers by deadline_ms; the wait in ask() is the budget. Broker side the
+                // request may outlive the budget (its answer is cached), never the deadline by much.
+                .timeout(Duration.ofMillis(Math.max(cfg.budgetMs, cfg.deadlineMs + 1000L)))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            if (cfg.tokenFile != null) {
+                String token;
+                try {
+                    token = Files.readString(cfg.tokenFile, StandardCharsets.UTF_8).strip();
+                } catch (IOException | RuntimeException unreadable) {
+                    return CompletableFuture.failedFuture(new TokenUnreadable(
+                        PluginConfig.TOKEN_FILE + " " + cfg.tokenFile + " cannot be read (" + unreadable.getClass().getSimpleName() + ")"));
+                }
+                if (token.isEmpty()) {
+                    return CompletableFuture.failedFuture(new TokenUnreadable(PluginConfig.TOKEN_FILE + " " + cfg.tokenFile + " is empty"));
+                }
+                if (!token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+                    // the JDK would refuse the header with the whole value in its message: never let it reach a log
+                    return CompletableFuture.failedFuture(new TokenUnreadable(
+                        PluginConfig.TOKEN_FILE + " " + cfg.tokenFile + " holds characters a header cannot carry (one line of visible ASCII)"));
+                }
+                request.header("Authorization", "Bearer " + token);
             }
-            if (token.isEmpty()) {
-                return CompletableFuture.failedFuture(new TokenUnreadable(PluginConfig.TOKEN_FILE + " " + cfg.tokenFile + " is empty"));
-            }
-            request.header("Authorization", "Bearer " + token);
+            built = request.build();
+        } catch (RuntimeException failure) {  // its message may quote a header: not repeated
+            return CompletableFuture.failedFuture(new IOException("the request could not be built (" + failure.getClass().getSimpleName() + ")"));
         }
         try {
-            return http().sendAsync(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
-                .thenApply(response -> new Reply(response.statusCode(), response.body()));
+            return http().sendAsync(built, Exchange::bounded).thenApply(response -> new Reply(response.statusCode(), response.body()));
         } catch (RuntimeException failure) {
             return CompletableFuture.failedFuture(failure);
         }
+    }
+
+    /** The answer's text, or null (without reading it) when it says it is larger than MAX_ANSWER_BYTES. */
+    private static HttpResponse.BodySubscriber<String> bounded(HttpResponse.ResponseInfo info) {
+        long length = info.headers().firstValueAsLong("Content-Length").orElse(-1L);
+        if (length > MAX_ANSWER_BYTES) {
+            return HttpResponse.BodySubscribers.replacing(null);
+        }
+        return HttpResponse.BodySubscribers.ofString(StandardCharsets.UTF_8);
     }
 
     private static String failure(PluginConfig cfg, Exception failed) {
@@ -364,18 +387,18 @@ final class Exchange {
             return cause.getMessage();
         }
         if (cause instanceof HttpConnectTimeoutException) {
-            return "cannot connect to " + cfg.assignUri + " (connect timed out)";
+            return "cannot connect to " + cfg.shownUri() + " (connect timed out)";
         }
         if (cause instanceof HttpTimeoutException) {
-            return "no answer from " + cfg.assignUri + " within the request timeout";
+            return "no answer from " + cfg.shownUri() + " within the request timeout";
         }
         if (cause instanceof ConnectException) {
-            return "cannot connect to " + cfg.assignUri + " (" + (cause.getMessage() == null ? "connection refused" : clip(cause.getMessage())) + ")";
+            return "cannot connect to " + cfg.shownUri() + " (" + (cause.getMessage() == null ? "connection refused" : clip(cause.getMessage())) + ")";
         }
         if (cause instanceof CancellationException) {
             return "the request was cancelled";
         }
-        return "the request to " + cfg.assignUri + " failed: " + describe(cause);
+        return "the request to " + cfg.shownUri() + " failed: " + describe(cause);
     }
 
     static String describe(Throwable failure) {

@@ -122,9 +122,21 @@ final class PluginConfig {
         throw new ConfigException(key, text, "expected a positive number of milliseconds");
     }
 
+    /** The URL as logs may show it: without a user and password, if one was written into it. */
+    String shownUri() {
+        if (assignUri == null || assignUri.getRawUserInfo() == null) {
+            return String.valueOf(assignUri);
+        }
+        try {
+            return new URI(assignUri.getScheme(), null, assignUri.getHost(), assignUri.getPort(), assignUri.getPath(), null, null).toString();
+        } catch (URISyntaxException impossible) {
+            return assignUri.getScheme() + "://" + assignUri.getHost();
+        }
+    }
+
     @Override
     public String toString() {
-        return (assignUri == null ? "no service" : assignUri.toString()) + ", deadline " + deadlineMs + " ms, budget " + budgetMs + " ms"
+        return (assignUri == null ? "no service" : shownUri()) + ", deadline " + deadlineMs + " ms, budget " + budgetMs + " ms"
             + (tokenFile == null ? "" : ", token from " + tokenFile);
     }
 }
