@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from optimizer.assignors.java import java_hash_map_order, java_string_hash
 from optimizer.kafka import jvm
 from optimizer.kafka.plugin_calls import plugin_calls, plugins_jar
 from optimizer.oracle.batch import batch
@@ -238,9 +239,13 @@ def _classic_consumer() -> Plug:
         "rebalance_protocol": "cooperative",
         "topics": [{"name": "orders", "partitions": 4, "replica_racks": [["a", "b"], ["b", "c"], ["c", "a"], ["a", "b"]],
                     "leader_racks": ["a", "b", "c", "a"]}],
-        "members": [{"id": "c1", "instance_id": "static-1", "rack": "a", "subscriptions": ["orders"], "owned": [["orders", 0], ["orders", 1], ["orders", 2]],
-                     "generation": 3},
-                    {"id": "c2", "instance_id": None, "rack": "b", "subscriptions": ["orders"], "owned": [], "generation": None}],
+        # in the leader's HashMap order of member ids; owned partitions as each consumer lists them
+        "members": sorted(
+            [{"id": "c1", "instance_id": "static-1", "rack": "a", "subscriptions": ["orders"], "owned": [["orders", 2], ["orders", 0], ["orders", 1]],
+              "generation": 3},
+             {"id": "c2", "instance_id": None, "rack": "b", "subscriptions": ["orders"], "owned": [], "generation": None}],
+            key=lambda m: java_hash_map_order(["c2", "c1"], java_string_hash).index(m["id"]),
+        ),
     }  # fmt: skip
     # cooperative: orders-2 moves from c1 to c2, so it is withheld in this rebalance (revoked from c1)
     exact: dict[str, Any] = {"members": {"c1": [["orders", 1], ["orders", 0]], "c2": [["orders", 3]]}}
@@ -275,15 +280,18 @@ def _streams_group() -> Plug:
                     member("m-a1", "p-a", "a", ["1_0", "0_0"], ["0_1"], tags={"zone": "a"}, offsets={"0_0": 100, "0_1": 40}, end_offsets={"0_0": 150}),
                     member("m-b1", "p-b", "b", ["0_1"], ["0_0"], tags={"zone": "b"})],
     }  # fmt: skip
-    expected = {
-        "num_standby_replicas": 1, "rack_aware_assignment_tags": ["zone"],
-        "subtopologies": [{"id": "0", "partitions": 3, "stateful": True}, {"id": "1", "partitions": 2, "stateful": False}],
-        "members": [{"member_id": "m-a1", "process_id": "p-a", "instance_id": None, "rack": "a", "client_tags": {"zone": "a"}, "active": ["0_0", "1_0"],
+    expected_members = [{"member_id": "m-a1", "process_id": "p-a", "instance_id": None, "rack": "a", "client_tags": {"zone": "a"}, "active": ["0_0", "1_0"],
                      "standby": ["0_1"], "warmup": [], "task_offsets": {"0_0": 100, "0_1": 40}, "task_end_offsets": {"0_0": 150}},
                     {"member_id": "m-b1", "process_id": "p-b", "instance_id": None, "rack": "b", "client_tags": {"zone": "b"}, "active": ["0_1"],
                      "standby": ["0_0"], "warmup": [], "task_offsets": {}, "task_end_offsets": {}},
                     {"member_id": "m-b2", "process_id": "p-b", "instance_id": None, "rack": "b", "client_tags": {"zone": "b"}, "active": ["0_2"],
-                     "standby": [], "warmup": [], "task_offsets": {}, "task_end_offsets": {}}],
+                     "standby": [], "warmup": [], "task_offsets": {}, "task_end_offsets": {}}]  # fmt: skip
+    # members in the order Kafka's GroupSpecImpl iterates them (its HashMap of member ids)
+    order = java_hash_map_order([m["member_id"] for m in kafka["members"]], java_string_hash)
+    expected = {
+        "num_standby_replicas": 1, "rack_aware_assignment_tags": ["zone"],
+        "subtopologies": [{"id": "0", "partitions": 3, "stateful": True}, {"id": "1", "partitions": 2, "stateful": False}],
+        "members": sorted(expected_members, key=lambda m: order.index(m["member_id"])),
     }  # fmt: skip
 
     def tasks(active: list[str], standby: list[str], warmup: list[str] | None = None) -> dict[str, list[str]]:

@@ -159,7 +159,9 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
         Request(Cluster cluster, GroupSubscription group, RebalanceProtocol protocol) {
             boolean cooperative = protocol == RebalanceProtocol.COOPERATIVE;
             kafka.put("rebalance_protocol", cooperative ? "cooperative" : "eager");
-            Map<String, Subscription> subscriptions = new TreeMap<>(group.groupSubscription());
+            // members, their subscriptions and owned partitions in Kafka's order (the leader's
+            // HashMap, the consumers' lists): the service's reproduction breaks ties as Kafka does
+            Map<String, Subscription> subscriptions = group.groupSubscription();
             Set<String> subscribed = new TreeSet<>();
             subscriptions.values().forEach(s -> subscribed.addAll(s.topics()));
             List<Object> topics = new ArrayList<>();
@@ -201,20 +203,18 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
             List<Object> members = new ArrayList<>();
             for (Map.Entry<String, Subscription> entry : subscriptions.entrySet()) {
                 Subscription subscription = entry.getValue();
-                Map<String, Set<Integer>> owned = new TreeMap<>();
+                List<Object> ownedList = new ArrayList<>();
                 for (TopicPartition tp : subscription.ownedPartitions() == null ? List.<TopicPartition>of() : subscription.ownedPartitions()) {
-                    owned.computeIfAbsent(tp.topic(), k -> new TreeSet<>()).add(tp.partition());
+                    ownedList.add(List.of(tp.topic(), tp.partition()));
                     if (check.owners != null) {
                         check.owners.computeIfAbsent(new Answers.Part(tp.topic(), tp.partition()), k -> new HashSet<>()).add(entry.getKey());
                     }
                 }
-                List<Object> ownedList = new ArrayList<>();
-                owned.forEach((topic, partitions) -> partitions.forEach(p -> ownedList.add(List.of(topic, p))));
                 Map<String, Object> described = new LinkedHashMap<>();
                 described.put("id", entry.getKey());
                 described.put("instance_id", subscription.groupInstanceId().orElse(null));
                 described.put("rack", subscription.rackId().orElse(null));
-                described.put("subscriptions", new ArrayList<>(new TreeSet<>(subscription.topics())));
+                described.put("subscriptions", new ArrayList<>(subscription.topics()));
                 described.put("owned", ownedList);
                 described.put("generation", subscription.generationId().orElse(null));
                 members.add(described);

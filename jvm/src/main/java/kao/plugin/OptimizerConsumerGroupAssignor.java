@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -103,7 +104,9 @@ public final class OptimizerConsumerGroupAssignor implements ConsumerGroupPartit
 
         Request(GroupSpec spec, SubscribedTopicDescriber describer) {
             kafka.put("subscription_type", spec.subscriptionType() == SubscriptionType.HOMOGENEOUS ? "homogeneous" : "heterogeneous");
-            List<String> memberIds = Answers.sorted(spec.memberIds());
+            // members, their subscriptions and assignments in the order Kafka iterates them (its
+            // HashMaps and HashSets): the service's reproduction breaks ties as Kafka's assignor does
+            List<String> memberIds = new ArrayList<>(spec.memberIds());
             Set<Uuid> subscribedIds = new HashSet<>();
             for (String member : memberIds) {
                 subscribedIds.addAll(spec.memberSubscription(member).subscribedTopicIds());
@@ -133,14 +136,12 @@ public final class OptimizerConsumerGroupAssignor implements ConsumerGroupPartit
             List<Object> members = new ArrayList<>();
             for (String member : memberIds) {
                 MemberSubscription subscription = spec.memberSubscription(member);
-                Set<String> subscribed = new TreeSet<>();
+                Set<String> subscribed = new LinkedHashSet<>();
                 subscription.subscribedTopicIds().forEach(id -> subscribed.add(id.toString()));
                 List<Object> assigned = new ArrayList<>();
                 MemberAssignment current = spec.memberAssignment(member);
                 if (current != null) {
-                    Map<String, Set<Integer>> byTopic = new TreeMap<>();
-                    current.partitions().forEach((id, parts) -> byTopic.put(id.toString(), parts));
-                    byTopic.forEach((id, parts) -> assigned.add(List.of(id, new ArrayList<>(new TreeSet<>(parts)))));
+                    current.partitions().forEach((id, parts) -> assigned.add(List.of(id.toString(), new ArrayList<>(parts))));
                 }
                 Map<String, Object> described = new LinkedHashMap<>();
                 described.put("id", member);

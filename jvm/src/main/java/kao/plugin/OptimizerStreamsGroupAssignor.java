@@ -138,7 +138,7 @@ public final class OptimizerStreamsGroupAssignor implements TaskAssignor, Config
             }
             kafka.put("subtopologies", subtopologies);
             List<Object> members = new ArrayList<>();
-            for (String member : Answers.sorted(spec.memberIds())) {
+            for (String member : spec.memberIds()) {  // Kafka's order (its HashMap's): it breaks the assignor's ties
                 MemberAssignmentMetadata metadata = spec.memberMetadata(member);
                 MemberAssignmentState state = spec.memberAssignmentState(member);
                 Map<String, Object> described = new LinkedHashMap<>();
