@@ -65,23 +65,37 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * exists; Streams' internal topics get the same replication factor), "state_dir", "num_standby_replicas",
  * "rack_aware_assignment_tags": [...], "task_offset_interval_ms" (streams only, optional: the broker's
  * group.streams.task.offset.interval.ms otherwise), "records", "keys",
- * "instances": [{"rack", "tags": {key: value}, "threads"}]}. Under the classic protocol the standby count and the
- * tags are StreamsConfig settings; under the streams protocol they are the group's configs
- * (streams.num.standby.replicas, streams.rack.aware.assignment.tags, streams.task.offset.interval.ms), set with
- * incrementalAlterConfigs on the GROUP resource before any instance starts. "records" keyed records ("k<i>" with
- * value "g<i % keys>", the key the count groups by) are produced into the input topic once the instances run.
+ * "instances": [{"rack", "tags": {key: value}, "threads"}], and optionally "configs": {key: value} (put into every
+ * instance's StreamsConfig after the runner's own settings, so they win: e.g. {@code task.assignor.class},
+ * {@code kao.service.url} for the KIP-924 plug-in) and "group_configs": {key: value} (the GROUP resource's, below, e.g.
+ * {@code streams.assignor.name}). Under the classic protocol the standby count and the tags are StreamsConfig settings;
+ * under the streams protocol they are the group's configs (streams.num.standby.replicas,
+ * streams.rack.aware.assignment.tags, streams.task.offset.interval.ms). The group's configs, with "group_configs" on
+ * top, are set with incrementalAlterConfigs on the GROUP resource before any instance starts (under the classic
+ * protocol only "group_configs", when given). "records" keyed records ("k<i>" with value "g<i % keys>", the key the
+ * count groups by) are produced into the input topic once the instances run.
  *
  * <p>Once the group is stable, every instance RUNNING and agreeing with the group's view, every record processed
  * (committed offsets at the end offsets) and every local store caught up (and, under the streams protocol, the
  * offsets the members report for their standbys equal their stores' positions), prints one JSON line (the state,
  * below). Then it reads commands, one JSON object a line, and answers each with the state once settled again:
  * {"command": "stop", "instance": i} (close it, leaving the group), {"command": "start", "instance": i} (start it
- * again on its state directory: the same process id), {"command": "produce", "records": n} (n more records),
- * {"command": "state"}. Ends when stdin closes, closing each instance with a timeout and exiting.
+ * again on its state directory: the same process id; with "configs": {key: value}, these override the spec's
+ * "configs" for this instance from now on, e.g. a rolling switch to a plug-in: stop i, start i with other configs),
+ * {"command": "produce", "records": n} (n more records, answered once every record is processed),
+ * {"command": "state"}. A settle that does not happen within 120 s is answered {"error": why} (the runner goes on
+ * reading commands), as is a command it cannot carry out. {"command": "metrics"} is answered at once with
+ * {"metrics": {index: {broker id: bytes}}}: per instance, the sum over its consumers (each thread's main consumer,
+ * the KIP-1071 one under the streams protocol, and its restore consumer: the metric group
+ * {@code consumer-node-metrics} in {@link KafkaStreams#metrics()}) of Kafka's own {@code incoming-byte-total} by
+ * the broker at the other end of each connection ({@link ConsumerGroupRunner#incomingBytesByBroker}); an instance
+ * that was stopped counts what it received before (its figures at each stop are added to its later runs'). Ends
+ * when stdin closes, closing each instance with a timeout and exiting.
  *
- * <p>The state: {"event", "instances": [{"index", "running", "process_id", "state", "rack", "tags", "threads",
- * "active", "standby" (the tasks as Streams reports them, metadataForLocalThreads), "thread_tasks": [{"thread",
- * "consumer_client_id", "active", "standby"}], "positions": {task: changelog offset sum of its local store}}],
+ * <p>The state: {"event", "instances": [{"index", "running", "process_id", "state", "rack", "tags", "configs" (what
+ * its last "start" command gave, over the spec's "configs"), "threads", "active", "standby" (the tasks as Streams
+ * reports them, metadataForLocalThreads), "thread_tasks": [{"thread", "consumer_client_id", "active", "standby"}],
+ * "positions": {task: changelog offset sum of its local store}}],
  * "positions_at_stop": {index: positions when it was stopped}, "positions_before_start": {index: positions of the
  * running instances just before the last start}, "members" (the group's view: streams, each member's id, process id,
  * client id, current assignment and reported task offsets; classic, member id, client id, assigned partitions),
@@ -112,6 +126,10 @@ public final class StreamsAppRunner {
     private static final Map<String, Object> positionsAtStop = new TreeMap<>();
     private static final Map<String, Object> positionsBeforeStart = new TreeMap<>();
     private static final Map<String, Object> applied = new LinkedHashMap<>();
+    /** Per instance, the configs its last "start" command gave (over the spec's "configs"). */
+    private static final Map<Integer, Map<String, String>> instanceConfigs = new TreeMap<>();
+    /** Per instance, its incoming bytes by broker over its earlier runs (taken at each stop). */
+    private static final Map<Integer, Map<String, Long>> bytesBefore = new TreeMap<>();
     private static long produced = 0;
 
     public static void main(String[] args) throws Exception {
@@ -129,7 +147,7 @@ public final class StreamsAppRunner {
         int status = 0;
         try {
             createInputTopic();
-            if (protocol.equals("streams")) {
+            if (protocol.equals("streams") || spec.hasNonNull("group_configs")) {
                 setGroupConfigs();
             }
             storeSubtopology = subtopologyOfStore(topology());
@@ -150,30 +168,61 @@ public final class StreamsAppRunner {
                 if (line.isBlank()) {
                     continue;
                 }
-                JsonNode command = JSON.readTree(line);
-                String name = command.get("command").asText();
-                switch (name) {
-                    case "stop" -> {
-                        int index = command.get("instance").asInt();
-                        positionsAtStop.put(String.valueOf(index), positions(instances.get(index)));
-                        instances.remove(index).close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
-                                .withTimeout(Duration.ofSeconds(30)));
-                    }
-                    case "start" -> {
-                        int index = command.get("instance").asInt();
-                        positionsBeforeStart.clear();
-                        for (Map.Entry<Integer, KafkaStreams> running : instances.entrySet()) {
-                            positionsBeforeStart.put(String.valueOf(running.getKey()), positions(running.getValue()));
+                String name = "";
+                try {
+                    JsonNode command = JSON.readTree(line);
+                    name = command.path("command").asText("");
+                    switch (name) {
+                        case "stop" -> {
+                            int index = command.path("instance").asInt(-1);
+                            if (!instances.containsKey(index)) {
+                                throw new IllegalArgumentException("no running instance " + command.path("instance"));
+                            }
+                            positionsAtStop.put(String.valueOf(index), positions(instances.get(index)));
+                            bytesBefore.put(index, incomingBytes(index));
+                            instances.remove(index).close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                                    .withTimeout(Duration.ofSeconds(30)));
                         }
-                        start(index);
+                        case "start" -> {
+                            int index = command.path("instance").asInt(-1);
+                            if (index < 0 || index >= spec.get("instances").size() || instances.containsKey(index)) {
+                                throw new IllegalArgumentException("no stopped instance " + command.path("instance"));
+                            }
+                            if (command.hasNonNull("configs")) {
+                                Map<String, String> configs = new LinkedHashMap<>();
+                                command.get("configs").fields().forEachRemaining(c -> configs.put(c.getKey(), c.getValue().asText()));
+                                instanceConfigs.put(index, configs);
+                            }
+                            positionsBeforeStart.clear();
+                            for (Map.Entry<Integer, KafkaStreams> running : instances.entrySet()) {
+                                positionsBeforeStart.put(String.valueOf(running.getKey()), positions(running.getValue()));
+                            }
+                            start(index);
+                        }
+                        case "produce" -> produce(command.path("records").asInt());
+                        case "state" -> {
+                        }
+                        case "metrics" -> {
+                            Map<String, Object> metrics = new TreeMap<>();
+                            for (int i = 0; i < spec.get("instances").size(); i++) {
+                                if (instances.containsKey(i) || bytesBefore.containsKey(i)) {
+                                    metrics.put(String.valueOf(i), incomingBytes(i));
+                                }
+                            }
+                            System.out.println(JSON.writeValueAsString(Map.of("metrics", metrics)));
+                            System.out.flush();
+                            continue;
+                        }
+                        default -> throw new IllegalArgumentException("unknown command " + JSON.writeValueAsString(command.path("command"))
+                                + ": expected stop, start, produce, state or metrics");
                     }
-                    case "produce" -> produce(command.get("records").asInt());
-                    case "state" -> {
-                    }
-                    default -> throw new IllegalArgumentException("unknown command " + name);
+                    settle();
+                    print(name);
+                } catch (Exception failed) {
+                    String why = failed instanceof SettleTimeout ? failed.getMessage() : "after " + name + ": " + failed;
+                    System.out.println(JSON.writeValueAsString(Map.of("error", why)));
+                    System.out.flush();
                 }
-                settle();
-                print(name);
             }
         } catch (SettleTimeout timeout) {
             System.err.println(timeout.getMessage());
@@ -219,10 +268,15 @@ public final class StreamsAppRunner {
     private static void setGroupConfigs() throws Exception {
         ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, application);
         Map<String, String> configs = new LinkedHashMap<>();
-        configs.put("streams.num.standby.replicas", spec.get("num_standby_replicas").asText());
-        configs.put("streams.rack.aware.assignment.tags", tags());
-        if (spec.hasNonNull("task_offset_interval_ms")) {
-            configs.put("streams.task.offset.interval.ms", spec.get("task_offset_interval_ms").asText());
+        if (protocol.equals("streams")) {
+            configs.put("streams.num.standby.replicas", spec.get("num_standby_replicas").asText());
+            configs.put("streams.rack.aware.assignment.tags", tags());
+            if (spec.hasNonNull("task_offset_interval_ms")) {
+                configs.put("streams.task.offset.interval.ms", spec.get("task_offset_interval_ms").asText());
+            }
+        }
+        if (spec.hasNonNull("group_configs")) {
+            spec.get("group_configs").fields().forEachRemaining(c -> configs.put(c.getKey(), c.getValue().asText()));
         }
         List<AlterConfigOp> ops = new ArrayList<>();
         configs.forEach((key, value) -> ops.add(new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET)));
@@ -274,7 +328,25 @@ public final class StreamsAppRunner {
         }
         applied.put("statestore.cache.max.bytes", 0);
         applied.put("commit.interval.ms", 500);
+        Map<String, String> extra = new LinkedHashMap<>();
+        if (spec.hasNonNull("configs")) {
+            spec.get("configs").fields().forEachRemaining(c -> extra.put(c.getKey(), c.getValue().asText()));
+            applied.putAll(extra);
+        }
+        extra.putAll(instanceConfigs.getOrDefault(index, Map.of()));
+        config.putAll(extra);
         return config;
+    }
+
+    /** The instance's consumers' incoming bytes by broker: the running instance's, plus its earlier runs'. */
+    private static Map<String, Long> incomingBytes(int index) {
+        Map<String, Long> out = new TreeMap<>(bytesBefore.getOrDefault(index, Map.of()));
+        KafkaStreams streams = instances.get(index);
+        if (streams != null) {
+            ConsumerGroupRunner.incomingBytesByBroker(streams.metrics(), ConsumerGroupRunner.brokers(admin, bootstrap))
+                .forEach((broker, bytes) -> out.merge(broker, bytes, Long::sum));
+        }
+        return out;
     }
 
     private static void start(int index) {
@@ -354,6 +426,7 @@ public final class StreamsAppRunner {
         out.put("state", streams == null ? null : streams.state().name());
         out.put("rack", instance.get("rack").asText());
         out.put("tags", JSON.convertValue(instance.get("tags"), Map.class));
+        out.put("configs", instanceConfigs.getOrDefault(index, Map.of()));
         out.put("threads", instance.get("threads").asInt());
         TreeSet<String> active = tasks(List.of());
         TreeSet<String> standby = tasks(List.of());
