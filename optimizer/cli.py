@@ -651,21 +651,33 @@ def sandbox_group() -> None:
     help="A broker setting on top of the sandbox's own, static ones too (repeatable), e.g. "
     "replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector.",
 )  # fmt: skip
+@click.option(
+    "--controller-config", "controller_configs", multiple=True, metavar="KEY=VALUE",
+    help="A controller setting (repeatable), e.g. group.streams.assignors=sticky,kao.plugin.OptimizerStreamsGroupAssignor: "
+    "the controller validates group configs against its own.",
+)  # fmt: skip
 @_SANDBOX_DIR_OPTION
-def sandbox_start(brokers: int, racks: str, broker_configs: tuple[str, ...], directory: Path) -> None:
+def sandbox_start(brokers: int, racks: str, broker_configs: tuple[str, ...], controller_configs: tuple[str, ...], directory: Path) -> None:
     """Start the cluster, wait until every broker is registered, print its bootstrap address."""
     from optimizer.kafka import sandbox
 
-    settings = {}
-    for setting in broker_configs:
-        key, equals, value = setting.partition("=")
-        if not equals or not key.strip():
-            raise UsageError(f"--broker-config {setting!r}: expected KEY=VALUE")
-        settings[key.strip()] = value.strip()
-    started = sandbox.start(brokers, [r.strip() for r in racks.split(",") if r.strip()], directory, broker_configs=settings)
+    settings, controller = _settings(broker_configs, "--broker-config"), _settings(controller_configs, "--controller-config")
+    started = sandbox.start(
+        brokers, [r.strip() for r in racks.split(",") if r.strip()], directory, broker_configs=settings, controller_configs=controller
+    )
     print_line(f"bootstrap: {started.bootstrap}")
     print_line("brokers: " + ", ".join(f"{n} (rack {r})" if r else str(n) for n, r in started.racks.items()))
     print_line(f"stop with: kafka-assign sandbox stop{'' if directory == SANDBOX_DIR else f' --dir {directory}'}")
+
+
+def _settings(given: tuple[str, ...], option: str) -> dict[str, str]:
+    settings = {}
+    for setting in given:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"{option} {setting!r}: expected KEY=VALUE")
+        settings[key.strip()] = value.strip()
+    return settings
 
 
 @sandbox_group.command("stop")

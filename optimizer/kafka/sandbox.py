@@ -91,7 +91,7 @@ def cluster_id() -> str:
 
 def _properties(
     node_id: int, role: str, port: int, controller_port: int, rack: str | None, data: Path, brokers: int, broker_configs: dict[str, str] | None = None,
-    sasl_port: int | None = None, sasl_users: dict[str, str] | None = None,
+    sasl_port: int | None = None, sasl_users: dict[str, str] | None = None, controller_configs: dict[str, str] | None = None,
 ) -> str:
     replication = min(3, brokers)
     lines = {
@@ -113,6 +113,7 @@ def _properties(
     }
     if role == "controller":
         lines["listeners"] = f"CONTROLLER://127.0.0.1:{port}"
+        lines |= controller_configs or {}
     else:
         lines |= {
             "listeners": f"PLAINTEXT://127.0.0.1:{port}",
@@ -143,11 +144,13 @@ def tie_to_parent() -> None:
 
 def start(
     brokers: int = 3, racks: Sequence[str] = ("a", "b", "c"), directory: Path | None = None, tied: bool = False,
-    broker_configs: dict[str, str] | None = None, sasl_users: dict[str, str] | None = None,
+    broker_configs: dict[str, str] | None = None, sasl_users: dict[str, str] | None = None, controller_configs: dict[str, str] | None = None,
 ) -> Sandbox:
     """Start a controller and `brokers` brokers, broker i in rack `racks[i % len(racks)]` (no
     racks: none), each with `broker_configs` on top of the sandbox's own settings (static ones too,
-    such as `replica.selector.class`, which a broker does not change at runtime), and wait until
+    such as `replica.selector.class`, which a broker does not change at runtime) and the controller
+    with `controller_configs` (it validates group configs against its own: a streams group's
+    `streams.assignor.name` must be in the controller's `group.streams.assignors`), and wait until
     every broker is registered. With `sasl_users` (user name: password), every broker also listens
     for clients with SASL_PLAINTEXT and PLAIN, these users allowed (`Sandbox.sasl_bootstrap`); the
     plaintext listener stays for the brokers and the readiness check. KafkaUnavailableError (after
@@ -173,7 +176,9 @@ def start(
         node_dir = home / f"{role}-{node_id}"
         node_dir.mkdir(exist_ok=True)
         config = node_dir / "server.properties"
-        text = _properties(node_id, role, port, controller_port, rack, node_dir / "data", brokers, broker_configs, sasl_ports.get(node_id), sasl_users)
+        text = _properties(
+            node_id, role, port, controller_port, rack, node_dir / "data", brokers, broker_configs, sasl_ports.get(node_id), sasl_users, controller_configs,
+        )  # fmt: skip
         config.write_text(text, encoding="utf-8")
         configs.append(config)
     nodes: list[Node] = []

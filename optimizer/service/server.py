@@ -25,6 +25,7 @@ import hmac
 import json
 import queue
 import re
+import socket
 import sys
 import threading
 import time
@@ -252,6 +253,7 @@ class AssignmentService:
             self.metadata.stop()
         self._server.shutdown()
         self._server.server_close()
+        self._server.close_all()
         if self._thread is not None:
             self._thread.join(10)
         if self._recorder is not None:
@@ -369,11 +371,32 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], service: AssignmentService):
         if ":" in address[0]:
-            import socket
-
             self.address_family = socket.AF_INET6
         self.service = service
+        self.open: set[socket.socket] = set()
+        """The connections being served (closed by `close_all`: a stopped service answers nothing more)."""
+        self.open_lock = threading.Lock()
         super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.open_lock:
+            self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.open_lock:
+            self.open.discard(request)
+        super().shutdown_request(request)
+
+    def close_all(self) -> None:
+        """End every open connection (keep-alive ones wait for their next request otherwise)."""
+        with self.open_lock:
+            connections = list(self.open)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # a connection that broke (the caller gave up, a reset): one line, never a traceback

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -54,22 +53,9 @@ is refused ("not a registered task assignor") unless the controller lists the pl
 needs the jar as well)."""
 
 
-def _controller_too(properties: Callable[..., str]) -> Callable[..., str]:
-    """`sandbox._properties`, with the controller given `group.streams.assignors` as well. A stopgap: `sandbox.start`
-    gives its `broker_configs` to brokers only, and has no configs for the controller."""
-
-    def written(node_id: int, role: str, *args: Any, **kwargs: Any) -> str:
-        text = properties(node_id, role, *args, **kwargs)
-        return text + f"group.streams.assignors={STREAMS_GROUP_ASSIGNORS}\n" if role == "controller" else text
-
-    return written
-
-
 @pytest.fixture(scope="session")
 def kafka_sandbox(tmp_path_factory: pytest.TempPathFactory, kao_service_port: int) -> Iterator[sandbox.Sandbox]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sandbox, "_properties", _controller_too(sandbox._properties))
-        running = _start(tmp_path_factory, kao_service_port)
+    running = _start(tmp_path_factory, kao_service_port)
     try:
         yield running
     finally:
@@ -93,4 +79,5 @@ def _start(tmp_path_factory: pytest.TempPathFactory, kao_service_port: int) -> s
             "kao.service.url": f"http://127.0.0.1:{kao_service_port}", "kao.budget.ms": str(PLUGIN_BUDGET_MS),
         },
         sasl_users={"importer": "importer-secret"},  # a SASL_PLAINTEXT listener too (test_import: --command-config, a refused login)
+        controller_configs={"group.streams.assignors": STREAMS_GROUP_ASSIGNORS},
     )  # fmt: skip

@@ -293,6 +293,20 @@ def test_refusals_close_the_connection_and_http_servers_own_errors_are_json(serv
     assert head.startswith("HTTP/1.1 501") and json.loads(text)["error"]
 
 
+def test_a_stopped_service_answers_nothing_more_on_a_kept_alive_connection() -> None:
+    running = AssignmentService(ServiceConfig(port=0)).start()
+    connection = http.client.HTTPConnection("127.0.0.1", running.port, timeout=10)
+    try:
+        connection.request("GET", "/v1/health")
+        assert connection.getresponse().read()
+        running.stop()
+        with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
+            connection.request("POST", "/v1/assign", body=json.dumps(_request(SMALL)), headers={"Content-Type": "application/json"})
+            connection.getresponse().read()
+    finally:
+        connection.close()
+
+
 def test_a_token_is_checked_before_the_client_is_told_to_send_its_body() -> None:
     with AssignmentService(ServiceConfig(port=0, token=TOKEN)) as running:
         reply = _reply(running.port, b"POST /v1/assign HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 999\r\n\r\n")
