@@ -220,3 +220,22 @@ def test_a_location_is_shown_without_its_query():
 
     assert shown_location("kafka://h:1,h:2?command-config=/home/alice/admin.properties&timeout=5") == "kafka://h:1,h:2"
     assert shown_location(Path("/data/fleet?.jsonl")) == "/data/fleet?.jsonl"
+
+
+def test_a_group_running_the_projects_plug_in_imports_as_its_fallback_with_a_warning():
+    """A group that chose the project's plug-in (`group.remote.assignor=optimizer`, or the classic
+    `optimizer` protocol) is reproduced as the plug-in's fallback, Kafka's default, and says so."""
+    from optimizer.model.problem import problem_from_data
+    from optimizer.sources.kafka_cluster import ImportOptions, _Described, _mapped
+
+    for kind, key, fallback in (("CONSUMER", "group.remote.assignor", "uniform"), ("CLASSIC", "partition.assignment.strategy", "cooperative-sticky")):
+        described = {
+            "group_id": "g", "type": kind, "state": "Stable", "assignor": "optimizer",
+            "brokers": [{"id": 1, "rack": "a", "replica_selector": None}],
+            "topics": {"t": {"partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}},
+            "members": [{"member_id": "m", "rack": "a", "subscriptions": ["t"], "assignment": [["t", 0]], "generation": 2}],
+        }  # fmt: skip
+        imported = _mapped(_Described("g", described, False), "h:1", ImportOptions(), {})
+        assert imported.document is not None and imported.document["config"][key] == fallback
+        problem_from_data(imported.document, "g")
+        assert any(f"the project's plug-in (optimizer): --solver kafka reproduces its fallback, Kafka's {fallback}" in w for w in imported.warnings)

@@ -184,7 +184,7 @@ def _mapped(
         document, said = imported.document, imported.warnings
     else:
         document = consumer_problem(described.data, bootstrap, measured)
-        said = tuple(w for w in (replica_selector(described.data["brokers"])[1], _rackless(described.data)) if w)
+        said = tuple(w for w in (replica_selector(described.data["brokers"])[1], _rackless(described.data), plugin_warning(described.data)) if w)
     for warning in warnings:  # the document says what it rests on, also where the warnings are not printed (the pipeline)
         document["description"] += f"; {warning}"
     return Imported(described.group, document=document, warnings=said + warnings)
@@ -255,6 +255,20 @@ def topic_entries(names: list[str], described_topics: dict[str, Any], racks: dic
     return topics
 
 
+PLUGIN_ASSIGNOR = "optimizer"
+"""The name the project's plug-ins register (`group.remote.assignor`, a classic group's protocol)."""
+PLUGIN_FALLBACKS = {"consumer": "uniform", "classic": "cooperative-sticky"}
+"""What the plug-ins fall back to, per protocol: what `--solver kafka` reproduces for a group using them."""
+
+
+def plugin_warning(described: dict[str, Any]) -> str | None:
+    """The warning for a group that runs the project's plug-in, or None."""
+    if described.get("assignor") != PLUGIN_ASSIGNOR:
+        return None
+    fallback = PLUGIN_FALLBACKS["consumer" if str(described["type"]).upper() == "CONSUMER" else "classic"]
+    return f"the group runs the project's plug-in ({PLUGIN_ASSIGNOR}): --solver kafka reproduces its fallback, Kafka's {fallback}"
+
+
 def consumer_problem(described: dict[str, Any], bootstrap: str, rates: Mapping[tuple[str, int], float] | None = None) -> dict[str, Any]:
     """`kao.jvm.Describe`'s JSON for a consumer group as a consumer problem document; `rates`, bytes
     per second by (topic, partition), become each fully measured topic's `partition_bytes_per_second`."""
@@ -264,9 +278,11 @@ def consumer_problem(described: dict[str, Any], bootstrap: str, rates: Mapping[t
     config: dict[str, Any]
     kind = str(described["type"]).upper()
     if kind == "CONSUMER":
-        config = {"group.protocol": "consumer", "group.remote.assignor": described["assignor"], "kafka.version": KAFKA_VERSION}
+        # the project's plug-in (docs/apply.md): --solver kafka reproduces its fallback, Kafka's default
+        assignor = PLUGIN_FALLBACKS["consumer"] if described["assignor"] == PLUGIN_ASSIGNOR else described["assignor"]
+        config = {"group.protocol": "consumer", "group.remote.assignor": assignor, "kafka.version": KAFKA_VERSION}
     elif kind == "CLASSIC":
-        strategy = described["assignor"]
+        strategy = PLUGIN_FALLBACKS["classic"] if described["assignor"] == PLUGIN_ASSIGNOR else described["assignor"]
         if strategy == STREAMS_ASSIGNOR:
             raise _refused(source, f"group {group!r} is a Kafka Streams application: import it with --application-id {group}")
         if strategy not in _CLASSIC_STRATEGIES:

@@ -61,7 +61,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * one JSON object a line, each answered with one JSON line:
  * <ul>
  * <li>{"command": "state"}: the state once settled;</li>
- * <li>{"command": "add", "rack": r, "topics": [...]}: a new member (the next index), then the state once settled;</li>
+ * <li>{"command": "add", "rack": r, "topics": [...], "configs": {key: value} (optional: over the spec's)}: a new member
+ * (the next index), then the state once settled;</li>
+ * <li>{"command": "drain"}: the state once settled and every partition of the spec's topics consumed to the end offset
+ * it had when the command came;</li>
  * <li>{"command": "remove", "index": i}: member i closes (it leaves the group), then the state once settled;</li>
  * <li>{"command": "produce", "records": n}: n records (keyless, 200-byte values) spread round-robin over every partition
  * of the spec's topics, in topic then partition order; the state once settled and every record produced here
@@ -198,12 +201,13 @@ public final class ConsumerGroupRunner {
                     remove(members.get(index));
                 }
                 case "produce" -> produce(command.path("records").asInt());
+                case "drain" -> drain();
                 case "metrics" -> {
                     return Map.of("metrics", metrics());
                 }
                 default -> {
                     return Map.of("error", "unknown command " + JSON.writeValueAsString(command.path("command"))
-                        + ": expected state, add, remove, produce or metrics");
+                        + ": expected state, add, remove, produce, drain or metrics");
                 }
             }
             String why = settle();
@@ -261,6 +265,9 @@ public final class ConsumerGroupRunner {
         described.get("topics").forEach(t -> topics.add(t.asText()));
         Member member = new Member(index, described.hasNonNull("rack") ? described.get("rack").asText() : null, topics, group + "-" + index);
         Properties config = consumerConfig(member);
+        if (described.hasNonNull("configs")) {  // this member's own settings over the spec's (e.g. group.remote.assignor)
+            described.get("configs").fields().forEachRemaining(c -> config.put(c.getKey(), c.getValue().asText()));
+        }
         member.thread = new Thread(() -> {
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
                 member.consumer = consumer;
@@ -316,6 +323,18 @@ public final class ConsumerGroupRunner {
             RecordMetadata metadata = done.get(30, TimeUnit.SECONDS);
             producedTo.merge(new TopicPartition(metadata.topic(), metadata.partition()), metadata.offset() + 1, Math::max);
         }
+    }
+
+    /** Every partition of the spec's topics must be consumed to its end offset as of now (records others produced too). */
+    private static void drain() throws Exception {
+        Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+        toMap(spec.get("topics")).forEach((topic, count) -> {
+            for (int p = 0; p < count.asInt(); p++) {
+                latest.put(new TopicPartition(topic, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
+            }
+        });
+        admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS)
+            .forEach((partition, end) -> producedTo.merge(partition, end.offset(), Math::max));
     }
 
     private static Map<String, JsonNode> toMap(JsonNode object) {

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -76,13 +77,15 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * count groups by) are produced into the input topic once the instances run.
  *
  * <p>Once the group is stable, every instance RUNNING and agreeing with the group's view, every record processed
- * (committed offsets at the end offsets) and every local store caught up (and, under the streams protocol, the
+ * (committed offsets at the end offsets) and every local store caught up (these two only unless the spec says
+ * "await_processing": false, for applications whose input other producers keep writing) (and, under the streams protocol, the
  * offsets the members report for their standbys equal their stores' positions), prints one JSON line (the state,
  * below). Then it reads commands, one JSON object a line, and answers each with the state once settled again:
  * {"command": "stop", "instance": i} (close it, leaving the group), {"command": "start", "instance": i} (start it
  * again on its state directory: the same process id; with "configs": {key: value}, these override the spec's
  * "configs" for this instance from now on, e.g. a rolling switch to a plug-in: stop i, start i with other configs),
  * {"command": "produce", "records": n} (n more records, answered once every record is processed),
+ * {"command": "drain"} (answered once every record is processed, whatever "await_processing" says),
  * {"command": "state"}. A settle that does not happen within 120 s is answered {"error": why} (the runner goes on
  * reading commands), as is a command it cannot carry out. {"command": "metrics"} is answered at once with
  * {"metrics": {index: {broker id: bytes}}}: per instance, the sum over its consumers (each thread's main consumer,
@@ -93,7 +96,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * when stdin closes, closing each instance with a timeout and exiting.
  *
  * <p>The state: {"event", "instances": [{"index", "running", "process_id", "state", "rack", "tags", "configs" (what
- * its last "start" command gave, over the spec's "configs"), "threads", "active", "standby" (the tasks as Streams
+ * its last "start" command gave, over the spec's "configs"), "rebalances" (times the instance entered REBALANCING),
+ * "restored_records" and "restore_seconds" (its active stores' restoration, a StateRestoreListener's count), "threads", "active", "standby" (the tasks as Streams
  * reports them, metadataForLocalThreads), "thread_tasks": [{"thread", "consumer_client_id", "active", "standby"}],
  * "positions": {task: changelog offset sum of its local store}}],
  * "positions_at_stop": {index: positions when it was stopped}, "positions_before_start": {index: positions of the
@@ -202,6 +206,11 @@ public final class StreamsAppRunner {
                         case "produce" -> produce(command.path("records").asInt());
                         case "state" -> {
                         }
+                        case "drain" -> {
+                            settle(true);
+                            print("drain");
+                            continue;
+                        }
                         case "metrics" -> {
                             Map<String, Object> metrics = new TreeMap<>();
                             for (int i = 0; i < spec.get("instances").size(); i++) {
@@ -214,7 +223,7 @@ public final class StreamsAppRunner {
                             continue;
                         }
                         default -> throw new IllegalArgumentException("unknown command " + JSON.writeValueAsString(command.path("command"))
-                                + ": expected stop, start, produce, state or metrics");
+                                + ": expected stop, start, produce, state, drain or metrics");
                     }
                     settle();
                     print(name);
@@ -351,6 +360,12 @@ public final class StreamsAppRunner {
 
     private static void start(int index) {
         KafkaStreams streams = new KafkaStreams(topology(), streamsConfig(index));
+        streams.setStateListener((now, before) -> {
+            if (now == KafkaStreams.State.REBALANCING) {
+                REBALANCES.computeIfAbsent(index, i -> new AtomicLong()).incrementAndGet();
+            }
+        });
+        streams.setGlobalStateRestoreListener(new RestoreCounter(index));
         streams.setUncaughtExceptionHandler(error -> {
             error.printStackTrace();
             Runtime.getRuntime().halt(1);
@@ -358,6 +373,43 @@ public final class StreamsAppRunner {
         });
         streams.start();
         instances.put(index, streams);
+    }
+
+    /** Per instance: the times it entered REBALANCING (a rebalance seen by that instance). */
+    private static final Map<Integer, AtomicLong> REBALANCES = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Per instance: records restored into its active stores (not standby updates), and the nanoseconds spent. */
+    private static final Map<Integer, long[]> RESTORED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Counts what an instance restores: records, and the time from each store partition's start to its end. */
+    private static final class RestoreCounter implements org.apache.kafka.streams.processor.StateRestoreListener {
+        private final int index;
+        private final Map<TopicPartition, Long> started = new java.util.concurrent.ConcurrentHashMap<>();
+
+        RestoreCounter(int index) {
+            this.index = index;
+        }
+
+        @Override
+        public void onRestoreStart(TopicPartition partition, String store, long startingOffset, long endingOffset) {
+            started.put(partition, System.nanoTime());
+        }
+
+        @Override
+        public void onBatchRestored(TopicPartition partition, String store, long batchEndOffset, long numRestored) {
+            synchronized (RESTORED) {
+                RESTORED.computeIfAbsent(index, i -> new long[2])[0] += numRestored;
+            }
+        }
+
+        @Override
+        public void onRestoreEnd(TopicPartition partition, String store, long totalRestored) {
+            Long begun = started.remove(partition);
+            if (begun != null) {
+                synchronized (RESTORED) {
+                    RESTORED.computeIfAbsent(index, i -> new long[2])[1] += System.nanoTime() - begun;
+                }
+            }
+        }
     }
 
     private static void produce(int records) throws Exception {
@@ -427,6 +479,10 @@ public final class StreamsAppRunner {
         out.put("rack", instance.get("rack").asText());
         out.put("tags", JSON.convertValue(instance.get("tags"), Map.class));
         out.put("configs", instanceConfigs.getOrDefault(index, Map.of()));
+        out.put("rebalances", REBALANCES.getOrDefault(index, new AtomicLong()).get());
+        long[] restored = RESTORED.getOrDefault(index, new long[2]);
+        out.put("restored_records", restored[0]);
+        out.put("restore_seconds", restored[1] / 1e9);
         out.put("threads", instance.get("threads").asInt());
         TreeSet<String> active = tasks(List.of());
         TreeSet<String> standby = tasks(List.of());
@@ -542,12 +598,17 @@ public final class StreamsAppRunner {
     // ---- settling ----
 
     private static void settle() throws Exception {
+        settle(spec.path("await_processing").asBoolean(true));
+    }
+
+    /** Until settled; with {@code processing}, every record processed and every store caught up as well. */
+    private static void settle(boolean processing) throws Exception {
         long deadline = System.currentTimeMillis() + SETTLE_MS;
         String why = "";
         while (System.currentTimeMillis() < deadline) {
             Thread.sleep(300);
             try {
-                why = unsettled();
+                why = unsettled(processing);
             } catch (ExecutionException | org.apache.kafka.common.errors.TimeoutException notYet) {
                 why = "Kafka answered " + notYet;
             }
@@ -559,7 +620,7 @@ public final class StreamsAppRunner {
     }
 
     /** Why the application is not settled, or null. */
-    private static String unsettled() throws Exception {
+    private static String unsettled(boolean processing) throws Exception {
         int threads = 0;
         Map<String, TreeSet<String>> activeByProcess = new HashMap<>();
         Map<String, TreeSet<String>> standbyByProcess = new HashMap<>();
@@ -589,7 +650,7 @@ public final class StreamsAppRunner {
                 thread.standbyTasks().forEach(t -> standby.add(task(t.taskId())));
                 partitionsByClient.put(thread.consumerClientId(), partitions);
             }
-            if (lagOf(streams) != 0) {
+            if (processing && lagOf(streams) != 0) {
                 return "instance " + entry.getKey() + " has store partitions behind their changelog";
             }
             positionsByProcess.put(process, positions(streams));
@@ -639,6 +700,9 @@ public final class StreamsAppRunner {
                     return "member " + member.clientId() + " is assigned " + member.assignment().topicPartitions() + " but runs " + running;
                 }
             }
+        }
+        if (!processing) {
+            return null;
         }
         Map<String, Object> ends = endOffsets(List.of(input, repartition));
         Map<TopicPartition, OffsetAndMetadata> committed = committed();

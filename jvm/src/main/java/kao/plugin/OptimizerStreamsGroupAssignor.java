@@ -30,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>Broker: put kao-plugins.jar in the broker's {@code libs/}, and in server.properties
  * {@code group.streams.assignors=sticky,kao.plugin.OptimizerStreamsGroupAssignor} with
  * {@code kao.service.url=...}; the broker calls {@link #configure} with server.properties'
- * originals. A group uses it with the group config {@code streams.assignor.name=optimizer}
+ * originals. The KRaft controllers need the jar and the same {@code group.streams.assignors} line
+ * too: they validate group configs against their own. A group uses it with the group config
+ * {@code streams.assignor.name=optimizer}
  * ({@code kafka-configs --alter --entity-type groups --entity-name APP --add-config
  * streams.assignor.name=optimizer}).
  *
