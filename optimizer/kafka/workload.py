@@ -170,3 +170,61 @@ def _report(process: subprocess.Popen[str], name: str, directory: Path, deadline
         raise KafkaUnavailableError(f"workload part {name!r} did not run within {ready_seconds:g} s:\n" + "\n".join(log))
     report: dict[str, Any] = json.loads(line)
     return report
+
+
+class RunnerError(KafkaUnavailableError):
+    """A workload runner gave no answer in time, or answered `{"error": ...}`."""
+
+
+class Runner:
+    """One workload runner JVM driven command by command (`kao.jvm.ConsumerGroupRunner`,
+    `kao.jvm.StreamsAppRunner`, `kao.jvm.ProducerRunner`): its spec on stdin, then one JSON line
+    per command; its stderr in `log`. Tied to this process: it ends with it."""
+
+    def __init__(self, main: str, spec: dict[str, Any], log: Path, heap_mb: int = 384, properties: dict[str, str] | None = None):
+        self.name = str(spec.get("group") or spec.get("application_id") or main.rsplit(".", 1)[-1])
+        self.log = log
+        with log.open("w", encoding="utf-8") as err:
+            self.process = subprocess.Popen(
+                java(main, heap_mb=heap_mb, properties=properties), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                preexec_fn=tie_to_parent,
+            )  # fmt: skip
+        self.send(spec)
+
+    def send(self, data: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(data) + "\n")
+        self.process.stdin.flush()
+
+    def line(self, what: str = "its start", seconds: float = READY_SECONDS) -> dict[str, Any]:
+        """The runner's next answer; RunnerError (with the end of its log) when there is none within
+        `seconds`, or when it is an error."""
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], seconds)
+        text = self.process.stdout.readline() if ready else ""
+        if not text:
+            raise RunnerError(f"{self.name}: no answer to {what} within {seconds:g} s (log {self.log}):\n{self.tail()}")
+        answer: dict[str, Any] = json.loads(text)
+        if "error" in answer:
+            raise RunnerError(f"{self.name}: {what}: {answer['error']} (log {self.log})\n{self.tail()}")
+        return answer
+
+    def ask(self, command: dict[str, Any], seconds: float = READY_SECONDS) -> dict[str, Any]:
+        self.send(command)
+        return self.line(json.dumps(command), seconds)
+
+    def tail(self, lines: int = 25) -> str:
+        return "\n".join(self.log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+
+    def end(self, grace: float = 60.0) -> None:
+        """Close its stdin (the runners' signal to close their clients and exit); killed after `grace`."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

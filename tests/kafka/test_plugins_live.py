@@ -32,7 +32,6 @@ runners' per-broker incoming bytes (their `metrics` command) grow while they con
 from __future__ import annotations
 
 import json
-import select
 import signal
 import subprocess
 import sys
@@ -47,8 +46,8 @@ from typing import Any
 
 import pytest
 
-from optimizer.kafka import sandbox
-from optimizer.kafka.jvm import MODULE, java
+from optimizer.kafka import sandbox, workload
+from optimizer.kafka.jvm import MODULE
 
 pytestmark = pytest.mark.kafka
 
@@ -205,54 +204,21 @@ class StandIn:
 # ---- the runners and the logs
 
 
-class Runner:
-    """A workload runner JVM (`kao.jvm.ConsumerGroupRunner`, `kao.jvm.StreamsAppRunner`): its spec on stdin, then
-    one JSON line per command; its stderr (the plug-ins' lines: kao.plugin at INFO) in a file."""
+class Runner(workload.Runner):
+    """A workload runner JVM with the plug-ins' lines (kao.plugin at INFO) in its log; a missing or failed
+    answer fails the test."""
 
     def __init__(self, main: str, spec: dict[str, Any], log: Path, log4j: Path):
-        self.name = spec.get("group") or spec.get("application_id")
-        self.log = log
-        with log.open("w", encoding="utf-8") as err:
-            self.process = subprocess.Popen(
-                java(main, heap_mb=384, properties={"log4j2.configurationFile": str(log4j)}),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=sandbox.tie_to_parent,
-            )  # fmt: skip
-        self.send(spec)
+        super().__init__(main, spec, log, properties={"log4j2.configurationFile": str(log4j)})
 
-    def send(self, data: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(data) + "\n")
-        self.process.stdin.flush()
-
-    def line(self, what: str) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], ANSWER_SECONDS)
-        text = self.process.stdout.readline() if ready else ""
-        if not text:
-            pytest.fail(f"{self.name}: no answer to {what} within {ANSWER_SECONDS:g} s:\n{self.tail()}")
-        answer: dict[str, Any] = json.loads(text)
-        if "error" in answer:
-            pytest.fail(f"{self.name}: {what}: {answer['error']}\n{self.tail()}")
-        return answer
-
-    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
-        self.send(command)
-        return self.line(json.dumps(command))
-
-    def tail(self, lines: int = 25) -> str:
-        return "\n".join(self.log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
-
-    def end(self) -> None:
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            try:
-                self.process.stdin.close()
-            except OSError:
-                pass
+    def line(self, what: str = "its start", seconds: float = ANSWER_SECONDS) -> dict[str, Any]:
         try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            return super().line(what, seconds)
+        except workload.RunnerError as error:
+            pytest.fail(str(error))
+
+    def ask(self, command: dict[str, Any], seconds: float = ANSWER_SECONDS) -> dict[str, Any]:
+        return super().ask(command, seconds)
 
 
 @dataclass(frozen=True)

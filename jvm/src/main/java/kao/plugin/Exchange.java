@@ -110,6 +110,50 @@ final class Exchange {
         T read(Map<String, Object> assignment) throws InvalidAnswer;
     }
 
+    /** A plug point's inputs as the request's {@code kafka} object, and the reader of its answers. */
+    interface Inputs<T> extends Reader<T> {
+        Map<String, Object> kafka();
+    }
+
+    /** Builds the inputs from Kafka's objects (anything it throws is the plug-in's failure: Kafka's default is used). */
+    @FunctionalInterface
+    interface Build<T> {
+        Inputs<T> build() throws Exception;
+    }
+
+    /** Kafka's default assignor of the plug point, on the same inputs. */
+    @FunctionalInterface
+    interface KafkaDefault<T> {
+        T assign();
+    }
+
+    /**
+     * One assign() call of a plug-in: the service's answer when it can be applied, else Kafka's
+     * default, with the one log line. Never throws but what Kafka's default throws (then said).
+     */
+    <T> T assign(String group, String label, long startedNanos, Build<T> build, KafkaDefault<T> kafkaDefault) {
+        Decision<T> decision;
+        try {
+            Inputs<T> inputs = build.build();
+            decision = ask(group, inputs.kafka(), startedNanos, inputs);
+        } catch (Exception | LinkageError failure) {
+            decision = failed(failure);
+        }
+        if (decision.applied()) {
+            report(group, label, decision, startedNanos);
+            return decision.value;
+        }
+        T assignment;
+        try {
+            assignment = kafkaDefault.assign();
+        } catch (RuntimeException | Error thrown) {
+            fallbackFailed(group, label, decision, startedNanos, thrown);
+            throw thrown;
+        }
+        report(group, label, decision, startedNanos);
+        return assignment;
+    }
+
     /** An answer that cannot be applied; the message names what is wrong, for the log line. */
     static final class InvalidAnswer extends Exception {
         private static final long serialVersionUID = 1L;

@@ -88,26 +88,8 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
         long started = System.nanoTime();
         String group = groupId;
         String label = group == null ? "consumer group" : "group " + group;
-        Exchange.Decision<GroupAssignment> decision;
-        try {
-            Request request = new Request(metadata, groupSubscription, protocol);
-            decision = exchange.ask(group, request.kafka, started, request::read);
-        } catch (Exception | LinkageError failure) {
-            decision = Exchange.failed(failure);
-        }
-        if (decision.applied()) {
-            exchange.report(group, label, decision, started);
-            return decision.value;
-        }
-        GroupAssignment assignment;
-        try {
-            assignment = fallback.assign(metadata, groupSubscription);
-        } catch (RuntimeException | Error thrown) {
-            exchange.fallbackFailed(group, label, decision, started, thrown);
-            throw thrown;
-        }
-        exchange.report(group, label, decision, started);
-        return assignment;
+        RebalanceProtocol inUse = protocol;
+        return exchange.assign(group, label, started, () -> new Request(metadata, groupSubscription, inUse), () -> fallback.assign(metadata, groupSubscription));
     }
 
     /**
@@ -152,8 +134,13 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request {
+    private static final class Request implements Exchange.Inputs<GroupAssignment> {
         final Map<String, Object> kafka = new LinkedHashMap<>();
+
+        @Override
+        public Map<String, Object> kafka() {
+            return kafka;
+        }
         final Answers.PartitionRequest check = new Answers.PartitionRequest();
 
         Request(Cluster cluster, GroupSubscription group, RebalanceProtocol protocol) {
@@ -224,7 +211,8 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
             kafka.put("members", members);
         }
 
-        GroupAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
+        @Override
+        public GroupAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
             Map<String, List<Answers.Part>> parts = Answers.partitions(assignment, check);
             Map<String, Assignment> members = new HashMap<>();
             for (Map.Entry<String, List<Answers.Part>> member : parts.entrySet()) {

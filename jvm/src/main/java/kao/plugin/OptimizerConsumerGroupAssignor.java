@@ -73,32 +73,22 @@ public final class OptimizerConsumerGroupAssignor implements ConsumerGroupPartit
     public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber describer) throws PartitionAssignorException {
         long started = System.nanoTime();
         String label = "consumer group";
-        Exchange.Decision<GroupAssignment> decision;
         try {
             label = "consumer group of " + groupSpec.memberIds().size() + " members";
-            Request request = new Request(groupSpec, describer);
-            decision = exchange.ask(null, request.kafka, started, request::read);
-        } catch (Exception | LinkageError failure) {
-            decision = Exchange.failed(failure);
+        } catch (RuntimeException unusual) {
+            // the generic label stays
         }
-        if (decision.applied()) {
-            exchange.report(null, label, decision, started);
-            return decision.value;
-        }
-        GroupAssignment assignment;
-        try {
-            assignment = fallback.assign(groupSpec, describer);
-        } catch (RuntimeException | Error thrown) {
-            exchange.fallbackFailed(null, label, decision, started, thrown);
-            throw thrown;
-        }
-        exchange.report(null, label, decision, started);
-        return assignment;
+        return exchange.assign(null, label, started, () -> new Request(groupSpec, describer), () -> fallback.assign(groupSpec, describer));
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request {
+    private static final class Request implements Exchange.Inputs<GroupAssignment> {
         final Map<String, Object> kafka = new LinkedHashMap<>();
+
+        @Override
+        public Map<String, Object> kafka() {
+            return kafka;
+        }
         final Answers.PartitionRequest check = new Answers.PartitionRequest();
         final Map<String, Uuid> ids = new HashMap<>();
 
@@ -156,7 +146,8 @@ public final class OptimizerConsumerGroupAssignor implements ConsumerGroupPartit
             kafka.put("members", members);
         }
 
-        GroupAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
+        @Override
+        public GroupAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
             Map<String, List<Answers.Part>> parts = Answers.partitions(assignment, check);
             Map<String, MemberAssignment> members = new HashMap<>();
             for (Map.Entry<String, List<Answers.Part>> member : parts.entrySet()) {

@@ -73,27 +73,12 @@ public final class OptimizerStreamsGroupAssignor implements TaskAssignor, Config
     public GroupAssignment assign(GroupSpec groupSpec, TopologyDescriber topology) throws TaskAssignorException {
         long started = System.nanoTime();
         String label = "streams group";
-        Exchange.Decision<GroupAssignment> decision;
         try {
             label = "streams group of " + groupSpec.memberIds().size() + " members";
-            Request request = new Request(groupSpec, topology);
-            decision = exchange.ask(null, request.kafka, started, request::read);
-        } catch (Exception | LinkageError failure) {
-            decision = Exchange.failed(failure);
+        } catch (RuntimeException unusual) {
+            // the generic label stays
         }
-        if (decision.applied()) {
-            exchange.report(null, label, decision, started);
-            return decision.value;
-        }
-        GroupAssignment assignment;
-        try {
-            assignment = fallback.assign(groupSpec, topology);
-        } catch (RuntimeException | Error thrown) {
-            exchange.fallbackFailed(null, label, decision, started, thrown);
-            throw thrown;
-        }
-        exchange.report(null, label, decision, started);
-        return assignment;
+        return exchange.assign(null, label, started, () -> new Request(groupSpec, topology), () -> fallback.assign(groupSpec, topology));
     }
 
     private static List<String> tasks(Map<String, Set<Integer>> bySubtopology) {
@@ -115,8 +100,13 @@ public final class OptimizerStreamsGroupAssignor implements TaskAssignor, Config
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request {
+    private static final class Request implements Exchange.Inputs<GroupAssignment> {
         final Map<String, Object> kafka = new LinkedHashMap<>();
+
+        @Override
+        public Map<String, Object> kafka() {
+            return kafka;
+        }
         final Answers.TaskRequest check = new Answers.TaskRequest("member", false);
 
         Request(GroupSpec spec, TopologyDescriber topology) {
@@ -160,7 +150,8 @@ public final class OptimizerStreamsGroupAssignor implements TaskAssignor, Config
             kafka.put("members", members);
         }
 
-        GroupAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
+        @Override
+        public GroupAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
             Map<String, Answers.Tasks> tasks = Answers.tasks(Answers.object(assignment.get("members"), "members"), check);
             Map<String, MemberAssignment> members = new HashMap<>();
             for (Map.Entry<String, Answers.Tasks> member : tasks.entrySet()) {

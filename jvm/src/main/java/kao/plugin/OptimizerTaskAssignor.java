@@ -71,28 +71,11 @@ public final class OptimizerTaskAssignor implements TaskAssignor {
         long started = System.nanoTime();
         String group = applicationId;
         String label = group == null ? "streams application" : "group " + group;
-        Exchange.Decision<TaskAssignment> decision;
-        try {
-            Request request = new Request(applicationState);
-            decision = exchange.ask(group, request.kafka, started, request::read);
-        } catch (Exception | LinkageError failure) {
-            decision = Exchange.failed(failure);
-        }
-        if (decision.applied()) {
-            fellBack = false;
-            exchange.report(group, label, decision, started);
-            return decision.value;
-        }
-        fellBack = true;
-        TaskAssignment assignment;
-        try {
-            assignment = fallback.assign(applicationState);
-        } catch (RuntimeException | Error thrown) {
-            exchange.fallbackFailed(group, label, decision, started, thrown);
-            throw thrown;
-        }
-        exchange.report(group, label, decision, started);
-        return assignment;
+        fellBack = false;
+        return exchange.assign(group, label, started, () -> new Request(applicationState), () -> {
+            fellBack = true;  // onAssignmentComputed goes to the assignor that assigned
+            return fallback.assign(applicationState);
+        });
     }
 
     @Override
@@ -121,8 +104,13 @@ public final class OptimizerTaskAssignor implements TaskAssignor {
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request {
+    private static final class Request implements Exchange.Inputs<TaskAssignment> {
         final Map<String, Object> kafka = new LinkedHashMap<>();
+
+        @Override
+        public Map<String, Object> kafka() {
+            return kafka;
+        }
         final Answers.TaskRequest check = new Answers.TaskRequest("client", true);
         final Map<String, TaskId> taskIds = new HashMap<>();
         final Map<String, ProcessId> processIds = new HashMap<>();
@@ -186,7 +174,8 @@ public final class OptimizerTaskAssignor implements TaskAssignor {
             return listed;
         }
 
-        TaskAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
+        @Override
+        public TaskAssignment read(Map<String, Object> assignment) throws Exchange.InvalidAnswer {
             Map<String, Answers.Tasks> tasks = Answers.tasks(Answers.object(assignment.get("clients"), "clients"), check);
             Object followup = assignment.get("followup_rebalance_ms");
             if (followup != null && (!(followup instanceof Long) || (Long) followup < 0)) {
