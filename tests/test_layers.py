@@ -34,7 +34,7 @@ LAYERS = (
     ("optimizer.assignors",),
     (
         "optimizer.solve", "optimizer.compare", "optimizer.console", "optimizer.cli", "optimizer.pipeline", "optimizer.report",
-        "optimizer.testing", "optimizer.oracle", "optimizer.__main__", "optimizer",
+        "optimizer.testing", "optimizer.oracle", "optimizer.service", "optimizer.__main__", "optimizer",
     ),
     ("goals",),
 )  # fmt: skip

@@ -245,7 +245,7 @@ def test_busy_workers_give_a_503_before_the_deadline() -> None:
         first: list[tuple[int, dict[str, Any]]] = []
         slow = threading.Thread(target=lambda: first.append(_post(running, _request(LARGE, deadline_ms=5_000))))
         slow.start()
-        time.sleep(0.5)
+        _until_every_worker_is_taken(running)
         started = time.monotonic()
         status, answer = _post(running, _request(SMALL, deadline_ms=800))
         assert status == 503 and answer["error"].startswith("busy")
@@ -254,12 +254,20 @@ def test_busy_workers_give_a_503_before_the_deadline() -> None:
         assert first and first[0][0] == 200
 
 
+def _until_every_worker_is_taken(running: AssignmentService) -> None:
+    """Until the request sent first holds the worker (reading a large request takes a while on a loaded machine)."""
+    deadline = time.monotonic() + 30
+    while running._slots._free > 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert running._slots._free == 0
+
+
 def test_with_no_room_to_wait_a_busy_service_answers_503_at_once() -> None:
     with AssignmentService(ServiceConfig(port=0, workers=1, max_waiting=0)) as running:
         first: list[tuple[int, dict[str, Any]]] = []
         slow = threading.Thread(target=lambda: first.append(_post(running, _request(LARGE, deadline_ms=4_000))))
         slow.start()
-        time.sleep(0.5)
+        _until_every_worker_is_taken(running)
         started = time.monotonic()
         status, answer = _post(running, _request(SMALL, deadline_ms=3_000))
         assert status == 503 and "already wait" in answer["error"]
