@@ -110,15 +110,15 @@ final class Exchange {
         T read(Map<String, Object> assignment) throws InvalidAnswer;
     }
 
-    /** A plug point's inputs as the request's {@code kafka} object, and the reader of its answers. */
-    interface Inputs<T> extends Reader<T> {
-        Map<String, Object> kafka();
+    /** A plug point's inputs as the request's {@code kafka} object (filled by the subclass), and the reader of its answers. */
+    abstract static class Request<T> implements Reader<T> {
+        final Map<String, Object> kafka = new LinkedHashMap<>();
     }
 
     /** Builds the inputs from Kafka's objects (anything it throws is the plug-in's failure: Kafka's default is used). */
     @FunctionalInterface
     interface Build<T> {
-        Inputs<T> build() throws Exception;
+        Request<T> build() throws Exception;
     }
 
     /** Kafka's default assignor of the plug point, on the same inputs. */
@@ -134,8 +134,8 @@ final class Exchange {
     <T> T assign(String group, String label, long startedNanos, Build<T> build, KafkaDefault<T> kafkaDefault) {
         Decision<T> decision;
         try {
-            Inputs<T> inputs = build.build();
-            decision = ask(group, inputs.kafka(), startedNanos, inputs);
+            Request<T> request = build.build();
+            decision = ask(group, request.kafka, startedNanos, request);
         } catch (Exception | LinkageError failure) {
             decision = failed(failure);
         }

@@ -41,19 +41,16 @@ import org.slf4j.LoggerFactory;
  * its owner to another member in one rebalance is not applied. The leader waits up to
  * {@code kao.budget.ms} (default {@code kao.deadline.ms} + 1000 ms).
  */
-public final class OptimizerConsumerAssignor implements ConsumerPartitionAssignor, Configurable {
-    public static final String NAME = "optimizer";
+public final class OptimizerConsumerAssignor extends Plugin implements ConsumerPartitionAssignor, Configurable {
     static final String KIND = "classic_consumer";
     private static final Logger LOG = LoggerFactory.getLogger(OptimizerConsumerAssignor.class);
 
     private final CooperativeStickyAssignor fallback = new CooperativeStickyAssignor();
-    private final Exchange exchange = new Exchange(KIND, "CooperativeStickyAssignor", LOG, false);
     private volatile String groupId;
     private volatile RebalanceProtocol protocol = RebalanceProtocol.COOPERATIVE;
 
-    @Override
-    public String name() {
-        return NAME;
+    public OptimizerConsumerAssignor() {
+        super(KIND, "CooperativeStickyAssignor", LOG, false);
     }
 
     @Override
@@ -66,11 +63,6 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
         groupId = PluginConfig.text(configs, ConsumerConfig.GROUP_ID_CONFIG);
         protocol = protocolOf(configs);
         exchange.configure(configs);
-    }
-
-    /** The last assignment's outcome (the test harness's, and diagnostics). */
-    public Outcome lastOutcome() {
-        return exchange.last();
     }
 
     @Override
@@ -134,13 +126,7 @@ public final class OptimizerConsumerAssignor implements ConsumerPartitionAssigno
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request implements Exchange.Inputs<GroupAssignment> {
-        final Map<String, Object> kafka = new LinkedHashMap<>();
-
-        @Override
-        public Map<String, Object> kafka() {
-            return kafka;
-        }
+    private static final class Request extends Exchange.Request<GroupAssignment> {
         final Answers.PartitionRequest check = new Answers.PartitionRequest();
 
         Request(Cluster cluster, GroupSubscription group, RebalanceProtocol protocol) {

@@ -46,27 +46,14 @@ import org.slf4j.LoggerFactory;
  * <p>The coordinator gives topics by id and no group id: the request's topics are Uuids (as
  * strings) and its {@code group} is null.
  */
-public final class OptimizerConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
-    public static final String NAME = "optimizer";
+public final class OptimizerConsumerGroupAssignor extends Plugin implements ConsumerGroupPartitionAssignor, Configurable {
     static final String KIND = "consumer_group";
     private static final Logger LOG = LoggerFactory.getLogger(OptimizerConsumerGroupAssignor.class);
 
     private final UniformAssignor fallback = new UniformAssignor();
-    private final Exchange exchange = new Exchange(KIND, "UniformAssignor", LOG, true);
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void configure(Map<String, ?> configs) {
-        exchange.configure(configs);
-    }
-
-    /** The last assignment's outcome (the test harness's, and diagnostics). */
-    public Outcome lastOutcome() {
-        return exchange.last();
+    public OptimizerConsumerGroupAssignor() {
+        super(KIND, "UniformAssignor", LOG, true);
     }
 
     @Override
@@ -82,13 +69,7 @@ public final class OptimizerConsumerGroupAssignor implements ConsumerGroupPartit
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request implements Exchange.Inputs<GroupAssignment> {
-        final Map<String, Object> kafka = new LinkedHashMap<>();
-
-        @Override
-        public Map<String, Object> kafka() {
-            return kafka;
-        }
+    private static final class Request extends Exchange.Request<GroupAssignment> {
         final Answers.PartitionRequest check = new Answers.PartitionRequest();
         final Map<String, Uuid> ids = new HashMap<>();
 

@@ -46,27 +46,14 @@ import org.slf4j.LoggerFactory;
  * <p>Kafka 4.4's {@link MemberAssignment} has active and standby tasks only: an answer with
  * warm-up tasks is not applied. The spec has no group id: the request's {@code group} is null.
  */
-public final class OptimizerStreamsGroupAssignor implements TaskAssignor, Configurable {
-    public static final String NAME = "optimizer";
+public final class OptimizerStreamsGroupAssignor extends Plugin implements TaskAssignor, Configurable {
     static final String KIND = "streams_group";
     private static final Logger LOG = LoggerFactory.getLogger(OptimizerStreamsGroupAssignor.class);
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
-    private final Exchange exchange = new Exchange(KIND, "streams-group StickyTaskAssignor", LOG, true);
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void configure(Map<String, ?> configs) {
-        exchange.configure(configs);
-    }
-
-    /** The last assignment's outcome (the test harness's, and diagnostics). */
-    public Outcome lastOutcome() {
-        return exchange.last();
+    public OptimizerStreamsGroupAssignor() {
+        super(KIND, "streams-group StickyTaskAssignor", LOG, true);
     }
 
     @Override
@@ -100,13 +87,7 @@ public final class OptimizerStreamsGroupAssignor implements TaskAssignor, Config
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request implements Exchange.Inputs<GroupAssignment> {
-        final Map<String, Object> kafka = new LinkedHashMap<>();
-
-        @Override
-        public Map<String, Object> kafka() {
-            return kafka;
-        }
+    private static final class Request extends Exchange.Request<GroupAssignment> {
         final Answers.TaskRequest check = new Answers.TaskRequest("member", false);
 
         Request(GroupSpec spec, TopologyDescriber topology) {

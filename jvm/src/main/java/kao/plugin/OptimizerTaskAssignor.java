@@ -45,25 +45,23 @@ import org.slf4j.LoggerFactory;
  * <p>A follow-up rebalance the service asks for ({@code followup_rebalance_ms}) is set on every
  * client's assignment; the first to come triggers the rebalance.
  */
-public final class OptimizerTaskAssignor implements TaskAssignor {
+public final class OptimizerTaskAssignor extends Plugin implements TaskAssignor {
     static final String KIND = "streams_task_assignor";
     private static final Logger LOG = LoggerFactory.getLogger(OptimizerTaskAssignor.class);
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
-    private final Exchange exchange = new Exchange(KIND, "StickyTaskAssignor", LOG, false);
     private volatile String applicationId;
     private volatile boolean fellBack;
+
+    public OptimizerTaskAssignor() {
+        super(KIND, "StickyTaskAssignor", LOG, false);
+    }
 
     @Override
     public void configure(Map<String, ?> configs) {
         applicationId = PluginConfig.text(configs, StreamsConfig.APPLICATION_ID_CONFIG);
         exchange.configure(configs);
         fallback.configure(configs);
-    }
-
-    /** The last assignment's outcome (the test harness's, and diagnostics). */
-    public Outcome lastOutcome() {
-        return exchange.last();
     }
 
     @Override
@@ -104,13 +102,7 @@ public final class OptimizerTaskAssignor implements TaskAssignor {
     }
 
     /** The request's {@code kafka} object, and what its answer is checked against. */
-    private static final class Request implements Exchange.Inputs<TaskAssignment> {
-        final Map<String, Object> kafka = new LinkedHashMap<>();
-
-        @Override
-        public Map<String, Object> kafka() {
-            return kafka;
-        }
+    private static final class Request extends Exchange.Request<TaskAssignment> {
         final Answers.TaskRequest check = new Answers.TaskRequest("client", true);
         final Map<String, TaskId> taskIds = new HashMap<>();
         final Map<String, ProcessId> processIds = new HashMap<>();
