@@ -450,13 +450,20 @@ def _plug_point(
     return keeps_consuming(runner, state)
 
 
-def _consumer_test(live: Live, plug: Plug, group: str, protocol: str, assignor: str, configs: dict[str, str]) -> None:
+def _consumer_spec(group: str, protocol: str, assignor: str | None, configs: dict[str, str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """A consumer group's runner spec (members in racks a, b and c, every record consumed) and its topics."""
     topics = {f"{group}-{name}": count for name, count in TOPICS.items()}
     spec = {
         "topics": topics, "replication_factor": 2, "group": group, "protocol": protocol, "assignor": assignor,
         "members": [{"rack": rack, "topics": sorted(topics)} for rack in RACKS], "settle_timeout_ms": SETTLE_MS,
         "configs": {"auto.offset.reset": "earliest", **configs},
     }  # fmt: skip
+    return spec, topics
+
+
+def _consumer_checks(live: Live, topics: dict[str, int]) -> tuple[Callable[[dict[str, Any]], None], Callable[[Runner, dict[str, Any]], dict[str, Any]]]:
+    """A consumer group's checks: every partition held once; records produced now are all consumed, over connections to
+    the sandbox's brokers."""
 
     def valid(state: dict[str, Any]) -> None:
         held = [(t, p) for m in state["members"] for t, p in m["assignment"]]
@@ -469,6 +476,12 @@ def _consumer_test(live: Live, plug: Plug, group: str, protocol: str, assignor: 
         _grew(live, before, runner.ask({"command": "metrics"}), RECORDS * 200)
         return after
 
+    return valid, keeps_consuming
+
+
+def _consumer_test(live: Live, plug: Plug, group: str, protocol: str, assignor: str, configs: dict[str, str]) -> None:
+    spec, topics = _consumer_spec(group, protocol, assignor, configs)
+    valid, keeps_consuming = _consumer_checks(live, topics)
     changes: dict[str, dict[str, Any]] = {
         "stopped": {"command": "remove", "index": 2}, "slow": {"command": "add", "rack": "c", "topics": sorted(topics)},
         "garbage": {"command": "remove", "index": 0}, "again": {"command": "add", "rack": "a", "topics": sorted(topics)},
@@ -532,3 +545,34 @@ def test_task_assignor_plugin_kip924(live: Live) -> None:
 
 def test_classic_consumer_plugin(live: Live) -> None:
     _consumer_test(live, CLASSIC_CONSUMER, "live-classic", "classic", "kao.plugin.OptimizerConsumerAssignor", live.client_configs())
+
+
+def test_consumer_group_switched_member_by_member_kip848(live: Live) -> None:
+    """The rollout docs/apply.md gives for a KIP-848 group whose consumers name no assignor: each member replaced by one
+    with `group.remote.assignor=optimizer` (the new one joins, then the old one leaves), records produced at every
+    step. The group runs the coordinator's default (uniform) first, the plug-in from the first new member on; every
+    step settles (Kafka 4.4 stalls such a switch from members that name uniform: tests/kafka/test_preferred_assignor.py);
+    every record is consumed; at the end the group runs the service's last exact answer."""
+    spec, topics = _consumer_spec("live-roll", "consumer", None, {})
+    valid, keeps_consuming = _consumer_checks(live, topics)
+    service = live.service(live.directory / "record")
+    since = live.mark()
+    runner, state = live.runner("kao.jvm.ConsumerGroupRunner", {**spec, "bootstrap": live.sandbox.bootstrap})
+    assert state["coordinator"]["assignor"] == "uniform" and not answers(service.record_dir, CONSUMER_GROUP.kind), state["coordinator"]
+    valid(state)
+    state = keeps_consuming(runner, state)
+    plugin = {"group.remote.assignor": "optimizer"}
+    for index, rack in enumerate(RACKS):
+        state = runner.ask({"command": "add", "rack": rack, "topics": sorted(topics), "configs": plugin})
+        assert state["coordinator"]["assignor"] == "optimizer", (index, state["coordinator"])
+        valid(state)
+        state = keeps_consuming(runner, state)
+        state = runner.ask({"command": "remove", "index": index})
+        assert state["coordinator"]["assignor"] == "optimizer", (index, state["coordinator"])
+        valid(state)
+        state = keeps_consuming(runner, state)
+    assert [m["index"] for m in state["members"]] == [3, 4, 5] and [m["rack"] for m in state["members"]] == list(RACKS), state["members"]
+    assert state["consumed"] >= state["produced"] == RECORDS * 7, state
+    state = _applied(live, CONSUMER_GROUP, runner, service, since, _consumer_running, _consumer_answered)
+    assert state["coordinator"]["group_epoch"] == state["coordinator"]["target_assignment_epoch"], state["coordinator"]
+    assert len(answers(service.record_dir, CONSUMER_GROUP.kind)) >= 6, "a request at each join and leave from the first new member on"

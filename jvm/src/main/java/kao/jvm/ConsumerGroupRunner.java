@@ -50,7 +50,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  *
  * <p>Reads a JSON spec on stdin's first line: {"bootstrap", "topics": {name: partitions} (created first with Kafka's
  * Admin client, with "replication_factor" replicas (default 3), unless they exist), "group", "protocol"
- * ("classic"|"consumer"), "assignor" (a classic strategy's class name, or the KIP-848 server assignor's name),
+ * ("classic"|"consumer"), "assignor" (a classic strategy's class name, or the KIP-848 server assignor's name: absent or
+ * null, the consumers name none and the coordinator uses its default, the first of {@code group.consumer.assignors}),
  * "members": [{"rack", "topics": [...]}], and optionally "configs": {key: value} (put into every consumer's config after
  * the runner's own settings, so they win: e.g. {@code partition.assignment.strategy}, {@code auto.offset.reset},
  * {@code kao.service.url} for a client-side plug-in) and "settle_timeout_ms" (default 120000)}. Member i's client id is
@@ -71,10 +72,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * consumed (each partition's consumed position at or past the offset after the last record produced to it; with
  * Kafka's default {@code auto.offset.reset=latest} a member that gets a partition nobody committed yet starts at its
  * end and may skip records: give {@code auto.offset.reset=earliest} in "configs" when every record must be consumed);</li>
+ * <li>{"command": "describe"}: at once, the coordinator's view, settled or not: {"group_state", "assignor" (the
+ * preferred server assignor it lists), "group_epoch", "target_assignment_epoch", "members"};</li>
  * <li>{"command": "metrics"}: at once, {"metrics": {index: {broker id: bytes}}}: per member (removed ones with their
  * figures when they closed), the sum of its consumer's {@code incoming-byte-total} in metric group
  * {@code consumer-node-metrics}, by the broker at the other end of each connection ({@link #incomingBytesByBroker}).</li>
  * </ul>
+ * A command may carry its own "settle_timeout_ms" (over the spec's). The state also gives the coordinator's view
+ * ("coordinator": as the describe command answers it, without its members).
  * A settle that does not happen within the settle timeout is answered {"error": why} (the runner goes on reading
  * commands), as is a command it cannot read. Ends when stdin closes: closes every consumer and exits.
  *
@@ -140,7 +145,7 @@ public final class ConsumerGroupRunner {
         bootstrap = spec.get("bootstrap").asText();
         group = spec.get("group").asText();
         protocol = spec.get("protocol").asText();
-        assignor = spec.get("assignor").asText();
+        assignor = spec.hasNonNull("assignor") ? spec.get("assignor").asText() : null;
         settleMs = spec.hasNonNull("settle_timeout_ms") ? spec.get("settle_timeout_ms").asLong() : 120_000;
         Properties adminConfig = new Properties();
         adminConfig.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -151,7 +156,7 @@ public final class ConsumerGroupRunner {
             for (JsonNode member : spec.get("members")) {
                 add(member);
             }
-            String why = settle();
+            String why = settle(settleMs);
             if (why != null) {
                 System.err.println("the group " + group + " did not settle within " + settleMs / 1000 + " s: " + why);
                 status = 1;
@@ -205,14 +210,18 @@ public final class ConsumerGroupRunner {
                 case "metrics" -> {
                     return Map.of("metrics", metrics());
                 }
+                case "describe" -> {
+                    return describe(true);
+                }
                 default -> {
                     return Map.of("error", "unknown command " + JSON.writeValueAsString(command.path("command"))
-                        + ": expected state, add, remove, produce, drain or metrics");
+                        + ": expected state, add, remove, produce, drain, describe or metrics");
                 }
             }
-            String why = settle();
+            long timeout = command.hasNonNull("settle_timeout_ms") ? command.get("settle_timeout_ms").asLong() : settleMs;
+            String why = settle(timeout);
             if (why != null) {
-                return Map.of("error", "the group " + group + " did not settle within " + settleMs / 1000 + " s after " + name + ": " + why);
+                return Map.of("error", "the group " + group + " did not settle within " + timeout / 1000 + " s after " + name + ": " + why);
             }
             return state();
         } catch (Exception failure) {
@@ -244,7 +253,7 @@ public final class ConsumerGroupRunner {
         if (protocol.equals("classic")) {
             config.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
             config.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
-        } else {
+        } else if (assignor != null) {
             config.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor);
         }
         if (member.rack != null) {
@@ -343,9 +352,9 @@ public final class ConsumerGroupRunner {
         return out;
     }
 
-    /** Waits until settled; null, or why not once the settle timeout passed. */
-    private static String settle() throws Exception {
-        long deadline = System.currentTimeMillis() + settleMs;
+    /** Waits until settled; null, or why not once {@code timeoutMs} passed. */
+    private static String settle(long timeoutMs) throws Exception {
+        long deadline = System.currentTimeMillis() + timeoutMs;
         String why = "not asked yet";
         while (System.currentTimeMillis() < deadline) {
             Thread.sleep(300);
@@ -423,6 +432,26 @@ public final class ConsumerGroupRunner {
         Map<String, Object> ids = new TreeMap<>();
         out.put("topics", layout(ids));
         out.put("topic_ids", ids);
+        out.put("coordinator", describe(false));
+        return out;
+    }
+
+    /** The coordinator's view of the group now (Admin's describe): its state, preferred server assignor and epochs, and
+     * with {@code withMembers} each member's id and assignment ([topic, partition] pairs, sorted). */
+    private static Map<String, Object> describe(boolean withMembers) throws Exception {
+        ConsumerGroupDescription described = admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS).get(group);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("group_state", described.groupState().toString());
+        out.put("assignor", described.partitionAssignor());
+        out.put("group_epoch", described.groupEpoch().orElse(null));
+        out.put("target_assignment_epoch", described.targetAssignmentEpoch().orElse(null));
+        if (withMembers) {
+            Map<String, Object> listed = new TreeMap<>();
+            described.members().forEach(m -> listed.put(m.consumerId(), m.assignment().topicPartitions().stream()
+                .sorted(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition))
+                .map(tp -> List.of(tp.topic(), tp.partition())).toList()));
+            out.put("members", listed);
+        }
         return out;
     }
 
