@@ -548,31 +548,38 @@ def test_classic_consumer_plugin(live: Live) -> None:
 
 
 def test_consumer_group_switched_member_by_member_kip848(live: Live) -> None:
-    """The rollout docs/apply.md gives for a KIP-848 group whose consumers name no assignor: each member replaced by one
-    with `group.remote.assignor=optimizer` (the new one joins, then the old one leaves), records produced at every
-    step. The group runs the coordinator's default (uniform) first, the plug-in from the first new member on; every
-    step settles (Kafka 4.4 stalls such a switch from members that name uniform: tests/kafka/test_preferred_assignor.py);
-    every record is consumed; at the end the group runs the service's last exact answer."""
-    spec, topics = _consumer_spec("live-roll", "consumer", None, {})
+    """The rollouts docs/apply.md gives for a KIP-848 group, under load: consumers that name an assignor (uniform here)
+    first replaced one by one by consumers that name none, then those by consumers with
+    `group.remote.assignor=optimizer` (each time the new one joins, then the old one leaves; records produced at every
+    step). The group runs uniform through the first roll, the plug-in from the first member that names it; every step
+    settles (one roll from uniform to the plug-in stalls on Kafka 4.4: tests/kafka/test_preferred_assignor.py); every
+    record is consumed; at the end the group runs the service's last exact answer."""
+    spec, topics = _consumer_spec("live-roll", "consumer", "uniform", {})
     valid, keeps_consuming = _consumer_checks(live, topics)
     service = live.service(live.directory / "record")
     since = live.mark()
     runner, state = live.runner("kao.jvm.ConsumerGroupRunner", {**spec, "bootstrap": live.sandbox.bootstrap})
-    assert state["coordinator"]["assignor"] == "uniform" and not answers(service.record_dir, CONSUMER_GROUP.kind), state["coordinator"]
     valid(state)
     state = keeps_consuming(runner, state)
-    plugin = {"group.remote.assignor": "optimizer"}
-    for index, rack in enumerate(RACKS):
-        state = runner.ask({"command": "add", "rack": rack, "topics": sorted(topics), "configs": plugin})
-        assert state["coordinator"]["assignor"] == "optimizer", (index, state["coordinator"])
-        valid(state)
-        state = keeps_consuming(runner, state)
-        state = runner.ask({"command": "remove", "index": index})
-        assert state["coordinator"]["assignor"] == "optimizer", (index, state["coordinator"])
-        valid(state)
-        state = keeps_consuming(runner, state)
-    assert [m["index"] for m in state["members"]] == [3, 4, 5] and [m["rack"] for m in state["members"]] == list(RACKS), state["members"]
-    assert state["consumed"] >= state["produced"] == RECORDS * 7, state
+    rolls: list[tuple[dict[str, str | None], list[str]]] = [
+        ({"group.remote.assignor": None}, ["uniform"] * 6),  # the new members name none
+        ({"group.remote.assignor": "optimizer"}, ["optimizer"] * 6),
+    ]  # fmt: skip
+    index = 0
+    for configs, assignors in rolls:
+        seen = []
+        for rack in RACKS:
+            for command in ({"command": "add", "rack": rack, "topics": sorted(topics), "configs": configs}, {"command": "remove", "index": index}):
+                state = runner.ask(command)
+                seen.append(state["coordinator"]["assignor"])
+                valid(state)
+                state = keeps_consuming(runner, state)
+            index += 1
+        assert seen == assignors, (configs, seen)
+        if configs["group.remote.assignor"] != "optimizer":
+            assert not answers(service.record_dir, CONSUMER_GROUP.kind), "the plug-in asked before a member named it"
+    assert [m["index"] for m in state["members"]] == [6, 7, 8] and [m["rack"] for m in state["members"]] == list(RACKS), state["members"]
+    assert state["consumed"] >= state["produced"] == RECORDS * 13, state
     state = _applied(live, CONSUMER_GROUP, runner, service, since, _consumer_running, _consumer_answered)
     assert state["coordinator"]["group_epoch"] == state["coordinator"]["target_assignment_epoch"], state["coordinator"]
     assert len(answers(service.record_dir, CONSUMER_GROUP.kind)) >= 6, "a request at each join and leave from the first new member on"

@@ -62,7 +62,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * one JSON object a line, each answered with one JSON line:
  * <ul>
  * <li>{"command": "state"}: the state once settled;</li>
- * <li>{"command": "add", "rack": r, "topics": [...], "configs": {key: value} (optional: over the spec's)}: a new member
+ * <li>{"command": "add", "rack": r, "topics": [...], "configs": {key: value} (optional: over the spec's; a null value
+ * takes the key out)}: a new member
  * (the next index), then the state once settled;</li>
  * <li>{"command": "drain"}: the state once settled and every partition of the spec's topics consumed to the end offset
  * it had when the command came;</li>
@@ -262,7 +263,7 @@ public final class ConsumerGroupRunner {
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         if (spec.hasNonNull("configs")) {
-            spec.get("configs").fields().forEachRemaining(c -> config.put(c.getKey(), c.getValue().asText()));
+            putConfigs(config, spec.get("configs"));
         }
         return config;
     }
@@ -275,7 +276,7 @@ public final class ConsumerGroupRunner {
         Member member = new Member(index, described.hasNonNull("rack") ? described.get("rack").asText() : null, topics, group + "-" + index);
         Properties config = consumerConfig(member);
         if (described.hasNonNull("configs")) {  // this member's own settings over the spec's (e.g. group.remote.assignor)
-            described.get("configs").fields().forEachRemaining(c -> config.put(c.getKey(), c.getValue().asText()));
+            putConfigs(config, described.get("configs"));
         }
         member.thread = new Thread(() -> {
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
@@ -350,6 +351,17 @@ public final class ConsumerGroupRunner {
         Map<String, JsonNode> out = new LinkedHashMap<>();
         object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue()));
         return out;
+    }
+
+    /** Puts {key: value} into a consumer's config; a null value takes the key out (e.g. {"group.remote.assignor": null}: the member names none). */
+    private static void putConfigs(Properties config, JsonNode configs) {
+        configs.fields().forEachRemaining(c -> {
+            if (c.getValue().isNull()) {
+                config.remove(c.getKey());
+            } else {
+                config.put(c.getKey(), c.getValue().asText());
+            }
+        });
     }
 
     /** Waits until settled; null, or why not once {@code timeoutMs} passed. */
