@@ -499,11 +499,15 @@ def test_classic_protocol_follows_the_configured_assignors(run: Run, stand_in: S
         return
     (sent,) = stand_in.sent("classic_consumer/eager")
     assert sent.body["kafka"]["rebalance_protocol"] == "eager"
-    # under eager, withholding orders-2 leaves it unassigned: not an assignment Kafka could make
+    # under eager, withholding orders-2 leaves it unassigned: not an assignment Kafka could make; the fallback is then
+    # Kafka's RangeAssignor (the default strategy's first, what the service reproduces for eager), not the cooperative one
     result = _result(run, "eager")
     assert not result["applied"]
     assert "partition orders-2 is not assigned" in result["reason"]
-    assert result["assignment"] == run.oracle
+    ((range_answer, _),) = batch("kao.jvm.ConsumerAssignors", [{**run.plug.kafka, "assignor": "range"}])
+    assert result["assignment"] == {"members": {m: [list(tp) for tp in parts] for m, parts in range_answer.items()}}
+    assert result["assignment"] != run.oracle, "the case should tell the range assignor from the cooperative sticky one"
+    assert any("fell back to Kafka's RangeAssignor: invalid answer: partition orders-2 is not assigned" in line for line in run.logs), run.logs
 
 
 # ---- (b) a valid answer is applied as it is

@@ -64,7 +64,8 @@ final class Exchange {
     private static final Set<String> CONFIGS_TOLD = ConcurrentHashMap.newKeySet();
 
     private final String kind;
-    private final String fallbackName;
+    /** Kafka's default the plug-in falls back to, as the log lines name it. */
+    private volatile String fallbackName;
     private final Logger log;
     private final boolean brokerSide;
     private volatile PluginConfig config;
@@ -84,6 +85,11 @@ final class Exchange {
         this.log = log;
         this.brokerSide = brokerSide;
         this.config = PluginConfig.none(brokerSide);
+    }
+
+    /** Names another fallback (the classic plug-in's depends on the rebalance protocol its configs choose). */
+    void fallbackName(String name) {
+        fallbackName = name;
     }
 
     void configure(Map<String, ?> configs) {

@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.Node;
@@ -28,8 +29,12 @@ import org.slf4j.LoggerFactory;
 /**
  * A classic consumer group's assignor (the group leader's, client side) that asks
  * {@code kafka-assign serve} (docs/service-protocol.md, kind {@code classic_consumer}) and falls
- * back to Kafka's {@link CooperativeStickyAssignor}, to which it also leaves the subscription's
- * user data and {@link #onAssignment} (its generation bookkeeping stays right whoever assigned).
+ * back to Kafka's {@link CooperativeStickyAssignor} under the cooperative protocol, or to its
+ * {@link RangeAssignor} under the eager one (the first of Kafka's default
+ * {@code partition.assignment.strategy}, what an eager group runs by default, and what the
+ * service reproduces for it). It leaves the subscription's user data and {@link #onAssignment} to
+ * the cooperative sticky assignor (its generation bookkeeping stays right whoever assigned; the
+ * range assignor reads neither).
  *
  * <p>Application: kao-plugins.jar on the classpath and, in the consumer's configs,
  * {@code partition.assignment.strategy=kao.plugin.OptimizerConsumerAssignor} and
@@ -46,6 +51,7 @@ public final class OptimizerConsumerAssignor extends Plugin implements ConsumerP
     private static final Logger LOG = LoggerFactory.getLogger(OptimizerConsumerAssignor.class);
 
     private final CooperativeStickyAssignor fallback = new CooperativeStickyAssignor();
+    private final RangeAssignor eagerFallback = new RangeAssignor();
     private volatile String groupId;
     private volatile RebalanceProtocol protocol = RebalanceProtocol.COOPERATIVE;
 
@@ -62,6 +68,7 @@ public final class OptimizerConsumerAssignor extends Plugin implements ConsumerP
     public void configure(Map<String, ?> configs) {
         groupId = PluginConfig.text(configs, ConsumerConfig.GROUP_ID_CONFIG);
         protocol = protocolOf(configs);
+        exchange.fallbackName(protocol == RebalanceProtocol.EAGER ? "RangeAssignor" : "CooperativeStickyAssignor");
         exchange.configure(configs);
     }
 
@@ -81,7 +88,8 @@ public final class OptimizerConsumerAssignor extends Plugin implements ConsumerP
         String group = groupId;
         String label = group == null ? "consumer group" : "group " + group;
         RebalanceProtocol inUse = protocol;
-        return exchange.assign(group, label, started, () -> new Request(metadata, groupSubscription, inUse), () -> fallback.assign(metadata, groupSubscription));
+        ConsumerPartitionAssignor kafkas = inUse == RebalanceProtocol.EAGER ? eagerFallback : fallback;
+        return exchange.assign(group, label, started, () -> new Request(metadata, groupSubscription, inUse), () -> kafkas.assign(metadata, groupSubscription));
     }
 
     /**
