@@ -238,13 +238,15 @@ def _not_importable(listed: dict[str, Any]) -> str | None:
 
 
 def topic_entries(names: list[str], described_topics: dict[str, Any], racks: dict[int, str | None]) -> list[dict[str, Any]]:
-    """Consumer topics with their partition count, `replica_racks` (the known racks of each
-    partition's replicas; none when no rack is known) and `leader_racks` (none when no leader's rack
-    is known)."""
+    """Consumer topics with their partition count, Kafka's `topic_id` (the KIP-848 assignors break
+    ties by it), `replica_racks` (the known racks of each partition's replicas; none when no rack is
+    known) and `leader_racks` (none when no leader's rack is known)."""
     topics = []
     for name in sorted(names):
         partitions = described_topics[name]["partitions"]
         entry: dict[str, Any] = {"name": name, "partitions": len(partitions)}
+        if described_topics[name].get("id"):
+            entry["topic_id"] = described_topics[name]["id"]
         replica_racks = [[rack for replica in p["replicas"] if (rack := racks.get(replica))] for p in partitions]
         if any(replica_racks):  # a broker without broker.rack: its replica is left out, as Kafka's rack-aware assignors do
             entry["replica_racks"] = replica_racks

@@ -119,6 +119,7 @@ def _check(problem_data: dict[str, Any], group: str, running: dict[str, Any]) ->
         assert topic.replica_racks is not None and [list(r) for r in topic.replica_racks] == [p["replica_racks"] for p in placed]
         assert all(len(set(racks)) == REPLICATION_FACTOR for racks in topic.replica_racks)
         assert topic.leader_racks is not None and list(topic.leader_racks) == [p["leader_rack"] for p in placed]
+        assert topic.topic_id == running["topic_ids"][topic.name]  # Kafka's id: the KIP-848 assignors break ties by it
     assert problem.config.replica_selector_class is None and not problem.config.follower_fetching  # the sandbox's brokers: Kafka's default
     members = {m["member_id"]: m for m in running["members"]}
     assert {m.id for m in problem.members} == set(members)

@@ -332,8 +332,9 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
     topics: dict[str, dict[str, Any]] = {}
     for row in app.rows("topics", children.get("topics", [])):
         topics[row["topic"]] = {"name": row["topic"], "partitions": row["partitions"]}
-        if row.get("bytes_per_second") is not None:
-            topics[row["topic"]]["bytes_per_second"] = row["bytes_per_second"]
+        for column in ("bytes_per_second", "topic_id"):
+            if row.get(column) is not None:
+                topics[row["topic"]][column] = row[column]
     by_topic: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
     for row in app.rows("partitions", children.get("partitions", [])):
         topic = topics.get(row["topic"])

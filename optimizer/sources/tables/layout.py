@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.model.ids import BytesPerSecond, Capacity, Price, Weight
+from optimizer.model.ids import BytesPerSecond, Capacity, Price, TopicUuid, Weight
 from optimizer.model.issues import Issue, Severity
 
 STRING = "string"
@@ -258,6 +258,7 @@ TABLES: dict[str, TableSpec] = {
                 Column("topic", STRING),
                 Column("partitions", INT, optional=True, doc="partition count (consumer groups)", needed_by=(CONSUMER,)),
                 Column("bytes_per_second", NUMBER, optional=True, doc="bytes per second into each partition", check=BytesPerSecond),
+                Column("topic_id", STRING, optional=True, doc="Kafka's topic id (consumer groups)", check=TopicUuid),
             ),
             ("topic",),
             KINDS,

@@ -166,10 +166,8 @@ def _shown(value: Any) -> str:
 
 def _consumer_rows(name: str, problem: ConsumerProblem, tables: dict[str, list[dict[str, Any]]]) -> None:
     for topic in problem.topics:
-        if topic.topic_id is not None:  # refuse rather than lose it, as a client's process_id
-            raise ValueError(f"problem {name!r}: topic {topic.name!r} gives its topic_id, which the tables cannot hold")
         tables["topics"].append(
-            {"application": name, "topic": topic.name, "partitions": topic.partitions, "bytes_per_second": topic.bytes_per_second}
+            {"application": name, "topic": topic.name, "partitions": topic.partitions, "bytes_per_second": topic.bytes_per_second, "topic_id": topic.topic_id}
         )
         racks, rates, leaders = topic.replica_racks, topic.partition_bytes_per_second, topic.leader_racks
         if leaders is not None and all(leader is None for leader in leaders):

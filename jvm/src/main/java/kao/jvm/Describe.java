@@ -318,26 +318,15 @@ public final class Describe {
             Map<String, Object> topics = new TreeMap<>();
             if (!names.isEmpty()) {
                 Map<String, TopicDescription> found = admin.describeTopics(names).allTopicNames().get(timeout, TimeUnit.MILLISECONDS);
-                Map<String, Object> described = topics(found);
-                for (Map.Entry<String, TopicDescription> topic : found.entrySet()) {
-                    Map<String, Object> entry = new LinkedHashMap<>();
-                    entry.put("id", topic.getValue().topicId().toString());
-                    entry.putAll(castMap(described.get(topic.getKey())));
-                    topics.put(topic.getKey(), entry);
-                }
+                topics.putAll(topics(found));
             }
             answer.put("topics", topics);
             return answer;
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> castMap(Object map) {
-        return (Map<String, Object>) map;
-    }
-
-    /** The named topics' partitions in partition order: {"TOPIC": {"partitions": [{"partition", "leader", "replicas"}]}},
-     * the leader and replicas as broker ids (the leader null when it has none). */
+    /** The named topics' ids and partitions in partition order: {"TOPIC": {"id": "Uuid", "partitions": [{"partition",
+     * "leader", "replicas"}]}}, the leader and replicas as broker ids (the leader null when it has none). */
     static Map<String, Object> topics(Admin admin, java.util.Collection<String> names, int timeout) throws Exception {
         Map<String, Object> described = new TreeMap<>();
         if (names.isEmpty()) {
@@ -358,7 +347,10 @@ public final class Describe {
                 partitions.add(partition);
             }
             partitions.sort(Comparator.comparingInt(p -> (Integer) p.get("partition")));
-            described.put(topic.getKey(), Map.of("partitions", partitions));
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("id", topic.getValue().topicId().toString());
+            entry.put("partitions", partitions);
+            described.put(topic.getKey(), entry);
         }
         return described;
     }
