@@ -10,8 +10,12 @@ cross-rack (no replica in the reader's rack). With a cluster to ask, the service
 leaders and replicas and the brokers' selector in the background (`ClusterMetadata`, every
 `refresh_seconds`, through `kao.jvm.Describe --topics`), and `enrich` adds them to each request's
 problem: a KIP-848 topic by its id, others by name; a topic whose partition count or replicas
-changed since is left as the plug-in sent it. Streams groups' plug point names no topics: nothing
-to add there.
+changed since is left as the plug-in sent it. Streams groups' plug point names neither the group
+nor its topics: the view also holds every streams group's topology and members (ids and process
+ids), and a request is given its group's real topics when exactly one group has one of its members
+or processes and the request's topology (`streams_group_of`); the leaders and racks follow as for
+other requests. A request from members the view has not seen yet (a new group, before the next
+refresh) goes as the plug-in sent it, and asks for an early refresh.
 
 No plug point carries throughputs either. With `sample_seconds`, each refresh also measures every
 topic's partitions over that window (`optimizer.kafka.sample`, the importer's method), and `enrich`
@@ -21,6 +25,7 @@ cross-rack reads in bytes (`cross_rack_bytes`), so that a busy partition weighs 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +41,8 @@ from optimizer.model.problem import Problem, problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
 
 SELECTOR_KEY = "replica.selector.class"
+EARLY_REFRESH_SECONDS = 5.0
+"""The shortest time between two reads of the cluster that requests asked for (`refresh_soon`)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,18 @@ class TopicView:
     topic_id: str
     leader_racks: tuple[str | None, ...]
     replica_racks: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class StreamsGroupView:
+    """A streams group as the cluster describes it: per subtopology id, the topics its tasks read
+    (sources and repartition sources) and its state changelogs; its members' and processes' ids."""
+
+    group: str
+    inputs: dict[str, tuple[str, ...]]
+    changelogs: dict[str, tuple[str, ...]]
+    member_ids: frozenset[str]
+    process_ids: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,8 @@ class ClusterView:
     read_at: float
     rates: dict[tuple[str, int], float] = field(default_factory=dict)
     """(topic, partition) -> bytes per second, when sampled."""
+    streams_groups: dict[str, StreamsGroupView] = field(default_factory=dict)
+    """Every streams group's topology and members, by group id."""
 
     @classmethod
     def of(cls, described: dict[str, Any]) -> ClusterView:
@@ -75,7 +96,17 @@ class ClusterView:
                 leader_racks=tuple(None if p["leader"] is None else racks.get(int(p["leader"])) for p in partitions),
                 replica_racks=tuple(tuple(sorted({racks[r] for r in p["replicas"] if racks.get(r)})) for p in partitions),
             )
-        return cls(topics, {t.topic_id: t for t in topics.values()}, selector, differs is None, time.monotonic())
+        groups = {}
+        for group, entry in described.get("streams_groups", {}).items():
+            subtopologies = entry.get("subtopologies", [])
+            groups[group] = StreamsGroupView(
+                group=group,
+                inputs={str(s["id"]): tuple(sorted({*s.get("source_topics", []), *s.get("repartition_source_topics", {})})) for s in subtopologies},
+                changelogs={str(s["id"]): tuple(sorted(s.get("state_changelog_topics", {}))) for s in subtopologies},
+                member_ids=frozenset(m["member_id"] for m in entry.get("members", [])),
+                process_ids=frozenset(m["process_id"] for m in entry.get("members", [])),
+            )
+        return cls(topics, {t.topic_id: t for t in topics.values()}, selector, differs is None, time.monotonic(), streams_groups=groups)
 
 
 class ClusterMetadata:
@@ -95,6 +126,8 @@ class ClusterMetadata:
         self._log = log or (lambda line: None)
         self._view: ClusterView | None = None
         self._stopped = threading.Event()
+        self._wake = threading.Event()
+        self._read_at = -math.inf
         self._thread: threading.Thread | None = None
         self._last_error: str | None = None
 
@@ -150,8 +183,16 @@ class ClusterMetadata:
             time.sleep(0.1)
         return self._view is not None
 
+    def refresh_soon(self) -> None:
+        """Read again now rather than at the next period (a request found the view out of date), at
+        most once every EARLY_REFRESH_SECONDS."""
+        if time.monotonic() - self._read_at >= EARLY_REFRESH_SECONDS:
+            self._wake.set()
+
     def _run(self) -> None:
         while True:
+            self._read_at = time.monotonic()
+            self._wake.clear()
             try:
                 rates = self._view.rates if self._view is not None else {}
                 self.refresh()
@@ -160,17 +201,23 @@ class ClusterMetadata:
                 self.sample()
             except Exception as error:  # noqa: BLE001 - the reading thread must outlive a bad answer; said, retried next round
                 self._log(f"cluster metadata: reading kafka://{self.bootstrap} failed: {type(error).__name__}: {error}")
-            if self._stopped.wait(self.refresh_seconds):
+            self._wake.wait(self.refresh_seconds)
+            if self._stopped.is_set():
                 return
 
     def stop(self) -> None:
         self._stopped.set()
+        self._wake.set()
 
 
-def enrich(problem: Problem, view: ClusterView) -> tuple[Problem, int]:
+def enrich(problem: Problem, view: ClusterView, streams_group: StreamsGroupView | None = None) -> tuple[Problem, int]:
     """`problem` with the leaders, replica racks and replica selector `view` knows, and how many
-    topics it added them to (0: the problem as it was)."""
+    topics it added them to (0: the problem as it was). `streams_group`: the group a streams group's
+    request comes from (`streams_group_of`), whose real topics replace the request's made-up ones
+    (`STREAMS_GROUP_TOPICS`) first."""
     data = problem_to_data(problem)
+    if streams_group is not None:
+        _real_topics(data, streams_group)
     if isinstance(problem, ConsumerProblem):
         added = sum(_consumer_topic(topic, view) for topic in data["topics"])
     elif isinstance(problem, StreamsProblem):
@@ -187,6 +234,48 @@ def enrich(problem: Problem, view: ClusterView) -> tuple[Problem, int]:
     if view.selector_known and view.selector is not None and SELECTOR_KEY not in config:
         config[SELECTOR_KEY] = view.selector
     return problem_from_data(data, f"{problem.name} with the cluster's leaders"), added
+
+
+def streams_group_of(problem: Problem, view: ClusterView) -> StreamsGroupView | None:
+    """The streams group a streams-group request's problem comes from (its plug point gives no group
+    id): the one group that has one of its members or processes and the same topology (subtopology
+    ids, each one's partition count as the cluster has its input topics, and which are stateful).
+    None when no group, or more than one, is such."""
+    if not isinstance(problem, StreamsProblem):
+        return None
+    members = {m.id for c in problem.clients for m in c.members}
+    processes = {c.kafka_process_id for c in problem.clients}
+    partitions: dict[str, int] = {}
+    stateful: dict[str, bool] = {}
+    for task in problem.tasks:
+        subtopology = task.id.split("_", 1)[0]
+        partitions[subtopology] = partitions.get(subtopology, 0) + 1
+        stateful[subtopology] = stateful.get(subtopology, False) or task.stateful
+    found = []
+    for group in view.streams_groups.values():
+        if not (group.member_ids & members or group.process_ids & processes) or set(group.inputs) != set(partitions):
+            continue
+        counts_match = all(
+            group.inputs[s] and all(t in view.topics and len(view.topics[t].leader_racks) == count for t in group.inputs[s])
+            and bool(group.changelogs[s]) == stateful[s]
+            for s, count in partitions.items()
+        )  # fmt: skip
+        if counts_match:
+            found.append(group)
+    return found[0] if len(found) == 1 else None
+
+
+def _real_topics(data: dict[str, Any], group: StreamsGroupView) -> None:
+    """A streams-group problem's made-up topics replaced by the group's: task s_p reads partition p
+    of each of subtopology s's input topics and writes partition p of each of its changelogs."""
+    for task in data["tasks"]:
+        subtopology, partition = task["id"].split("_", 1)
+        task["source_partitions"] = [{"topic": topic, "partition": int(partition)} for topic in group.inputs[subtopology]]
+        changelogs = [{"topic": topic, "partition": int(partition)} for topic in group.changelogs[subtopology]]
+        if changelogs:
+            task["changelog_partitions"] = changelogs
+        else:
+            task.pop("changelog_partitions", None)
 
 
 def _consumer_topic(topic: dict[str, Any], view: ClusterView) -> bool:

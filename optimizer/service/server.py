@@ -39,7 +39,7 @@ from typing import Any
 
 from optimizer.model.problem import solution_to_data
 from optimizer.model.streams import StreamsProblem
-from optimizer.service.metadata import ClusterMetadata, enrich
+from optimizer.service.metadata import ClusterMetadata, enrich, streams_group_of
 from optimizer.service.protocol import Request, RequestError, answer_assignment, parse_request, request_to_problem_data
 from optimizer.service.worker import MIN_SOLVE_SECONDS, Outcome, margin_seconds, solve_within, warm_up
 from optimizer.version import __version__
@@ -278,9 +278,17 @@ class AssignmentService:
         """`request` with the cluster's leaders and replica selector in its problem, when the
         service reads a cluster (`metadata`), and how many topics got them."""
         view = None if self.metadata is None else self.metadata.current()
-        if view is None:
+        if view is None or self.metadata is None:
             return request, 0
-        problem, added = enrich(request.problem, view)
+        if request.kind == "streams_group":  # the plug point names neither the group nor its topics
+            group = streams_group_of(request.problem, view)
+            if group is None:  # a group the view has not seen yet (new, or all its members new): read again soon
+                self.metadata.refresh_soon()
+                return request, 0
+            request = dataclasses.replace(request, group=request.group or group.group)
+            problem, added = enrich(request.problem, view, group)
+        else:
+            problem, added = enrich(request.problem, view)
         return (dataclasses.replace(request, problem=problem), added) if added else (request, 0)
 
     def assign(self, request: Request, request_id: str, read_at: float) -> tuple[Outcome, dict[str, Any] | None]:

@@ -73,13 +73,14 @@ AGREE_SECONDS = 30.0
 class Service:
     """`kafka-assign serve` on `port`, recording in `record_dir`, in a process of its own."""
 
-    def __init__(self, port: int, record_dir: Path, log: Path):
+    def __init__(self, port: int, record_dir: Path, log: Path, bootstrap: str | None = None):
         self.url = f"http://127.0.0.1:{port}"
         self.record_dir = record_dir
         self.log = log
+        cluster = [] if bootstrap is None else ["--bootstrap-server", bootstrap]
         with log.open("a", encoding="utf-8") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "optimizer", "serve", "--port", str(port), "--record", str(record_dir)],
+                [sys.executable, "-m", "optimizer", "serve", "--port", str(port), "--record", str(record_dir), *cluster],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, preexec_fn=sandbox.tie_to_parent,
             )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -108,6 +109,11 @@ class Service:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def recorded_problems(record_dir: Path) -> list[dict[str, Any]]:
+    """The problems the service recorded (after it added what it read from the cluster)."""
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted((record_dir / "problems").glob("*.json"))]
 
 
 def answers(record_dir: Path, kind: str) -> list[dict[str, Any]]:
@@ -267,7 +273,8 @@ class Live:
         return str(spec.get("group") or spec.get("application_id"))
 
     def service(self, record_dir: Path) -> Service:
-        running = Service(self.port, record_dir, self.directory / "service.log")
+        """The service as docs/apply.md runs it: reading the cluster (`--bootstrap-server`) for what plug points do not give."""
+        running = Service(self.port, record_dir, self.directory / "service.log", self.sandbox.bootstrap)
         self.services.append(running)
         return running
 
@@ -531,8 +538,22 @@ def test_consumer_group_plugin_kip848(live: Live) -> None:
 
 
 def test_streams_group_plugin_kip1071(live: Live) -> None:
+    """Also: the plug point names neither the group nor its topics, and the service, reading the cluster, found the
+    group by its members and solved the later requests on its real topics, with their racks."""
     _streams_test(live, STREAMS_GROUP, "live-streams-group", "streams", {}, {"streams.assignor.name": "optimizer"},
                   _streams_group_running, _streams_group_answered)  # fmt: skip
+    # The last service read the cluster when it started, maybe after the group's first request to it: a request made
+    # since (a change) finds the group. A miss makes it read again (at most every 5 s): then the next change does.
+    real = {("live-streams-group-input", True), ("live-streams-group-counts-repartition", True)}  # the two subtopologies' inputs, with racks
+    read: list[set[tuple[str, bool]]] = []
+    for change in ({"command": "stop", "instance": 2}, {"command": "start", "instance": 2}):
+        live.runners[-1].ask(change)
+        problems = [p for p in recorded_problems(live.directory / "record-again") if p["kind"] == "streams"]
+        read = [{(s["topic"], bool(s.get("replica_racks"))) for t in p["tasks"] for s in t["source_partitions"]} for p in problems]
+        if real in read:
+            break
+        time.sleep(6)
+    assert real in read, read
 
 
 def test_task_assignor_plugin_kip924(live: Live) -> None:

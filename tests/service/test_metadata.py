@@ -12,7 +12,7 @@ from optimizer.kafka.describe import RACK_AWARE_SELECTOR
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import kafka_uuid_text, name_uuid_bytes
 from optimizer.model.streams import StreamsProblem
-from optimizer.service.metadata import ClusterView, enrich
+from optimizer.service.metadata import ClusterView, enrich, streams_group_of
 from optimizer.service.protocol import parse_request
 from optimizer.solve import solve
 
@@ -119,3 +119,79 @@ def test_sampled_rates_are_added_and_the_default_goals_count_bytes() -> None:
     del partial[("clicks", 5)]  # a partition not measured: the topic keeps no rates
     problem, _ = enrich(request.problem, replace(ClusterView.of(described()), rates=partial))
     assert problem.topics[0].partition_bytes_per_second is None
+
+
+# ---- streams groups: the plug point names neither the group nor its topics
+
+PROCESSES = {rack: f"00000000-0000-4000-8000-00000000000{i}" for i, rack in enumerate("abc")}
+
+
+def streams_group_request(partitions: int = 12) -> dict[str, Any]:
+    """What OptimizerStreamsGroupAssignor sends for a group of three single-threaded instances, one per rack, with a
+    stateful subtopology 0 and a stateless subtopology 1, nothing assigned yet."""
+    return {
+        "version": 1, "kind": "streams_group", "group": None, "deadline_ms": 10_000,
+        "kafka": {
+            "num_standby_replicas": 0, "rack_aware_assignment_tags": [],
+            "subtopologies": [{"id": "0", "partitions": partitions, "stateful": True}, {"id": "1", "partitions": partitions, "stateful": False}],
+            "members": [
+                {"member_id": f"member-{rack}", "process_id": PROCESSES[rack], "instance_id": None, "rack": rack, "client_tags": {},
+                 "active": [], "standby": [], "warmup": [], "task_offsets": {}, "task_end_offsets": {}}
+                for rack in "abc"
+            ],
+        },
+    }  # fmt: skip
+
+
+def streams_described(members: list[str] | None = None, groups: int = 1) -> dict[str, Any]:
+    """The cluster: the app's input, repartition and changelog topics laid out as `clicks`, and its group's topology
+    with `members` (default: the request's); `groups` > 1 adds a copy of the group under another id."""
+    base = described()
+    layout = base["topics"]["clicks"]["partitions"]
+    for name in ("app-input", "app-repartition", "app-store-changelog"):
+        base["topics"][name] = {"id": kafka_uuid_text(name_uuid_bytes(name)), "partitions": layout}
+    entry = {
+        "subtopologies": [
+            {"id": "0", "source_topics": ["app-input"], "repartition_source_topics": {}, "repartition_sink_topics": ["app-repartition"],
+             "state_changelog_topics": {"app-store-changelog": {"partitions": 12, "replication_factor": 2}}},
+            {"id": "1", "source_topics": [], "repartition_source_topics": {"app-repartition": {"partitions": 12, "replication_factor": 2}},
+             "repartition_sink_topics": [], "state_changelog_topics": {}},
+        ],
+        "members": [{"member_id": m, "process_id": PROCESSES[m[-1]]} for m in (members if members is not None else ["member-a", "member-b", "member-c"])],
+    }  # fmt: skip
+    base["streams_groups"] = {f"app-{i}": entry for i in range(groups)}
+    return json.loads(json.dumps(base))
+
+
+def test_a_streams_group_request_gets_its_groups_topics_and_their_leaders() -> None:
+    request = parse_request(streams_group_request())
+    view = ClusterView.of(streams_described())
+    group = streams_group_of(request.problem, view)
+    assert group is not None and group.group == "app-0"
+    problem, added = enrich(request.problem, view, group)
+    assert added == 3 and isinstance(problem, StreamsProblem)
+    tasks = {t.id: t for t in problem.tasks}
+    assert [(p.topic, p.partition, p.leader_rack) for p in tasks["0_5"].source_partitions] == [("app-input", 5, RACKS[REPLICAS[5][0]])]
+    assert [(p.topic, p.partition) for p in tasks["0_5"].changelog_partitions] == [("app-store-changelog", 5)]
+    assert [p.topic for p in tasks["1_5"].source_partitions] == ["app-repartition"] and not tasks["1_5"].changelog_partitions
+    # the exact assignment now reads every partition from its own rack; without the cluster it cannot know where they are
+    assert evaluate(problem, solve(problem)).metrics.cross_rack_active_partitions == 0
+    assert evaluate(problem, solve(request.problem)).metrics.cross_rack_active_partitions > 0
+
+
+def test_a_streams_group_is_found_by_a_process_when_its_members_are_new() -> None:
+    request = parse_request(streams_group_request())
+    view = ClusterView.of(streams_described(members=["member-old-a"]))  # a restarted instance: new member id, same process
+    group = streams_group_of(request.problem, view)
+    assert group is not None and group.group == "app-0"
+
+
+def test_a_streams_group_request_is_left_alone_when_its_group_is_not_certain() -> None:
+    request = parse_request(streams_group_request())
+    unseen = ClusterView.of(streams_described(members=[]))  # members the view has not seen
+    twice = ClusterView.of(streams_described(groups=2))  # two groups with its members (cannot be: ids are unique) and topology
+    reshaped = ClusterView.of(streams_described())
+    other = parse_request(streams_group_request(partitions=6))  # the cluster's topics have 12 partitions
+    for problem, view in ((request.problem, unseen), (request.problem, twice), (other.problem, reshaped)):
+        assert streams_group_of(problem, view) is None
+    assert enrich(request.problem, ClusterView.of(streams_described())) == (request.problem, 0)  # without its group: made-up topics

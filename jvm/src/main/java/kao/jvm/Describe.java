@@ -63,7 +63,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * [--timeout-ms T]. With --list: every group of the cluster, {"groups": [{"group_id", "type", "protocol", "state"}]}
  * (Admin listGroups). With --topics: the brokers (as for a group) and every topic that is not internal,
  * {"brokers": [...], "topics": {"TOPIC": {"id": "Uuid", "partitions": [{"partition", "leader", "replicas"}]}}}
- * (the assignment service's view of leaders and racks). With --broker-configs: every broker's configuration as it reports it,
+ * and "streams_groups": {"GROUP": {"subtopologies": [...], "members": [{"member_id", "process_id"}]}}, every streams
+ * group's topology as {@link DescribeStreams} gives it, and its members (or "streams_groups_error" when the cluster cannot say) (the assignment service's view of leaders, racks
+ * and topologies). With --broker-configs: every broker's configuration as it reports it,
  * {"brokers": {"ID": {"name": "value"}}} (Admin describeConfigs; sensitive values are null). The group is read
  * again (every 500 ms) until its state is Stable or Empty, or the time is up; the JSON then says the
  * state it had. On failure: one JSON object {"kind", "group", "message"} on stderr and exit status
@@ -321,8 +323,49 @@ public final class Describe {
                 topics.putAll(topics(found));
             }
             answer.put("topics", topics);
+            streamsGroups(admin, timeout, answer);
             return answer;
         }
+    }
+
+    /** Every KIP-1071 streams group's topology and members into {@code answer}: "streams_groups": {GROUP:
+     * {"subtopologies": [...] (each as {@link DescribeStreams#subtopology} gives it), "members": [{"member_id",
+     * "process_id"}]}}. A cluster that cannot say (no streams groups API, not
+     * authorised) gives none and "streams_groups_error" instead: the topics are what the caller needs most. */
+    private static void streamsGroups(Admin admin, int timeout, Map<String, Object> answer) throws Exception {
+        Map<String, Object> groups = new TreeMap<>();
+        try {
+            List<String> ids = new ArrayList<>();
+            for (GroupListing listing : admin.listGroups(new ListGroupsOptions().withTypes(java.util.Set.of(GroupType.STREAMS)))
+                    .all().get(timeout, TimeUnit.MILLISECONDS)) {
+                ids.add(listing.groupId());
+            }
+            if (!ids.isEmpty()) {
+                var described = admin.describeStreamsGroups(ids).all().get(timeout, TimeUnit.MILLISECONDS);
+                for (var group : described.entrySet()) {
+                    List<org.apache.kafka.clients.admin.StreamsGroupSubtopologyDescription> listed = new ArrayList<>(group.getValue().subtopologies());
+                    listed.sort(Comparator.comparing(org.apache.kafka.clients.admin.StreamsGroupSubtopologyDescription::subtopologyId));
+                    List<Map<String, Object>> subtopologies = new ArrayList<>();
+                    listed.forEach(subtopology -> subtopologies.add(DescribeStreams.subtopology(subtopology)));
+                    List<Map<String, Object>> members = new ArrayList<>();
+                    for (var member : group.getValue().members()) {
+                        members.add(Map.of("member_id", member.memberId(), "process_id", member.processId()));
+                    }
+                    members.sort(Comparator.comparing(m -> (String) m.get("member_id")));
+                    groups.put(group.getKey(), Map.of("subtopologies", subtopologies, "members", members));
+                }
+            }
+        } catch (ExecutionException error) {
+            Throwable cause = error.getCause() == null ? error : error.getCause();
+            if (!(cause instanceof org.apache.kafka.common.errors.UnsupportedVersionException
+                    || cause instanceof org.apache.kafka.common.errors.AuthorizationException
+                    || cause instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) {
+                throw error;
+            }
+            answer.put("streams_groups_error", cause.toString());
+            return;
+        }
+        answer.put("streams_groups", groups);
     }
 
     /** The named topics' ids and partitions in partition order: {"TOPIC": {"id": "Uuid", "partitions": [{"partition",

@@ -201,13 +201,7 @@ public final class DescribeStreams {
         TreeSet<String> topics = new TreeSet<>();
         TreeSet<String> changelogs = new TreeSet<>();
         for (StreamsGroupSubtopologyDescription subtopology : subtopologyList) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("id", subtopology.subtopologyId());
-            entry.put("source_topics", new TreeSet<>(subtopology.sourceTopics()));
-            entry.put("repartition_source_topics", topicInfos(subtopology.repartitionSourceTopics()));
-            entry.put("repartition_sink_topics", new TreeSet<>(subtopology.repartitionSinkTopics()));
-            entry.put("state_changelog_topics", topicInfos(subtopology.stateChangelogTopics()));
-            subtopologies.add(entry);
+            subtopologies.add(subtopology(subtopology));
             topics.addAll(subtopology.sourceTopics());
             topics.addAll(subtopology.repartitionSourceTopics().keySet());
             changelogs.addAll(subtopology.stateChangelogTopics().keySet());
@@ -257,6 +251,18 @@ public final class DescribeStreams {
             out.put(offset.subtopologyId() + "_" + offset.partition(), offset.offset());
         }
         return out;
+    }
+
+    /** One subtopology: {"id", "source_topics", "repartition_source_topics", "repartition_sink_topics",
+     * "state_changelog_topics"}, the repartition sources and changelogs with their partitions and replication factor. */
+    static Map<String, Object> subtopology(StreamsGroupSubtopologyDescription subtopology) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("id", subtopology.subtopologyId());
+        entry.put("source_topics", new TreeSet<>(subtopology.sourceTopics()));
+        entry.put("repartition_source_topics", topicInfos(subtopology.repartitionSourceTopics()));
+        entry.put("repartition_sink_topics", new TreeSet<>(subtopology.repartitionSinkTopics()));
+        entry.put("state_changelog_topics", topicInfos(subtopology.stateChangelogTopics()));
+        return entry;
     }
 
     private static Map<String, Object> topicInfos(Map<String, StreamsGroupSubtopologyDescription.TopicInfo> infos) {
