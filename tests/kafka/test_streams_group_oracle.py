@@ -95,3 +95,34 @@ def test_the_frozen_groups_inputs_give_our_4_4_0_answer():
         if ours != answer:
             differ.append(path.name)
     assert differ == []
+
+
+def test_offsets_below_zero_rank_as_kafka_ranks_them():
+    """Members report -2 (`LATEST_OFFSET`, a running active) and -3 (`UNKNOWN_OFFSET_SUM`) as task offsets; Kafka's
+    class ranks its standby candidates by the offset as reported, so below 0. The service's mapping of Kafka's
+    inputs (the streams-group plug-in's request) and the reproduction give Kafka's answer (read as 0, as the
+    reproduction did before, some of these groups got another answer)."""
+    import random
+
+    from optimizer.assignors.streams.group.spec import group_spec
+    from optimizer.oracle.streams_group import spec_case, timed_answers
+    from optimizer.service.protocol import parse_request
+
+    rng = random.Random(7)
+    cases, ours = [], []
+    for seed in range(300):
+        case = spec_case(group_spec(random_streams_group(seed)))
+        offsets = [(m, t) for m in case["members"] for t in m["task_offsets"]]
+        for member, task in offsets:
+            member["task_offsets"][task] = rng.choice([member["task_offsets"][task], -2, -3])
+        if not any(m["task_offsets"][t] < 0 for m, t in offsets):
+            continue
+        payload = {key: value for key, value in case.items() if key != "assignor"}
+        payload["members"] = [{**m, "instance_id": None} for m in payload["members"]]
+        request = parse_request({"version": 1, "kind": "streams_group", "group": f"g{seed}", "kafka": payload})
+        cases.append(case)
+        ours.append(solution_members(solve(request.problem, solver="kafka")))
+    assert len(cases) > 150
+    kafka = [answer for answer, _ in timed_answers(cases)]
+    differ = [number for number, (mine, theirs) in enumerate(zip(ours, kafka, strict=True)) if mine != theirs]
+    assert differ == [], differ[:5]

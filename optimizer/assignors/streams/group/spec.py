@@ -16,7 +16,8 @@ builds it from a project problem the way the golden cases were fed to Kafka
   (subtopology, partition), then previous standbys the same way, continuing the rotation;
 * offsets: each stateful task a client has state for (its standbys and the keys of `lags`, not its
   previous actives) is reported as `max(0, changelog_end_offset - lag)` with end offset
-  `changelog_end_offset`, by the member holding it as a standby or warm-up, else by thread 0.
+  `changelog_end_offset`, by the member holding it as a standby or warm-up, else by thread 0;
+  a client that lists its members' own lags reports those, -2 and -3 included (`SPECIAL_OFFSETS`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ from typing import Any
 # Kafka's ids are built in the model; re-exported here beside the spec that uses them.
 from optimizer.model.ids import kafka_uuid_text, member_id_of, name_uuid_bytes, process_id_of, task_key  # noqa: F401
 from optimizer.model.streams import Client, StreamsProblem, Task
+
+
+SPECIAL_OFFSETS = (-2, -3)
+"""The offsets below 0 a streams-group member reports: `Task.LATEST_OFFSET` (a running active task)
+and `UNKNOWN_OFFSET_SUM`. Kafka 4.4's sticky assignor ranks standby candidates by the offset as
+reported, so these rank below 0; a member's lag of `changelog_end_offset + 2` (`+ 3`) stands for
+them (as the importer and the service write them), any other lag past the end offset for 0."""
 
 
 @dataclass(frozen=True)
@@ -181,7 +189,8 @@ def _members_of(client: Client, tasks: Mapping[str, Task]) -> list[GroupMember]:
                 if known is None or not known.stateful:
                     continue
                 end = known.changelog_end_offset or 0
-                offsets[thread][task_id] = max(0, end - lag)
+                offset = end - lag  # a lag of end + 2 or end + 3 is what the member reported as -2 or -3
+                offsets[thread][task_id] = offset if offset in SPECIAL_OFFSETS else max(0, offset)
                 ends[thread][task_id] = end
         return _group_members(client, ids, held, offsets, ends)
     for task_id in list(dict.fromkeys([*client.previous_standby, *client.lags])):
