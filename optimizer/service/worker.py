@@ -13,7 +13,9 @@ The child sends two results through its pipe, each as soon as it has it:
 1. Kafka's answer: the project's reproduction of the plug point's default assignor
    (`solve(problem, solver="kafka")`), the fallback;
 2. the exact assignment applied now (`solve(problem, goals=..., time_limit=...)`, started from
-   Kafka's answer), with the time the deadline leaves, minus a margin for sending it back.
+   Kafka's answer), with the time the deadline leaves, minus a margin for sending it back; or,
+   when Kafka's reproduction took all that time, that it has none (so the reason names the
+   deadline, not a child that ended without an answer).
 
 `solve_within` returns the exact result if it arrived in time, else Kafka's, else no answer,
 and says why. The deadline is absolute, on the monotonic clock the child shares: what the service
@@ -104,7 +106,8 @@ def _solve_child(problem: Problem, goals: Sequence[str] | None, answer_by: float
     else:
         connection.send(("kafka", kafka, time.monotonic() - started))
     left = answer_by - time.monotonic()
-    if left <= 0:
+    if left <= 0:  # Kafka's reproduction took the time: said, so that the service names the deadline
+        connection.send(("no-time", None, time.monotonic() - started))
         return
     try:
         exact = solve(problem, goals=goals, time_limit=max(0.02, left * EXACT_SHARE), kafka=kafka)
@@ -159,6 +162,8 @@ def solve_within(problem: Problem, deadline: float, goals: Sequence[str] | None 
                 why_no_kafka = f"Kafka's reproduction gives no answer: {payload}"
             elif tag == "exact":
                 return _exact_outcome(payload, kafka, kafka_seconds)
+            elif tag == "no-time":
+                break  # the deadline came during Kafka's reproduction
             else:
                 why_no_exact = f"the exact engine gives no answer: {payload}"
                 break
