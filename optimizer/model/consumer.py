@@ -212,6 +212,10 @@ class Member(FrozenModel):
     """Member id, unique in the group."""
     rack: Name | None = None
     """`client.rack` of the consumer (KIP-881)."""
+    group_instance_id: Name | None = None
+    """`group.instance.id` of a static member (KIP-345), unique in the group. Kafka's classic range
+    and round-robin assignors put static members first, in the order of these ids
+    (`AbstractPartitionAssignor.MemberInfo.compareTo`), then the others by member id."""
     subscriptions: tuple[TopicName, ...] = Field(min_length=1)
     """Topics the member subscribes to."""
     owned_partitions: tuple[PartitionId, ...] = ()
@@ -295,7 +299,9 @@ class ConsumerProblem(FrozenModel):
     """Free text for people."""
     topics: Annotated[tuple[Topic, ...], unique_by("name", "topic")] = ()
     """Topics with their partition counts."""
-    members: Annotated[tuple[Member, ...], unique_by("id", "member")] = Field(min_length=1, max_length=MAX_MEMBERS)
+    members: Annotated[tuple[Member, ...], unique_by("id", "member"), unique_by("group_instance_id", "member")] = Field(
+        min_length=1, max_length=MAX_MEMBERS
+    )
     """The group's members; at least one, at most MAX_MEMBERS."""
     config: ConsumerConfig = ConsumerConfig()
     """Assignor configuration with Kafka's key."""

@@ -45,6 +45,7 @@ def classic_case(problem: ConsumerProblem) -> dict[str, Any]:
                 "subscriptions": list(m.subscriptions),
                 "owned": [list(partition_key(p)) for p in m.owned_partitions],
                 "generation": m.generation,
+                **({"instance_id": m.group_instance_id} if m.group_instance_id is not None else {}),
             }
             for m in problem.members
         ],

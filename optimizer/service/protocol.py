@@ -624,6 +624,8 @@ def _group_spec_data(spec: _GroupSpec) -> dict[str, Any]:
         entry = {"id": member.id, "subscriptions": subscribed}
         if member.rack is not None:
             entry["rack"] = member.rack
+        if member.instance_id is not None:
+            entry["group_instance_id"] = member.instance_id
         # The reproduction fills a member's assignment map with topics in the reverse of their
         # first claim (kip848.ServerGroup.previous_assignment, as kip848_case sends them): owned
         # partitions list the topics in the reverse of Kafka's map order, partitions in its order.
@@ -699,6 +701,8 @@ def _group_subscription_data(spec: _GroupSubscription) -> dict[str, Any]:
         entry = {"id": member.id, "subscriptions": list(member.subscriptions) or [absent]}
         if member.rack is not None:
             entry["rack"] = member.rack
+        if member.instance_id is not None:  # static members come first in the range and round-robin assignors
+            entry["group_instance_id"] = member.instance_id
         entry["owned_partitions"] = [f"{topic}-{partition}" for topic, partition in member.owned]
         if member.generation is not None:
             entry["generation"] = member.generation

@@ -311,6 +311,8 @@ def consumer_problem(described: dict[str, Any], bootstrap: str, rates: Mapping[t
         entry = {"id": member["member_id"]}
         if member.get("rack"):
             entry["rack"] = member["rack"]
+        if member.get("instance_id"):  # a static member: first in the classic range and round-robin assignors
+            entry["group_instance_id"] = member["instance_id"]
         entry["subscriptions"] = sorted(member["subscriptions"])
         entry["owned_partitions"] = [partition_id(topic, partition) for topic, partition in member["assignment"]]
         if kind == "CLASSIC":

@@ -68,6 +68,26 @@ def test_kafkas_classic_assignors_give_our_answer_with_contested_claims_and_gene
     assert _disagreements(groups, classic_consumer_answers(groups)) == []
 
 
+def test_with_static_members_the_classic_assignors_give_our_answer():
+    """Static members (`group.instance.id`, KIP-345): Kafka's range and round-robin assignors put them first, in
+    the order of their instance ids (`MemberInfo.compareTo`), which is not their member ids' order here; the
+    sticky ones do not read them. Some members of each group static, some not; every group differs from the
+    same group without instance ids on at least one of range and round-robin overall."""
+    rng = random.Random(345)
+    groups = []
+    for problem in oracle_varied_classic_groups(300):
+        data = problem_to_data(problem)
+        for member in data["members"]:
+            if rng.random() < 0.6:
+                member["group_instance_id"] = f"instance-{rng.randrange(10**6):06d}"
+        groups.append(problem_from_data(data))
+    assert _disagreements(groups, classic_consumer_answers(groups)) == []
+    eager = [g for g in groups if str(g.config.partition_assignment_strategy) in ("range", "roundrobin")]
+    moved = sum(_ours(g) != _ours(problem_from_data({**problem_to_data(g), "members": [
+        {k: v for k, v in m.items() if k != "group_instance_id"} for m in problem_to_data(g)["members"]]})) for g in eager)  # fmt: skip
+    assert moved > len(eager) // 4, (moved, len(eager))
+
+
 def test_with_claims_beyond_a_topics_partitions_we_answer_as_kafka_or_refuse_as_kafka_fails():
     """Kafka 4.4.0's sticky assignors, given claims of partitions that no longer exist, answer as we
     do, or raise IllegalStateException, or return an assignment that is no assignment (such

@@ -83,6 +83,8 @@ def _priced(data: dict[str, Any]) -> None:
             partition["leader_rack"] = partition["replica_racks"][-1]
     for topic in data.get("topics", [])[:2]:
         topic["leader_racks"] = [None if p % 3 == 1 else racks[0] for p, racks in enumerate(topic["replica_racks"])]
+    for member in data.get("members", [])[:2]:  # static members (group.instance.id): some, not all
+        member["group_instance_id"] = f"static-{member['id']}"
     for number, topic in enumerate(data.get("topics", [])[1:3]):  # Kafka's topic ids (issue 32): some topics, not all
         topic["topic_id"] = ["3UeLhZSXR2CHnwn1b1pOaw", "XCoefwO5TSGo4G8dLDtKWQ"][number]
 
@@ -353,7 +355,7 @@ def test_application_problems_become_invalid_records(tmp_path, tables):
 def test_key_listed_twice_and_rows_of_the_other_kind(tmp_path, tables):
     shutil.copytree(tables["csv"], tmp_path, dirs_exist_ok=True)
     _rewrite_csv(tmp_path / "clients.csv", lambda rows: rows + [["orders-app", "client-0001", "", "3", ""]])
-    _rewrite_csv(tmp_path / "members.csv", lambda rows: rows + [["payments", "m-1", "", "", ""]])
+    _rewrite_csv(tmp_path / "members.csv", lambda rows: rows + [["payments", "m-1", "", "", "", ""]])
     records = {r.name: r for r in read_table_records(tmp_path)}
     assert "clients[client='client-0001']: 2 rows have this key" in records["orders-app"].input_error
     assert "members: 1 row for this streams application" in records["payments"].input_error

@@ -3,7 +3,8 @@
 `ConsumerGroup` is what every assignor reads from the group's subscriptions and the topic
 metadata: partitions per subscribed topic, member racks, replica racks, and the member orders
 Kafka's assignors visit (member id order, and the sticky assignors' HashMap order).
-`use_rack_aware_assignment` is AbstractPartitionAssignor's KIP-881 test. What each member gets is
+`use_rack_aware_assignment` is AbstractPartitionAssignor's KIP-881 test; `member_info_order` its
+`MemberInfo` order, where static members (`group.instance.id`) come first. What each member gets is
 Kafka's; the order of the partitions within a member's list is not (a consumer does not depend on
 it): solutions list them sorted.
 """
@@ -43,6 +44,15 @@ class ConsumerGroup:
         subscribed = {t for m in problem.members for t in m.subscriptions}
         self.partitions: dict[str, int] = {t: topics[t].partitions for t in subscribed if t in topics}
         self.sorted_members = sorted((m.id for m in problem.members), key=member_id_key)
+        instance = {m.id: m.group_instance_id for m in problem.members}
+
+        def member_info_key(member: str) -> tuple[int, bytes]:
+            static = instance[member]
+            return (0, member_id_key(static)) if static is not None else (1, member_id_key(member))
+
+        self.member_info_order = sorted(self.sorted_members, key=member_info_key)
+        """Members in `AbstractPartitionAssignor.MemberInfo` order, the classic range and round-robin
+        assignors' (static members first, by `group.instance.id`; then the others by member id)."""
         self.subscriptions = {m.id: list(m.subscriptions) for m in problem.members}
         self.member_rack = {m.id: m.rack for m in problem.members if m.rack}
         self.replica_racks: dict[TP, frozenset[str]] = {}

@@ -1,6 +1,7 @@
 """Kafka's RangeAssignor (classic protocol), as Kafka 3.8+ runs it.
 
-Per topic, consecutive ranges to the subscribers in member order; with KIP-881 rack information,
+Per topic, consecutive ranges to the subscribers in `MemberInfo` order (static members first, by
+`group.instance.id`, then member id); with KIP-881 rack information,
 first partitions whose replicas share the member's rack (co-partitioned topics keep partition p of
 every topic on one member), then the rest.
 """
@@ -52,7 +53,7 @@ def range_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
     result: dict[str, list[TP]] = {m: [] for m in group.sorted_members}
     states = []
     for topic in sorted(group.partitions):
-        subscribers = [m for m in group.sorted_members if topic in group.subscriptions[m]]
+        subscribers = [m for m in group.member_info_order if topic in group.subscriptions[m]]  # static members first
         count = group.partitions[topic]
         consumers = [(m, group.member_rack.get(m)) for m in subscribers]
         racks = {p: group.replica_racks[topic, p] for p in range(count)} if any(r for _, r in consumers) else {}

@@ -1,6 +1,7 @@
 """Kafka's RoundRobinAssignor (classic protocol), as Kafka 3.8+ runs it.
 
-All partitions (topics by name, partitions ascending) dealt to the subscribers in member order.
+All partitions (topics by name, partitions ascending) dealt to the subscribers in `MemberInfo`
+order (static members first, by `group.instance.id`, then member id).
 No rack awareness.
 """
 
@@ -12,7 +13,7 @@ from optimizer.model.consumer import ConsumerProblem
 
 def roundrobin_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
     group = ConsumerGroup(problem)
-    members = group.sorted_members
+    members = group.member_info_order  # static members first, by group.instance.id
     result: dict[str, list[TP]] = {m: [] for m in members}
     cursor = 0
     for topic in sorted(group.partitions):

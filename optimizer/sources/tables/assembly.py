@@ -355,7 +355,7 @@ def _consumer(document: dict[str, Any], children: dict[str, list[dict[str, Any]]
     members: dict[str, dict[str, Any]] = {}
     for row in app.rows("members", children.get("members", [])):
         member = {"id": row["member"]}
-        for column in ("rack", "generation", "capacity"):
+        for column in ("rack", "group_instance_id", "generation", "capacity"):
             if row.get(column) is not None:
                 member[column] = row[column]
         members[row["member"]] = member

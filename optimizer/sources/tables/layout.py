@@ -270,6 +270,7 @@ TABLES: dict[str, TableSpec] = {
                 _app(),
                 Column("member", STRING),
                 Column("rack", STRING, optional=True, doc="client.rack"),
+                Column("group_instance_id", STRING, optional=True, doc="group.instance.id of a static member"),
                 Column("generation", INT, optional=True, doc="default -1"),
                 Column("capacity", NUMBER, optional=True, doc="instance size (default 1)", check=Capacity),
             ),

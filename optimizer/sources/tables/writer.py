@@ -195,6 +195,7 @@ def _consumer_rows(name: str, problem: ConsumerProblem, tables: dict[str, list[d
                 "application": name,
                 "member": member.id,
                 "rack": member.rack,
+                "group_instance_id": member.group_instance_id,
                 "generation": member.generation,
                 "capacity": _unless_default(member.capacity),
             }

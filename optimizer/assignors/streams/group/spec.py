@@ -30,7 +30,6 @@ from typing import Any
 from optimizer.model.ids import kafka_uuid_text, member_id_of, name_uuid_bytes, process_id_of, task_key  # noqa: F401
 from optimizer.model.streams import Client, StreamsProblem, Task
 
-
 SPECIAL_OFFSETS = (-2, -3)
 """The offsets below 0 a streams-group member reports: `Task.LATEST_OFFSET` (a running active task)
 and `UNKNOWN_OFFSET_SUM`. Kafka 4.4's sticky assignor ranks standby candidates by the offset as

@@ -39,7 +39,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * <pre>
  * in:  {"cases": [{"assignor": "range" | "roundrobin" | "sticky" | "cooperative-sticky",
  *                  "topics": [{"name", "partitions", "replica_racks": [[rack, ...] per partition] | null}],
- *                  "members": [{"id", "rack" | null, "subscriptions": [topic], "owned": [[topic, p]], "generation"}]}]}
+ *                  "members": [{"id", "rack" | null, "subscriptions": [topic], "owned": [[topic, p]], "generation",
+ *                               "instance_id" (optional: group.instance.id)}]}]}
  * out: {"answers": [{"assignment": {member: [[topic, p], ...]}} | {"error": "..."}]}
  * </pre>
  *
@@ -99,7 +100,11 @@ public final class ConsumerAssignors {
             own.onAssignment(new Assignment(owned), new ConsumerGroupMetadata("group", generation, member.get("id").asText(), Optional.empty()));
             userData = own.subscriptionUserData(Set.copyOf(topics));
         }
-        return new Subscription(topics, userData, owned, generation, rack);
+        Subscription subscription = new Subscription(topics, userData, owned, generation, rack);
+        if (member.hasNonNull("instance_id")) {  // a static member (group.instance.id): range and round-robin put these first
+            subscription.setGroupInstanceId(Optional.of(member.get("instance_id").asText()));
+        }
+        return subscription;
     }
 
     static Cluster cluster(JsonNode topics) {
