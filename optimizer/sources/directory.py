@@ -20,9 +20,11 @@ class DocumentDirectory:
     path: Path
 
     def records(self) -> list[Record]:
+        # Every entry with a document's suffix but directories: a FIFO, a device or a link that
+        # leads nowhere becomes a record that says why it cannot be read, rather than no record.
         files = sorted(
             p for p in self.path.rglob("*")
-            if p.is_file() and suffix_of(p) in PROBLEM_SUFFIXES + LINES_SUFFIXES and ".solution." not in p.name
+            if suffix_of(p) in PROBLEM_SUFFIXES + LINES_SUFFIXES and ".solution." not in p.name and not _is_directory(p)
         )  # fmt: skip
         if not files:
             raise InvalidInputError(str(self.path), [input_issue("the directory holds no problem or JSON Lines files")])
@@ -30,3 +32,10 @@ class DocumentDirectory:
         for file in files:
             records += line_records(file, self.path) if suffix_of(file) in LINES_SUFFIXES else [file_record(file, self.path)]
         return unique_names(records)
+
+
+def _is_directory(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a link that loops: not a directory, and its record will say why
+        return False

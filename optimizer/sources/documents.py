@@ -8,7 +8,9 @@ text into one, and one back into text: every source of problem documents reads t
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +184,15 @@ def parse_document(text: str, source: str) -> Any:
         raise document_error(source, _too_large(len(text.encode("utf-8")), kind))
     try:
         if as_yaml:
-            return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+            data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+            expanded = _expanded_bytes(data, {}, MAX_DOCUMENT_BYTES)
+            if expanded > MAX_DOCUMENT_BYTES:
+                raise document_error(
+                    source,
+                    f"the YAML document's aliases expand it to more than {MAX_DOCUMENT_BYTES // 2**20} MiB as JSON "
+                    "(a sanity bound, docs/validation.md): write the repeated parts out, or fewer of them",
+                )
+            return data
         try:
             return json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_float=_json_float)
         except ValueError as error:
@@ -205,6 +215,26 @@ def parse_document(text: str, source: str) -> Any:
         raise document_error(source, f"malformed {kind}: nested too deeply") from None
 
 
+def _expanded_bytes(value: Any, seen: dict[int, int], limit: int) -> int:
+    """About how many bytes `value` takes as JSON, every alias written out (YAML's aliases make the
+    parsed document a graph that shares its parts: a few hundred bytes can stand for gigabytes);
+    each shared part is measured once. Stops counting past `limit`."""
+    if isinstance(value, str):
+        return len(value) + 2
+    if not isinstance(value, dict | list):
+        return len(str(value))
+    known = seen.get(id(value))
+    if known is not None:
+        return known
+    total = 2
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        total += _expanded_bytes(item, seen, limit) + (len(str(key)) + 4 if isinstance(value, dict) else 1)
+        if total > limit:
+            break
+    seen[id(value)] = total
+    return total
+
+
 def _too_large(size: int, kind: str) -> str:
     limit = MAX_YAML_BYTES if kind == "YAML" else MAX_DOCUMENT_BYTES
     return f"the {kind} document is {size / 2**20:,.1f} MiB: at most {limit // 2**20} MiB (a sanity bound, docs/validation.md)" + (
@@ -212,15 +242,36 @@ def _too_large(size: int, kind: str) -> str:
     )
 
 
-def read_document(path: str | Path) -> Any:
-    """Read a JSON or YAML file (at most MAX_DOCUMENT_BYTES, YAML at most MAX_YAML_BYTES)."""
-    path = Path(path)
+def regular_file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a document file (it is a FIFO, a device, a socket or a
+    directory: reading it could wait forever or never end), or None. Symbolic links are followed."""
     try:
-        size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES or (size > MAX_YAML_BYTES and path.suffix.lower() in (".yaml", ".yml")):
-            kind = "YAML" if path.suffix.lower() in (".yaml", ".yml") else "JSON"
-            raise document_error(str(path), _too_large(size, kind))
-        text = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot read the file: {error.strerror or error}"
+    if stat.S_ISREG(mode):
+        return None
+    what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")  # fmt: skip
+    return f"{what}, not a regular file: problem documents are read from regular files"
+
+
+def read_document(path: str | Path) -> Any:
+    """Read a JSON or YAML file (at most MAX_DOCUMENT_BYTES, YAML at most MAX_YAML_BYTES), a
+    regular file only; reading stops past the bound, whatever the file claims its size is."""
+    path = Path(path)
+    yaml_suffix = path.suffix.lower() in (".yaml", ".yml")
+    limit = MAX_YAML_BYTES if yaml_suffix else MAX_DOCUMENT_BYTES
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise document_error(str(path), problem)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)
+            if len(raw) > limit:
+                size = max(len(raw), os.fstat(handle.fileno()).st_size)
+                raise document_error(str(path), _too_large(size, "YAML" if yaml_suffix else "JSON"))
+        text = raw.decode("utf-8")
     except OSError as error:
         raise document_error(str(path), f"cannot read the file: {error.strerror or error}") from None
     except UnicodeDecodeError:

@@ -17,6 +17,7 @@ from pydantic_core import from_json
 
 from optimizer.model.ids import escape_unprintable
 from optimizer.model.limits import MAX_DOCUMENT_BYTES
+from optimizer.sources.documents import regular_file_problem
 from optimizer.sources.records import Record, name_problem, unique_names
 
 
@@ -26,6 +27,9 @@ def line_records(file: Path, root: Path) -> list[Record]:
     the reason: the other lines are read as usual."""
     records = []
     name = escape_unprintable(str(file.relative_to(root) if file != root else file.name))
+    unreadable = regular_file_problem(file)
+    if unreadable is not None:  # a FIFO would keep the reader waiting, a device reading forever
+        return [Record(f"{name}:1", "{}", f"{name}:1", f"{name}: {unreadable}")]
     opener = gzip.open if file.suffix == ".gz" else open
     number = 0
     try:
