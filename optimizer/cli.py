@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from optimizer.activity import Heartbeat
 from optimizer.backends import REGISTRY
 from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, SOLVERS, goal_class
 from optimizer.compare import compare, compare_protocols
@@ -222,6 +223,39 @@ def _goal_list(value: str | None) -> list[str] | None:
     return None if value is None else [g for g in (part.strip() for part in value.split(",")) if g]
 
 
+DEFAULT_TIME_LIMIT = 60.0
+"""`solve` and `compare`'s time limit when none is given (`--time-limit none`: no limit)."""
+
+
+class _TimeLimit(click.ParamType):
+    """Seconds (0 or more), or `none` for no limit."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
+        if value is None or isinstance(value, float):
+            return value
+        text = str(value).strip()
+        if text.lower() == "none":
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            self.fail(f"{text!r} is neither a number of seconds nor 'none'", param, ctx)
+        if not seconds >= 0 or seconds == float("inf"):
+            self.fail(f"{text!r}: give 0 or more seconds, or 'none' for no limit", param, ctx)
+        return seconds
+
+
+_COMMAND_TIME_LIMIT = click.option(
+    "--time-limit", type=_TimeLimit(), default=str(DEFAULT_TIME_LIMIT), show_default=True, metavar="SECONDS|none",
+    help=(
+        "For the whole command: reading the file, Kafka's assignor and the exact goal sequence (as the solver or as "
+        "the exact engine's fallback); exit 3 when nothing is found in time. 'none': no limit."
+    ),
+)
+
+
 @cli.command("solve")
 @click.argument("problem_path", metavar="PROBLEM", type=_FILE)
 @click.option(
@@ -237,13 +271,7 @@ def _goal_list(value: str | None) -> list[str] | None:
     "--goals", "goal_names", metavar="G1,G2,...",
     help="Goals in priority order (see `kafka-assign goals`); GOAL=ARG passes an argument, like movement_budget=10.",
 )
-@click.option(
-    "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",
-    help=(
-        "For the whole command: reading the file, the exact goal sequence, and Kafka's assignor (as the solver or as "
-        "the exact engine's fallback); exit 3 when nothing is found in time."
-    ),
-)
+@_COMMAND_TIME_LIMIT
 @click.option("--tolerance", "tolerances", multiple=True, metavar="GOAL=N|P%", help="Let later goals raise GOAL by N, or by P percent, above its optimum.")
 @click.option("--no-warmups", is_flag=True, help="Return the exact target without KIP-441 warm-up planning.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the solution file.")
@@ -266,15 +294,16 @@ def solve_command(
     hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
-    problem = _load(problem_path, deadline, time_limit)
-    solution = solve(
-        problem,
-        solver=solver,
-        goals=_goal_list(goal_names),
-        time_limit=remaining(deadline),
-        tolerances=_tolerances(tolerances),
-        warmups=not no_warmups,
-    )
+    with Heartbeat("solve", time_limit):  # progress lines on stderr past 2 s
+        problem = _load(problem_path, deadline, time_limit)
+        solution = solve(
+            problem,
+            solver=solver,
+            goals=_goal_list(goal_names),
+            time_limit=remaining(deadline),
+            tolerances=_tolerances(tolerances),
+            warmups=not no_warmups,
+        )
     if output is not None:
         _write(solution, output)
     if as_json:
@@ -308,10 +337,7 @@ def _write(solution, output: Path) -> None:
 @cli.command("compare")
 @click.argument("problem_path", metavar="PROBLEM", type=_FILE)
 @click.option("--goals", "goal_names", metavar="G1,G2,...", help="Goals in priority order (default: the kind's default sequence).")
-@click.option(
-    "--time-limit", type=click.FloatRange(min=0), metavar="SECONDS",
-    help="For the whole command: reading the file, Kafka's assignor and the exact goal sequence.",
-)
+@_COMMAND_TIME_LIMIT
 @click.option(
     "--protocols", is_flag=True,
     help="Kafka's assignor under the classic protocol and under the new one (KIP-848 for consumer "
@@ -322,13 +348,14 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
-    problem = _load(problem_path, deadline, time_limit)
-    if protocols:
-        by_protocol = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
-        data, table = by_protocol.to_dict(), protocol_comparison_table(by_protocol)
-    else:
-        comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
-        data, table = comparison.to_dict(), comparison_table(comparison)
+    with Heartbeat("compare", time_limit):  # progress lines on stderr past 2 s
+        problem = _load(problem_path, deadline, time_limit)
+        if protocols:
+            by_protocol = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+            data, table = by_protocol.to_dict(), protocol_comparison_table(by_protocol)
+        else:
+            comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+            data, table = comparison.to_dict(), comparison_table(comparison)
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:

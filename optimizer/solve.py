@@ -32,6 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from optimizer.activity import doing
 from optimizer.assignors.answers import KafkaAnswer, kafka_answer, reference_answer
 from optimizer.catalogue import KAFKA_SOLVERS, SOLVERS, resolve_goals
 from optimizer.deadline import deadline_after, run_within
@@ -79,6 +80,7 @@ def solve(
     assignment: Assignment
     target: Assignment | None
     if solver in KAFKA_SOLVERS:
+        doing("Kafka's assignor" if solver == "kafka" else "KIP-925's reference goal")
         try:
             answer = run_within(deadline, lambda: _heuristic(normalized.problem, solver, problem))
         except TimeLimitReached:
@@ -107,6 +109,7 @@ def solve(
     if isinstance(normalized.problem, StreamsProblem):
         # Kafka's answer has its own warm-ups (also when the exact engine returns it as its fallback)
         own_warmups = warmups and solver not in KAFKA_SOLVERS and options.get("fallback") != "kafka"
+        doing("the plan to the target (warm-ups, probing rebalances)")
         assignment, plan = plan_transition(normalized.problem, assignment, target or assignment, own_warmups)
         followup = followup or plan.followup_rebalances > 0
     # Goal values are the target's (where the plan ends); value_now is the assignment's applied now
@@ -131,6 +134,7 @@ def solve(
             plugins=plugin_info,
         ),
     )
+    doing("checking the result (the evaluator)")
     evaluation = evaluate(problem, solution)
     _check_valid(evaluation, solver, "assignment")
     if target is not None:  # the target is checked and measured as well: a complete assignment

@@ -26,7 +26,7 @@ LAYERS = (
     ("plugins",),
     (
         "optimizer.model", "optimizer.errors", "optimizer.version", "optimizer.costs", "optimizer.levels", "optimizer.formulation",
-        "optimizer.goal", "optimizer.protocols", "optimizer.results", "optimizer.placement", "optimizer.deadline", "optimizer.text",
+        "optimizer.goal", "optimizer.protocols", "optimizer.results", "optimizer.placement", "optimizer.deadline", "optimizer.activity", "optimizer.text",
         "optimizer.money", "optimizer.evaluate", "optimizer.generate", "optimizer.rebalance", "optimizer.kafka",
     ),
     ("optimizer.sources",),

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from optimizer.activity import doing
 from optimizer.catalogue import goal_class
 from optimizer.deadline import now, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
@@ -99,6 +100,7 @@ def run_exact(
         if refused:
             raise refused[0]
         started.append(True)
+        doing("Kafka's assignor (the exact engine's start and fallback)")
         try:
             found = kafka()
         except SolverUnavailableError as error:
@@ -176,6 +178,7 @@ def run_exact(
                 what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
                 _within(deadline, hint, what)
             soft_balance = soft(goal_class("balance"))() if balanced else None
+            doing("the assignment applied now (warm-ups before the exact target)")
             assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
             notes += found
             kafka_start = hint()
