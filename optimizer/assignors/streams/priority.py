@@ -23,9 +23,12 @@ class ConstrainedPrioritySet:
     ):
         self._constraint = constraint
         self._members: set[str] = set()
-        self._queue: JavaPriorityQueue[ClientState] = JavaPriorityQueue(
-            lambda a, b: (weight(a), order[a.id]) < (weight(b), order[b.id])
-        )
+
+        def less(a: ClientState, b: ClientState) -> bool:  # (weight, order) compared, without building tuples
+            first, second = weight(a), weight(b)
+            return first < second or (first == second and order[a.id] < order[b.id])
+
+        self._queue: JavaPriorityQueue[ClientState] = JavaPriorityQueue(less)
         self._order = order
 
     def offer(self, client: ClientState) -> None:

@@ -12,11 +12,12 @@ from optimizer.model.ids import TaskKey, task_id
 
 
 def _not_holding(client: ClientState, task: TaskKey) -> bool:
-    return not client.holds(task)
+    return task not in client.active and task not in client.standby
 
 
 def _assigned_load(client: ClientState) -> float:
-    return client.assigned_load
+    # ClientState.assigned_load written out: the priority queue reads it at every comparison
+    return (len(client.active) + len(client.standby)) / client.capacity
 
 
 class DefaultStandbyTaskAssignor:
