@@ -1,0 +1,80 @@
+"""Kafka's assignment on the largest Streams applications issue 33 names (5,000 tasks over 100
+clients, two standbys, two client-tag dimensions), which every valid problem falls back to: Kafka
+4.4.0's own high-availability assignor in a warm JVM against the project's reproduction
+(`--solver kafka`), and whether they agree.
+
+Run: ./run python bench/kafka_large.py [repeat [tasks clients]]   (writes bench/results/kafka_large.json;
+not a test; default 3 repeats of 5,000 x 100)
+
+Kafka's time is the fastest of `repeat` runs in one JVM (inputs built and the assignor called);
+ours the reproduction alone on the normalised problem (fastest of 2) and `solve(--solver kafka)`
+once (normalising and the evaluator's checks included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
+from optimizer.generate import random_streams_problem
+from optimizer.kafka.jvm import KAFKA_VERSION
+from optimizer.model.normalize import normalize
+from optimizer.model.streams import StreamsProblem
+from optimizer.oracle.streams import disagreements, task_assignor_answers, with_process_ids
+from optimizer.solve import solve
+
+RESULTS = Path(__file__).parent / "results" / "kafka_large.json"
+
+
+def application(tasks: int, clients: int, tags: tuple[str, ...]) -> StreamsProblem:
+    name = f"high-availability-{tasks}x{clients}-2-standbys-{len(tags)}-tags"
+    problem = random_streams_problem(5, tasks=tasks, clients=clients, racks=3, replication=2, standby_replicas=2, tags=tags, name=name)
+    return with_process_ids(problem)
+
+
+def measure(problem: StreamsProblem, repeat: int) -> dict[str, object]:
+    (kafka,) = task_assignor_answers([problem], repeat=repeat, timeout=3600.0)
+    normalized = normalize(problem).problem
+    run = TASK_ASSIGNORS.select(problem.config.task_assignor_class, problem.config.release)
+    fastest = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        run(normalized)
+        fastest = min(fastest, time.perf_counter() - started)
+    started = time.perf_counter()
+    solve(problem, solver="kafka")
+    solve_kafka = time.perf_counter() - started
+    differing = disagreements([problem], [kafka])
+    return {
+        "application": problem.name,
+        "kafka_seconds_warm": None if isinstance(kafka, str) or kafka.micros is None else round(kafka.micros / 1e6, 3),
+        "kafka_error": kafka if isinstance(kafka, str) else None,
+        "reproduction_seconds": round(fastest, 2),
+        "solve_kafka_seconds": round(solve_kafka, 2),
+        "agree": not differing,
+        "differences": differing[:3],
+    }
+
+
+def main(repeat: int, tasks: int, clients: int) -> None:
+    rows = []
+    for tags in ((), ("zone", "cluster")):
+        row = measure(application(tasks, clients, tags), repeat)
+        print(row, flush=True)
+        rows.append(row)
+    RESULTS.parent.mkdir(exist_ok=True)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
+    summary = {"date": str(date.today()), "machine": machine, "kafka": KAFKA_VERSION, "repeat": repeat, "rows": rows}
+    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"written {RESULTS}")
+
+
+if __name__ == "__main__":
+    arguments = [int(a) for a in sys.argv[1:]]
+    main(*(arguments + [3, 5000, 100][len(arguments):]))
