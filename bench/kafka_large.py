@@ -21,10 +21,10 @@ import time
 from datetime import date
 from pathlib import Path
 
-from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
+from streams_timing import reproduction_seconds  # bench/ is the script's folder
+
 from optimizer.generate import random_streams_problem
 from optimizer.kafka.jvm import KAFKA_VERSION
-from optimizer.model.normalize import normalize
 from optimizer.model.streams import StreamsProblem
 from optimizer.oracle.streams import disagreements, task_assignor_answers, with_process_ids
 from optimizer.solve import solve
@@ -40,13 +40,7 @@ def application(tasks: int, clients: int, tags: tuple[str, ...]) -> StreamsProbl
 
 def measure(problem: StreamsProblem, repeat: int) -> dict[str, object]:
     (kafka,) = task_assignor_answers([problem], repeat=repeat, timeout=3600.0)
-    normalized = normalize(problem).problem
-    run = TASK_ASSIGNORS.select(problem.config.task_assignor_class, problem.config.release)
-    fastest = float("inf")
-    for _ in range(2):
-        started = time.perf_counter()
-        run(normalized)
-        fastest = min(fastest, time.perf_counter() - started)
+    fastest = reproduction_seconds(problem, 2)
     started = time.perf_counter()
     solve(problem, solver="kafka")
     solve_kafka = time.perf_counter() - started
