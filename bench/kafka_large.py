@@ -13,18 +13,13 @@ once (normalising and the evaluator's checks included).
 
 from __future__ import annotations
 
-import json
-import os
-import platform
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
-from streams_timing import reproduction_seconds  # bench/ is the script's folder
+from streams_timing import reproduction_seconds, write_results  # bench/ is the script's folder
 
 from optimizer.generate import random_streams_problem
-from optimizer.kafka.jvm import KAFKA_VERSION
 from optimizer.model.streams import StreamsProblem
 from optimizer.oracle.streams import disagreements, task_assignor_answers, with_process_ids
 from optimizer.solve import solve
@@ -62,11 +57,7 @@ def main(repeat: int, tasks: int, clients: int) -> None:
         row = measure(application(tasks, clients, tags), repeat)
         print(row, flush=True)
         rows.append(row)
-    RESULTS.parent.mkdir(exist_ok=True)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
-    summary = {"date": str(date.today()), "machine": machine, "kafka": KAFKA_VERSION, "repeat": repeat, "rows": rows}
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"written {RESULTS}")
+    write_results(RESULTS, repeat, rows)
 
 
 if __name__ == "__main__":

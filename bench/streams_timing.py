@@ -103,11 +103,16 @@ def main(repeat: int) -> None:
         row = measure(application(assignor, strategy, costs), repeat) | {"assignor": assignor, "strategy": strategy, "costs_configured": costs}
         print(row, flush=True)
         rows.append(row)
-    RESULTS.parent.mkdir(exist_ok=True)
+    write_results(RESULTS, repeat, rows)
+
+
+def write_results(path: Path, repeat: int, rows: list[dict[str, object]]) -> None:
+    """The rows as a result file, with the date, the machine, Kafka's release and the repeat count."""
+    path.parent.mkdir(exist_ok=True)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
     summary = {"date": str(date.today()), "machine": machine, "kafka": KAFKA_VERSION, "repeat": repeat, "rows": rows}
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"written {RESULTS}")
+    path.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"written {path}")
 
 
 if __name__ == "__main__":
