@@ -120,8 +120,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
             stages += [Stage(goal, GoalStatus.TIME_LIMIT, backend=engine) for goal in constrained]
             return SequenceResult(None, stages, notes + ["no assignment found within the time limit"], True)
 
-    total = len(stages) + len(order)
-    for goal in order:
+    for number, goal in enumerate(order, 1):
         expression = expressions[id(goal)]
         if current is not None:
             current = formulation.repair(current)
@@ -133,7 +132,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
                 stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(goal.lower_bound()), 0.0, engine))
                 session.add_row(expression, -UNBOUNDED, run.tolerance(goal).limit(value))
                 continue
-        doing(f"goal {goal.name!r}, {len(stages) + 1} of {total} ({engine})")
+        doing(f"goal {goal.name!r}, stage {number} of {len(order)} ({engine})")
         if run.remaining() == 0.0:
             stages.append(Stage(goal, GoalStatus.TIME_LIMIT, backend=engine))
             notes.append(f"stage {goal.name!r} not started: the time limit was reached")
