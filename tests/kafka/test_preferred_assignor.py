@@ -103,3 +103,13 @@ def test_members_that_name_an_assignor_switch_in_two_rolls_without_a_tie() -> No
         assert steps[last_old_leaves]["current"] is None and steps[-1]["current"] == PLUGIN, steps
     one_roll = _run([_rolling(size, "uniform", PLUGIN, join_first) for size in SIZES if size > 1 for join_first in (True, False)])
     assert all(any(_flips(after) for after in steps) for steps in one_roll), "a one-roll switch from uniform to the plug-in with no tie"
+
+
+def test_rolling_back_to_no_assignor_never_ties() -> None:
+    """docs/apply.md's rollback: consumers naming the plug-in replaced one by one by consumers naming none. No step
+    has a member whose heartbeats bump the epoch; the plug-in stays the group's assignor until its last member leaves."""
+    scenarios = [_rolling(size, PLUGIN, None, join_first) for size in SIZES for join_first in (True, False)]
+    for scenario, steps in zip(scenarios, _run(scenarios), strict=True):
+        assert not [after for after in steps if _flips(after)], scenario
+        last = max(number for number, step in enumerate(scenario) if step.get("leave", "").startswith("old-"))
+        assert all(after["current"] == PLUGIN for after in steps[:last]) and steps[last]["current"] is None, steps
