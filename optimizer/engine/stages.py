@@ -53,6 +53,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
     models, which leave a conflict of hard goals to the full one."""
     problem = run.problem
     expressions: Expressions = {}
+    doing(f"building the integer model ({run.backend.name})")
     for goal in run.goals:
         try:
             expressions[id(goal)] = goal.encode(formulation)
@@ -81,6 +82,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
     relaxed: tuple[list[Stage], np.ndarray, str] | None = None
     if run.backend.capabilities.relaxes and all(run.tolerance(goal) == NO_TOLERANCE for goal in order):
         limits = [run.limit(goal) for goal in constrained]
+        doing(f"every goal's linear relaxation, for bounds ({engine})")
         relaxed = relaxed_pass(cast(RelaxingSession, session), list(zip(constrained, limits, strict=True)), order, expressions, run.remaining, current, engine)
         if relaxed is None:  # not even the hard goals' point: the usual path, from a clean session
             session = fresh()
@@ -98,6 +100,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
         # The hard constraints alone: is there an assignment at all?
         if current is not None:
             current = formulation.repair(current)
+        doing(f"an assignment that meets the hard goals ({engine})")
         first = session.minimize(LinExpr.zero(), run.remaining(), current)
         if first.status == GoalStatus.INFEASIBLE and not resolve_conflicts:
             return SequenceResult(None, [], notes + ["the hard goals conflict"], True)
