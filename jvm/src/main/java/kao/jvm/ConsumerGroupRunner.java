@@ -30,7 +30,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Metric;
@@ -38,7 +37,6 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -234,15 +232,7 @@ public final class ConsumerGroupRunner {
         List<NewTopic> wanted = new ArrayList<>();
         short replicas = (short) (spec.has("replication_factor") ? spec.get("replication_factor").asInt() : 3);
         spec.get("topics").fields().forEachRemaining(t -> wanted.add(new NewTopic(t.getKey(), t.getValue().asInt(), replicas)));
-        for (var created : admin.createTopics(wanted).values().values()) {
-            try {
-                created.get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException error) {
-                if (!(error.getCause() instanceof TopicExistsException)) {
-                    throw error;
-                }
-            }
-        }
+        Workloads.createTopics(admin, wanted);
     }
 
     private static Properties consumerConfig(Member member) {
@@ -308,12 +298,7 @@ public final class ConsumerGroupRunner {
 
     private static void produce(int records) throws Exception {
         if (producer == null) {
-            Properties config = new Properties();
-            config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-            config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-            config.put(ProducerConfig.ACKS_CONFIG, "all");
-            producer = new KafkaProducer<>(config);
+            producer = new KafkaProducer<>(Workloads.producerConfig(bootstrap, ByteArraySerializer.class));
         }
         List<TopicPartition> partitions = new ArrayList<>();
         new TreeMap<String, JsonNode>(toMap(spec.get("topics"))).forEach((topic, count) -> {

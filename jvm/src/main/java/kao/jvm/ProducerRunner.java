@@ -34,7 +34,6 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.ElectionNotNeededException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -95,15 +94,7 @@ public final class ProducerRunner {
             t.getValue().path("configs").fields().forEachRemaining(c -> configs.put(c.getKey(), c.getValue().asText()));
             wanted.add(new NewTopic(t.getKey(), partitions, replication).configs(configs));
         });
-        for (var created : admin.createTopics(wanted).values().values()) {
-            try {
-                created.get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException error) {
-                if (!(error.getCause() instanceof TopicExistsException)) {
-                    throw error;
-                }
-            }
-        }
+        Workloads.createTopics(admin, wanted);
         List<Producer> producers = new ArrayList<>();
         for (JsonNode p : spec.get("producers")) {
             byte[] value = new byte[p.get("value_bytes").asInt()];
@@ -113,11 +104,8 @@ public final class ProducerRunner {
             producers.add(new Producer(p.get("topic").asText(), p.hasNonNull("partition") ? p.get("partition").asInt() : null,
                     p.get("records_per_second").asDouble(), p.hasNonNull("key") ? p.get("key").asText().getBytes(StandardCharsets.UTF_8) : null, value));
         }
-        Properties config = new Properties();
-        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties config = Workloads.producerConfig(bootstrap, ByteArraySerializer.class);
         config.put(ProducerConfig.CLIENT_ID_CONFIG, "kao-producer-runner");
-        config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         spec.path("producer_config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
         config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
         KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config);

@@ -32,11 +32,9 @@ import org.apache.kafka.clients.admin.StreamsGroupMemberAssignment;
 import org.apache.kafka.clients.admin.StreamsGroupMemberDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
@@ -155,12 +153,7 @@ public final class StreamsAppRunner {
                 setGroupConfigs();
             }
             storeSubtopology = subtopologyOfStore(topology());
-            Properties producerConfig = new Properties();
-            producerConfig.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            producerConfig.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
-            producer = new KafkaProducer<>(producerConfig);
+            producer = new KafkaProducer<>(Workloads.producerConfig(bootstrap, StringSerializer.class));
             for (int i = 0; i < spec.get("instances").size(); i++) {
                 start(i);
             }
@@ -257,14 +250,7 @@ public final class StreamsAppRunner {
     }
 
     private static void createInputTopic() throws Exception {
-        NewTopic topic = new NewTopic(input, spec.get("partitions").asInt(), (short) spec.get("replication_factor").asInt());
-        try {
-            admin.createTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException error) {
-            if (!(error.getCause() instanceof TopicExistsException)) {
-                throw error;
-            }
-        }
+        Workloads.createTopics(admin, List.of(new NewTopic(input, spec.get("partitions").asInt(), (short) spec.get("replication_factor").asInt())));
     }
 
     private static String tags() {
