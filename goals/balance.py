@@ -1,13 +1,19 @@
-"""`balance`: KIP-441's balance for Streams; sizes as equal as subscriptions allow for consumers.
+"""`balance`: the narrowest balance of tasks per thread for Streams (KIP-441's with `balance=kip441`);
+sizes as equal as subscriptions allow for consumers.
 
 Streams. A client with c threads holding n tasks has n / c tasks per thread; KIP-441 calls an
 assignment balanced when max - min of that is at most 1. Equivalently, some level L has
-c*L <= n <= c*(L+1) for every client. This must hold for active tasks and for stateful copies
-(stateful actives + standbys), where a client can hold at most one copy of each of the T_s
-stateful tasks: clients that an even spread would fill beyond T_s ("saturated", found by water
-filling) must hold every stateful task instead. The value is the smallest whole number of tasks e
-by which the bounds must be widened (c*L - e <= n <= c*(L+1) + e) for actives plus for stateful
-copies: 0 when balanced. Hard by default: it must be 0.
+c*L <= n <= c*(L+W) for every client, with the width W = 1. Among such assignments this goal
+asks for the smallest spread the counts allow: W is the narrowest width any whole counts adding
+up to the tasks can have (`narrowest_width`; 0 when the tasks divide evenly per thread), so
+an exact answer is never less balanced than Kafka's on the spread `compare` prints. `balance=kip441`
+keeps KIP-441's W = 1 (more room for the later goals). This must hold for active tasks and for
+stateful copies (stateful actives + standbys), each with its own narrowest width, where a client
+can hold at most one copy of each of the T_s stateful tasks: clients that an even spread would
+fill beyond T_s ("saturated", found by water filling) must hold every stateful task instead. The
+value is the smallest whole number of tasks e by which the bounds must be widened
+(c*L - e <= n <= c*(L+W) + e) for actives plus for stateful copies: 0 when balanced. Hard by
+default: it must be 0.
 
 Consumers. The value is the sum over members of the squared number of partitions. Its minimum is
 reached exactly by the size vectors that are as equal as the subscriptions allow (decreasingly
@@ -19,23 +25,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 
 from goals.common import streams_placement
 from optimizer.costs import StreamsIndex
+from optimizer.errors import GoalError
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
-from optimizer.levels import balance_slack, count_hull, saturated_clients
+from optimizer.levels import balance_slack, count_hull, narrowest_width, saturated_clients
 from optimizer.model.problem import Problem
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI, Repair, StreamsFormulationAPI
 
 
 class Balance(Goal):
     name = "balance"
-    summary = "KIP-441 load per thread within 1 (Streams); sizes as equal as subscriptions allow (consumers)"
+    summary = "tasks per thread as even as the counts allow, within KIP-441's 1 (Streams); sizes as equal as subscriptions allow (consumers)"
     compressible = True
     hard = True
+
+    def __init__(self, argument: str | None = None) -> None:
+        if argument not in (None, "kip441"):
+            raise GoalError(f"goal 'balance' takes no argument or 'kip441' (KIP-441's one task per thread), not {argument!r}")
+        self.argument = argument
+
+    def width(self, threads: np.ndarray, total: int, cap: int | None = None) -> Fraction:
+        """The width W of the balance these clients must have for `total` tasks (each client at
+        most `cap`): the narrowest the counts allow, or KIP-441's 1 with `balance=kip441`."""
+        return Fraction(1) if self.argument == "kip441" else narrowest_width(threads, total, cap)
 
     def apart(self, problem: Problem) -> frozenset[str]:
         return frozenset()  # per-client (and per-group) counts only
@@ -53,15 +71,17 @@ class Balance(Goal):
         placement = streams_placement(index, assignment)
         threads = index.threads
         actives = np.bincount(placement.active[placement.active >= 0], minlength=len(index.clients))
-        slack = balance_slack(actives, threads)
+        slack = balance_slack(actives, threads, self.width(threads, len(index.tasks)))
         stateful = index.stateful
         n_stateful = int(stateful.sum())
         if n_stateful:
             owners = placement.active[stateful]
             copies = np.bincount(owners[owners >= 0], minlength=len(index.clients))
             copies = copies + placement.standby_counts(len(index.clients), np.flatnonzero(stateful))
-            saturated = saturated_clients(threads, int(copies.sum()), n_stateful)
-            stateful_slack = balance_slack(copies[~saturated], threads[~saturated])
+            total = int(copies.sum())
+            saturated = saturated_clients(threads, total, n_stateful)
+            width = self.width(threads[~saturated], total - n_stateful * int(saturated.sum()), n_stateful)
+            stateful_slack = balance_slack(copies[~saturated], threads[~saturated], width)
             if saturated.any():
                 stateful_slack = max(stateful_slack, int((n_stateful - copies[saturated]).max()))
             slack += max(0, stateful_slack)
@@ -75,17 +95,19 @@ class Balance(Goal):
         threads = formulation.index.threads
         n_tasks = formulation.n_tasks
         free = np.zeros(len(threads), dtype=bool)
-        total = _level_rows(formulation, formulation.client_members("active"), threads, free, n_tasks, n_tasks)
+        actives = formulation.client_members("active")
+        total = _level_rows(formulation, actives, threads, free, n_tasks, n_tasks, self.width(threads, n_tasks))
         n_stateful = len(formulation.stateful_rows)
         if n_stateful:
             copies = n_stateful * (1 + formulation.standbys)
             saturated = saturated_clients(threads, copies, n_stateful)
+            width = self.width(threads[~saturated], copies - n_stateful * int(saturated.sum()), n_stateful)
             members = formulation.client_members("stateful")
-            total += _level_rows(formulation, members, threads, saturated, n_stateful, copies)
+            total += _level_rows(formulation, members, threads, saturated, n_stateful, copies, width)
         return total
 
     def flow(self, terms: FlowTermsAPI) -> bool:
-        terms.require_balance()
+        terms.require_balance(self.argument != "kip441")
         return True
 
 
@@ -95,23 +117,31 @@ beyond it (thread counts too varied) the rows compare thread-count classes pairw
 
 
 def _level_rows(
-    formulation: StreamsFormulationAPI, members_of: list[np.ndarray], threads: np.ndarray, saturated: np.ndarray, cap: int, copies: int
+    formulation: StreamsFormulationAPI,
+    members_of: list[np.ndarray],
+    threads: np.ndarray,
+    saturated: np.ndarray,
+    cap: int,
+    copies: int,
+    width: Fraction,
 ) -> LinExpr:
     """Rows that hold the counts n (the sums of each client's `members_of` variables) within
-    e of a balanced level, and n + e >= cap for saturated clients. Returns e.
+    e of a balanced level of width W = `width`, and n + e >= cap for saturated clients. Returns e.
 
     With D = lcm of the free clients' threads at most `_MAX_LEVEL_SCALE`: one level variable
-    l = D*L and rows c*l - D*e <= D*n <= c*l + c*D + D*e (the extreme levels are multiples of
-    1/c, so this grid loses nothing). Otherwise, per thread count g, variables hi_g >= n and
-    lo_g <= n over its clients, and per pair of thread counts (g, h) the row
-    c_h*hi_g - c_g*lo_h - (c_g + c_h)*e <= c_g*c_h: the pairwise form of the same condition
-    (`balance_slack`), with coefficients no larger than the thread counts. With no client
-    saturated, also each count's box over the levels (`_box_rows`), which keeps the relaxation
-    from mixing levels."""
+    l = D*L and rows c*l - D*e <= D*n <= c*l + c*D*W + D*e (the extreme levels are multiples of
+    1/c, and W is a difference of two such, so this grid loses nothing and D*W is whole).
+    Otherwise, per thread count g, variables hi_g >= n and lo_g <= n over its clients, and per
+    pair of thread counts (g, h) the row q*c_h*hi_g - q*c_g*lo_h - q*(c_g + c_h)*e <= p*c_g*c_h
+    (W = p/q): the pairwise form of the same condition (`balance_slack`), with coefficients no
+    larger than the thread counts times q. With no client saturated, also each count's box over
+    the levels (`_box_rows`), which keeps the relaxation from mixing levels."""
     model = formulation.model
     free = np.flatnonzero(~saturated)
     bound = copies + cap
     scale = math.lcm(*threads[free].tolist()) if len(free) else 1
+    p, q = width.as_integer_ratio()
+    span = scale * p // q  # D*W, whole on the grid
     classes, class_of = np.unique(threads[free], return_inverse=True)
     if scale <= _MAX_LEVEL_SCALE:
         level = model.add_vars(1, -scale * (bound + 1), scale * (bound + 1))[0]
@@ -132,14 +162,14 @@ def _level_rows(
 
     if scale <= _MAX_LEVEL_SCALE:
         if not saturated.any():
-            _box_rows(add, members_of, slack, threads, copies)
+            _box_rows(add, members_of, slack, threads, copies, width)
         for k in range(len(threads)):
             if saturated[k]:
                 add(members_of[k], [slack], [1], 1, cap, UNBOUNDED)
                 continue
             c = int(threads[k])
             add(members_of[k], [level, slack], [-c, scale], scale, 0, UNBOUNDED)  # D*n - c*l + D*e >= 0
-            add(members_of[k], [level, slack], [-c, -scale], scale, -UNBOUNDED, c * scale)  # D*n - c*l - D*e <= c*D
+            add(members_of[k], [level, slack], [-c, -scale], scale, -UNBOUNDED, c * span)  # D*n - c*l - D*e <= c*D*W
     else:
         for k in np.flatnonzero(saturated).tolist():
             add(members_of[k], [slack], [1], 1, cap, UNBOUNDED)
@@ -150,13 +180,13 @@ def _level_rows(
             add(members_of[k], [least[g]], [-1], 1, 0, UNBOUNDED)
         for g, c_g in enumerate(classes.tolist()):
             for h, c_h in enumerate(classes.tolist()):
-                add(np.empty(0, dtype=np.int64), [most[g], least[h], slack], [c_h, -c_g, -(c_g + c_h)], 1, -UNBOUNDED, c_g * c_h)
+                add(np.empty(0, dtype=np.int64), [most[g], least[h], slack], [q * c_h, -q * c_g, -q * (c_g + c_h)], 1, -UNBOUNDED, p * c_g * c_h)
     model.add_rows(rows, cols, coefs, lows, highs)
 
     def fix(solution: np.ndarray) -> None:
         counts = np.array([solution[m].sum() for m in members_of], dtype=np.int64)
         free_counts, free_threads = counts[free], threads[free]
-        needed = balance_slack(free_counts, free_threads) if len(free_counts) else 0
+        needed = balance_slack(free_counts, free_threads, width) if len(free_counts) else 0
         if saturated.any():
             needed = max(needed, int((cap - counts[saturated]).max()))
         needed = min(max(needed, 0), bound)
@@ -164,8 +194,8 @@ def _level_rows(
         if not len(free_counts):
             return
         if scale <= _MAX_LEVEL_SCALE:
-            # the lowest level on the grid: c*l >= D*(n - e) - c*D for every free client
-            low = -((-(scale * (free_counts - needed) - free_threads * scale)) // free_threads)
+            # the lowest level on the grid: c*l >= D*(n - e) - c*D*W for every free client
+            low = -((-(scale * (free_counts - needed) - free_threads * span)) // free_threads)
             solution[level] = int(np.clip(low.max(), -scale * (bound + 1), scale * (bound + 1)))
         else:
             high, low = np.zeros(len(classes), dtype=np.int64), np.full(len(classes), bound, dtype=np.int64)
@@ -182,7 +212,7 @@ _BOX_SLACKS = 8
 holds for any slack)."""
 
 
-def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int, threads: np.ndarray, copies: int) -> None:
+def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int, threads: np.ndarray, copies: int, width: Fraction) -> None:
     """Rows that hold each client's count within what the levels allow it, given that the counts
     add up to `copies` (no client saturated): low_k - M_k*e <= n_k <= high_k + M'_k*e, with
     [low, high] the hull of the counts at slack 0 (`count_hull`, the boxes of `level_boxes`) and
@@ -193,7 +223,7 @@ def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int
     exactly 20) and prices stickiness below any assignment (22 against 25 on 200 x 10); with slack
     1 allowed (the assignment applied now), 18 to 22 where the level rows alone allow a fraction
     of a task more on each side of two levels."""
-    hull = count_hull(threads, copies, _BOX_SLACKS)
+    hull = count_hull(threads, copies, _BOX_SLACKS, width)
     if hull is None:
         return
     lows, highs = hull

@@ -35,15 +35,18 @@ def saturated_clients(threads: np.ndarray, copies: int, per_client_cap: int) -> 
         saturated |= over
 
 
-def balance_slack(counts: np.ndarray, threads: np.ndarray) -> int:
-    """Smallest whole e such that some level L has L*c - e <= n <= (L+1)*c + e for every client.
+def balance_slack(counts: np.ndarray, threads: np.ndarray, width: Fraction = Fraction(1)) -> int:
+    """Smallest whole e such that some level L has L*c - e <= n <= (L+W)*c + e for every client
+    (W = `width`: 1 is KIP-441's balance, `narrowest_width` the tightest the counts allow).
 
-    Per pair (i, j) that needs e*(c_i + c_j) >= n_i*c_j - n_j*c_i - c_i*c_j; exact integers. The
-    pair's need grows with n_i and falls with n_j, so only the largest and the smallest count of
-    each thread count matter: the work is (distinct thread counts)^2, not clients^2.
+    Per pair (i, j) that needs e*(c_i + c_j) >= n_i*c_j - n_j*c_i - W*c_i*c_j; exact integers
+    (W = p/q). The pair's need grows with n_i and falls with n_j, so only the largest and the
+    smallest count of each thread count matter: the work is (distinct thread counts)^2, not
+    clients^2.
     """
     if len(counts) < 2:
         return 0
+    p, q = Fraction(width).as_integer_ratio()
     classes, of = np.unique(np.asarray(threads, dtype=np.int64), return_inverse=True)
     n = np.asarray(counts, dtype=np.int64)
     most = np.full(len(classes), np.iinfo(np.int64).min, dtype=np.int64)
@@ -51,69 +54,93 @@ def balance_slack(counts: np.ndarray, threads: np.ndarray) -> int:
     np.maximum.at(most, of, n)
     np.minimum.at(least, of, n)
     c = classes
-    numerator = most[:, None] * c[None, :] - least[None, :] * c[:, None] - c[:, None] * c[None, :]
-    denominator = c[:, None] + c[None, :]
+    numerator = q * (most[:, None] * c[None, :] - least[None, :] * c[:, None]) - p * c[:, None] * c[None, :]
+    denominator = q * (c[:, None] + c[None, :])
     needed = -((-numerator) // denominator)  # ceil
     return int(max(0, needed.max()))
 
 
-def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Every (lower, upper) per-client count box [ceil(c*L), floor(c*(L+1))] that some level L
-    gives and whose sums admit `total`, without boxes contained in another. Empty when more than
-    `limit` remain, or when the thread counts are too varied to list the levels cheaply (the
-    caller then uses another back-end).
+def narrowest_width(threads: np.ndarray, total: int, cap: int | None = None) -> Fraction:
+    """The smallest spread max(n/c) - min(n/c) of tasks per thread over whole counts n >= 0 (at
+    most `cap` each) that add up to `total`: the width of the tightest balance these clients can
+    have (0 when the tasks divide evenly per thread, never above KIP-441's 1). 1 when the thread
+    counts are too varied to list the levels cheaply, and when nothing fits.
 
-    A box admits the total only for L in [share - 1, share] (share = total / all threads), and
-    levels below 0 give boxes inside the box of level 0. The box changes only where c*L crosses
-    an integer, so the levels tried are those breakpoints inside the window (and one beyond each
-    end), each with the open interval after it. For a client of c threads that is at most
-    min(c, total) + 3 breakpoints: the work is bounded by the tasks, not by the thread counts.
+    The lowest load is some j/c: for each such level (from one below the even share to the share),
+    the highest load needed is the first j'/c' at which every client can hold a whole count
+    (ceil(c*lo) <= floor(c*hi)) and the clients' largest counts reach the total."""
+    threads = np.asarray(threads, dtype=np.int64)
+    if len(threads) < 2 or total == 0:
+        return Fraction(0)
+    classes, sizes = np.unique(threads, return_counts=True)
+    most = total if cap is None else min(cap, total)
+    if most * len(threads) < total:
+        return Fraction(1)
+    share = Fraction(total, int(threads.sum()))
+    if sum(min(int(c), total) + 3 for c in classes.tolist()) > _MAX_BREAKPOINTS:
+        return Fraction(1)
+    lows = sorted({Fraction(j, c) for c in classes.tolist() for j in range(max(0, math.floor(c * (share - 1))), math.floor(c * share) + 1)})
+    highs = sorted({Fraction(j, c) for c in classes.tolist() for j in range(math.floor(c * share), math.ceil(c * (share + 1)) + 1)})
+
+    def reach(level: Fraction) -> int:
+        return int(sum(int(m) * min(most, math.floor(c * level)) for c, m in zip(classes.tolist(), sizes.tolist(), strict=True)))
+
+    best = Fraction(1)
+    for lo in lows:
+        floors = [math.ceil(c * lo) for c in classes.tolist()]
+        if max(floors) > most or sum(int(m) * f for f, m in zip(floors, sizes.tolist(), strict=True)) > total:
+            continue
+        least = max(Fraction(f, c) for f, c in zip(floors, classes.tolist(), strict=True))
+        candidates = [h for h in highs if h >= max(lo, least) and h - lo < best]
+        i, j = 0, len(candidates)
+        while i < j:  # the first candidate whose largest counts reach the total (reach grows with the level)
+            middle = (i + j) // 2
+            if reach(candidates[middle]) >= total:
+                j = middle
+            else:
+                i = middle + 1
+        if i < len(candidates):
+            best = candidates[i] - lo
+    return best
+
+
+def level_boxes(threads: np.ndarray, total: int, limit: int = 16, width: Fraction = Fraction(1)) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every (lower, upper) per-client count box [ceil(c*L), floor(c*(L+W))] that some level L
+    gives (W = `width`) and whose sums admit `total`, tightened to the counts that add up to it,
+    without boxes contained in another. Empty when more than `limit` remain, or when the thread
+    counts are too varied to list the levels cheaply (the caller then uses another back-end).
+
+    A box admits the total only for L in [share - W, share] (share = total / all threads), and
+    levels below 0 give boxes inside the box of level 0. The box changes only where c*L or
+    c*(L+W) crosses a whole number, so the levels tried are those breakpoints inside the window
+    (and one beyond each end) and one level between each two. For a client of c threads that is
+    about 2*(min(c, total) + 3) levels: the work is bounded by the tasks, not the thread counts.
     """
     threads = np.asarray(threads, dtype=np.int64)
     if not len(threads):
         return []
+    width = Fraction(width)
     share = Fraction(total, int(threads.sum()))
-    low, high = max(share - 1, Fraction(0)), share
-    distinct = np.unique(threads).tolist()
-    if sum(min(c, total) + 3 for c in distinct) > _MAX_BREAKPOINTS:
+    found = _boxes(threads, total, max(share - width, Fraction(0)), share, width)
+    if found is None:
         return []
-    # The boxes in level order: lower and upper bounds both grow with the level.
-    chain: list[tuple[np.ndarray, np.ndarray]] = []
-    for a, b in zip(*(column.tolist() for column in _breakpoints(distinct, low, high)), strict=True):
-        if a < 0:
-            continue
-        # At the breakpoint itself, and on the open interval just after it (no other breakpoint
-        # inside): there ceil(c*L) = floor(c*a/b) + 1 and floor(c*(L+1)) = floor(c*(a+b)/b).
-        upper = (threads * (a + b)) // b
-        for lower in (-((-threads * a) // b), (threads * a) // b + 1):
-            if (lower <= upper).all() and lower.sum() <= total <= upper.sum():
-                chain.append((lower, upper))
-    # In a chain whose bounds only grow, a box lies inside another exactly when a later one has
-    # the same lower bounds or an earlier one the same upper bounds: keep the last of each run
-    # of equal lower bounds that is also the first of its run of equal upper bounds.
-    maximal = [
-        (lower, upper)
-        for i, (lower, upper) in enumerate(chain)
-        if (i + 1 == len(chain) or not np.array_equal(chain[i + 1][0], lower))
-        and (i == 0 or not np.array_equal(chain[i - 1][1], upper))
-    ]
-    if len(maximal) > 4 * limit:
-        return []
+    lower, upper = found
+    admits = (lower <= upper).all(axis=1) & (lower.sum(axis=1) <= total) & (total <= upper.sum(axis=1))
+    lower, upper = lower[admits], upper[admits]
     # Each box tightened to the counts it admits with the total (the bounding box of those):
     # a client can hold no fewer than what the others' upper bounds leave, and no more than
-    # what their lower bounds leave. Tightened, a box may lie inside another.
-    boxes: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
-    for lower, upper in maximal:
-        lower, upper = np.maximum(lower, total - (upper.sum() - upper)), np.minimum(upper, total - (lower.sum() - lower))
-        boxes.setdefault((lower.tobytes(), upper.tobytes()), (lower, upper))
-    found = list(boxes.values())
+    # what their lower bounds leave.
+    low_sum, high_sum = lower.sum(axis=1, keepdims=True), upper.sum(axis=1, keepdims=True)
+    lower, upper = np.maximum(lower, total - (high_sum - upper)), np.minimum(upper, total - (low_sum - lower))
+    unique = np.unique(np.concatenate([lower, upper], axis=1), axis=0)
+    if len(unique) > 4 * limit:
+        return []
+    n = len(threads)
+    boxes = [(row[:n], row[n:]) for row in unique]
     kept = [
         (lower, upper)
-        for i, (lower, upper) in enumerate(found)
-        if not any(
-            j != i and (other_lower <= lower).all() and (upper <= other_upper).all()
-            for j, (other_lower, other_upper) in enumerate(found)
-        )
+        for i, (lower, upper) in enumerate(boxes)
+        if not any(j != i and (other_lower <= lower).all() and (upper <= other_upper).all() for j, (other_lower, other_upper) in enumerate(boxes))
     ]
     if len(kept) > limit:
         return []
@@ -121,45 +148,62 @@ def level_boxes(threads: np.ndarray, total: int, limit: int = 16) -> list[tuple[
 
 
 _MAX_BREAKPOINTS = 4096
-"""Levels `level_boxes` lists at most before leaving balance to another back-end."""
+"""Levels `level_boxes`, `count_hull` and `narrowest_width` list at most before leaving balance
+to another back-end (or to KIP-441's width)."""
 
 
-def _breakpoints(distinct: list[int], low: Fraction, high: Fraction) -> tuple[np.ndarray, np.ndarray]:
-    """The levels j/c where c*L crosses a whole number, for each thread count c of `distinct`, from
-    one below `low` to one above `high`: (numerators, denominators), reduced, in increasing order."""
-    numerators = np.concatenate([np.arange(math.floor(c * low) - 1, math.ceil(c * high) + 2) for c in distinct])
-    denominators = np.concatenate([np.full(math.ceil(c * high) - math.floor(c * low) + 3, c) for c in distinct])
-    common = np.gcd(numerators, denominators)
-    pairs = np.unique(np.stack([numerators // common, denominators // common], axis=1), axis=0)
+def _boxes(threads: np.ndarray, total: int, first: Fraction, last: Fraction, width: Fraction) -> tuple[np.ndarray, np.ndarray] | None:
+    """(ceil(c*L), floor(c*(L+W))) per client (columns) for every level L (rows) where c*L or
+    c*(L+W) crosses a whole number between `first` and `last` (and one beyond each end), and
+    one level strictly between each two: every box the levels give there. None when that is
+    more than `_MAX_BREAKPOINTS` levels."""
+    distinct = np.unique(threads).tolist()
+    if 2 * sum(math.ceil(c * last) - math.floor(c * first) + 3 for c in distinct) > _MAX_BREAKPOINTS:
+        return None
+    p, q = width.as_integer_ratio()
+    numerators, denominators = [], []
+    for c in distinct:
+        j = np.arange(math.floor(c * first) - 1, math.ceil(c * last) + 2, dtype=np.int64)
+        numerators += [j * q, j * q - p * c]  # c*L = j, and c*(L+W) = j
+        denominators += [np.full(len(j), c * q, dtype=np.int64)] * 2
+    a, b = np.concatenate(numerators), np.concatenate(denominators)
+    common = np.gcd(a, b)
+    pairs = np.unique(np.stack([a // common, b // common], axis=1), axis=0)
     pairs = pairs[np.argsort(pairs[:, 0] / pairs[:, 1], kind="stable")]
-    return pairs[:, 0], pairs[:, 1]
+    a, b = pairs[:, 0], pairs[:, 1]
+    a, b = np.concatenate([a, a[:-1] * b[1:] + a[1:] * b[:-1]]), np.concatenate([b, 2 * b[:-1] * b[1:]])
+    keep = a >= 0  # levels below 0 give boxes inside level 0's
+    if not keep.any():
+        a, b = np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64)
+    else:
+        a, b = np.concatenate([a[keep], [0]]), np.concatenate([b[keep], [1]])
+    lower = -((-threads[None, :] * a[:, None]) // b[:, None])  # ceil(c*L)
+    upper = (threads[None, :] * (a * q + p * b)[:, None]) // (b * q)[:, None]  # floor(c*(L+W))
+    return lower, upper
 
 
-def count_hull(threads: np.ndarray, total: int, slacks: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+def count_hull(threads: np.ndarray, total: int, slacks: int = 0, width: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray] | None:
     """(lowest, highest) count each client can have when the counts add up to `total` and lie
-    within e of some level (c*L - e <= n <= c*(L+1) + e, n >= 0), for each slack e = 0 ..
-    `slacks` (rows of the two arrays): the hull over every level of the per-client intervals,
-    each tightened by what the other clients' intervals leave of the total. None when the thread
-    counts are too varied to list the levels cheaply.
+    within e of some level (c*L - e <= n <= c*(L+W) + e, n >= 0; W = `width`), for each slack
+    e = 0 .. `slacks` (rows of the two arrays): the hull over every level of the per-client
+    intervals, each tightened by what the other clients' intervals leave of the total. None when
+    the thread counts are too varied to list the levels cheaply.
 
-    The intervals change only where c*L crosses a whole number, so it is enough to look at those
-    breakpoints and one level strictly between each two; levels that cannot reach the total (or
-    exceed it) are skipped. With slack 0 this is the hull of `level_boxes`."""
+    The intervals change only where c*L or c*(L+W) crosses a whole number, so it is enough to
+    look at those breakpoints and one level strictly between each two (`_boxes`); levels that
+    cannot reach the total (or exceed it) are skipped. With slack 0 this is the hull of
+    `level_boxes`."""
     threads = np.asarray(threads, dtype=np.int64)
     n, all_threads = len(threads), int(threads.sum())
     if not n:
         return np.zeros((slacks + 1, 0), dtype=np.int64), np.zeros((slacks + 1, 0), dtype=np.int64)
-    first = Fraction(total - n * slacks, all_threads) - 2
+    width = Fraction(width)
+    first = Fraction(total - n * slacks, all_threads) - width - 1
     last = Fraction(total + n * slacks, all_threads) + 1
-    distinct = np.unique(threads).tolist()
-    if sum(math.ceil(c * last) - math.floor(c * first) + 3 for c in distinct) > _MAX_BREAKPOINTS:
+    found = _boxes(threads, total, first, last, width)
+    if found is None:
         return None
-    # every breakpoint, and the midpoint of each two: levels a/b
-    a, b = _breakpoints(distinct, first, last)
-    a = np.concatenate([a, a[:-1] * b[1:] + a[1:] * b[:-1]])
-    b = np.concatenate([b, 2 * b[:-1] * b[1:]])
-    floors = -((-threads[None, :] * a[:, None]) // b[:, None])  # level x client: ceil(c*L)
-    ceilings = (threads[None, :] * (a + b)[:, None]) // b[:, None]  # floor(c*(L+1))
+    floors, ceilings = found
     lows, highs = np.zeros((slacks + 1, n), dtype=np.int64), np.zeros((slacks + 1, n), dtype=np.int64)
     for e in range(slacks + 1):
         lower, upper = np.maximum(floors - e, 0), np.minimum(ceilings + e, total)

@@ -269,8 +269,9 @@ class StreamsFlowTermsAPI(Protocol):
         """Cost 1 per active of a group beyond its cap on one client (`groups`: per task)."""
         ...
 
-    def require_balance(self) -> None:
-        """The goal is `balance`: the network keeps every client within its balance box."""
+    def require_balance(self, narrowest: bool = True) -> None:
+        """The goal is `balance`: the network keeps every client within its balance box, at the
+        narrowest width the counts allow (`narrowest`), else at KIP-441's one task per thread."""
         ...
 
 
@@ -305,8 +306,9 @@ class ConsumerFlowTermsAPI(Protocol):
         """Cost `value` for every owned partition not given back to its owner."""
         ...
 
-    def require_balance(self) -> None:
-        """The goal is `balance`: partition counts differ by at most one."""
+    def require_balance(self, narrowest: bool = True) -> None:
+        """The goal is `balance`: partition counts as equal as the subscriptions allow
+        (`narrowest` is for Streams; consumers' sizes are always the most equal)."""
         ...
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -39,7 +40,7 @@ from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
 from optimizer.goal import stage_order
-from optimizer.levels import level_boxes
+from optimizer.levels import level_boxes, narrowest_width
 from optimizer.model.ids import partition_id, partition_key
 from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.results import SequenceResult, Stage, Unsupported
@@ -69,6 +70,7 @@ class StreamsFlowTerms:
         self.pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.caps: tuple[np.ndarray, np.ndarray] | None = None
         self.balance = False
+        self.narrowest = True
 
     def with_rackless(self, by_rack: np.ndarray) -> np.ndarray:
         """A tasks x racks array with the clients-without-rack column (never cross-rack) added."""
@@ -86,8 +88,9 @@ class StreamsFlowTerms:
     def soft_caps(self, groups: np.ndarray, caps: np.ndarray) -> None:
         self.caps = (groups, caps)
 
-    def require_balance(self) -> None:
+    def require_balance(self, narrowest: bool = True) -> None:
         self.balance = True
+        self.narrowest = narrowest
 
     def upper_bound(self) -> int:
         bound = int(self.racks.max(axis=1, initial=0).sum())
@@ -117,7 +120,7 @@ class ConsumerFlowTerms:
         """Cost `value` for every owned partition not given back to its owner."""
         self.owner_weight += value
 
-    def require_balance(self) -> None:
+    def require_balance(self, narrowest: bool = True) -> None:
         self.balance = True
 
     def upper_bound(self) -> int:
@@ -146,9 +149,7 @@ class _ConsumerGroup:
         racks = sorted({m.rack for m in problem.members if m.rack})
         rack_position = {r: i for i, r in enumerate(racks)}
         self.rack_columns = len(racks) + 1
-        self.member_rack = np.array(
-            [rack_position.get(member[m].rack, len(racks)) if member[m].rack else len(racks) for m in self.members]
-        )
+        self.member_rack = np.array([rack_position.get(member[m].rack, len(racks)) if member[m].rack else len(racks) for m in self.members])
         self.partitions: list[tuple[str, int]] = [(topic, p) for topic in self.topics for p in range(topics[topic].partitions)]
         self.partition_topic: list[int] = [t for t, topic in enumerate(self.topics) for _ in range(topics[topic].partitions)]
         ids = [partition_id(topic, p) for topic, p in self.partitions]
@@ -186,13 +187,15 @@ def unsupported(problem, goals, tolerances) -> str | None:
             terms.append(t)
         if sum(t.caps is not None for t in terms) > 1:
             return "more than one goal caps subtopologies"
-        if any(t.balance for t in terms):
+        balanced = [t for t in terms if t.balance]
+        if balanced:
             index = StreamsIndex.of(problem)
             n_stateful = int(index.stateful.sum())
-            if not level_boxes(index.threads, len(index.tasks)):
+            narrowest = balanced[0].narrowest
+            if not _balance_boxes(index.threads, len(index.tasks), narrowest):
                 return "too many balance boxes (thread counts too varied)"
             if 0 < n_stateful < len(index.tasks):
-                if not level_boxes(index.threads, n_stateful):
+                if not _balance_boxes(index.threads, n_stateful, narrowest):
                     return "too many balance boxes (thread counts too varied)"
                 caps = next((t.caps for t in terms if t.caps is not None), None)
                 if caps is not None and not _homogeneous(caps[0], index.stateful):
@@ -206,6 +209,12 @@ def unsupported(problem, goals, tolerances) -> str | None:
         except Unsupported as error:
             return f"goal {goal.name!r}: {error}"
     return None
+
+
+def _balance_boxes(threads: np.ndarray, total: int, narrowest: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The count boxes of `balance` for `total` tasks: at the narrowest width the counts allow,
+    else at KIP-441's one task per thread (`level_boxes`)."""
+    return level_boxes(threads, total, width=narrowest_width(threads, total) if narrowest else Fraction(1))
 
 
 def _homogeneous(groups: np.ndarray, stateful: np.ndarray) -> bool:
@@ -260,6 +269,7 @@ def _solve_streams(problem, goals):
     pair_keys, pair_values = [], []
     caps = cap_weight = None
     balance = any(terms_of[id(g)].balance for g in goals)
+    narrowest = all(terms_of[id(g)].narrowest for g in goals if terms_of[id(g)].balance)
     for goal, weight in zip(ordered, weights, strict=True):
         t = terms_of[id(goal)]
         racks += weight * t.racks
@@ -293,8 +303,8 @@ def _solve_streams(problem, goals):
     pairs = (rows, clients, racks[rows, client_column[clients]] + deltas)
     network = _streams_network(groups, n_groups, group_stateful, split, racks, client_column, pairs, cap_matrix, cap_weight)
 
-    active_boxes = level_boxes(index.threads, n_tasks) if balance else [(np.zeros(n_clients, dtype=np.int64), np.full(n_clients, n_tasks))]
-    stateful_boxes = level_boxes(index.threads, n_stateful) if split else [None]
+    active_boxes = _balance_boxes(index.threads, n_tasks, narrowest) if balance else [(np.zeros(n_clients, dtype=np.int64), np.full(n_clients, n_tasks))]
+    stateful_boxes = _balance_boxes(index.threads, n_stateful, narrowest) if split else [None]
     best = None
     tried = 0
     for active_box in active_boxes:

@@ -177,13 +177,14 @@ def run_exact(
             if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
                 what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
                 _within(deadline, hint, what)
-            soft_balance = soft(goal_class("balance"))() if balanced else None
+            balance_goal = next((g for g in goals if g.name == "balance"), None)
+            soft_balance = soft(goal_class("balance"))(balance_goal.argument) if balance_goal is not None else None
             doing("the assignment applied now (warm-ups before the exact target)")
             assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline))
             notes += found
             kafka_start = hint()
             if kafka_start is not None:  # else Kafka gives no assignment to measure against
-                why = worse_than(problem, assignment, kafka_start, balanced, accepted_skew(problem, target) if loosened else 1.0)
+                why = worse_than(problem, assignment, kafka_start, balanced, accepted_skew(problem, target) if loosened else 0.0)
                 if why is not None:
                     notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
                     assignment = kafka_start

@@ -9,7 +9,7 @@ assignment applied now is itself optimised, knowing the target (`exact_now`):
 
 1. `caught_up_now`: every stateful active on one of the most caught-up clients (KIP-441), and a
    task that no client has caught up on its target client at once (as Kafka does);
-2. `balance` (KIP-441's, as a soft goal: the least excess the caught-up rule allows);
+2. `balance` (as a soft goal: the least excess beyond the narrowest balance the caught-up rule allows);
 3. `target_distance`: actives elsewhere than in the target, and standbys where it has none.
 
 It is then checked against Kafka's own assignment applied now (`worse_than`): should it place more
@@ -194,17 +194,17 @@ def accepted_skew(problem: StreamsProblem, target: Assignment) -> float:
     return max(1.0, streams_now_figures(problem, target)[1])
 
 
-def worse_than(problem: StreamsProblem, ours: Assignment, kafka: Assignment, balanced: bool = True, accepted: float = 1.0) -> str | None:
+def worse_than(problem: StreamsProblem, ours: Assignment, kafka: Assignment, balanced: bool = True, accepted: float = 0.0) -> str | None:
     """Why `ours` is less safe to apply now than Kafka's `kafka` (None when it is not): more
     stateful actives on clients that are not caught up, or (when `balanced`: balance is a goal) a
-    larger active load skew per thread where it exceeds KIP-441's balance (one task per thread;
-    `accepted`: more, with a tolerance on balance)."""
+    larger active load skew per thread than Kafka's (`accepted`: any skew up to that, with a
+    tolerance on balance)."""
     from optimizer.evaluate import streams_now_figures
 
     mine, theirs = streams_now_figures(problem, ours), streams_now_figures(problem, kafka)
     if mine[0] > theirs[0]:
         return f"{mine[0]} actives not caught up against Kafka's {theirs[0]}"
-    if balanced and mine[1] > max(theirs[1], accepted) + 1e-9:  # within one task per thread: both KIP-441 balanced
+    if balanced and mine[1] > max(theirs[1], accepted) + 1e-9:
         return f"an active load skew of {mine[1]:.2f} per thread against Kafka's {theirs[1]:.2f}"
     return None
 

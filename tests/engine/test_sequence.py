@@ -221,6 +221,8 @@ def test_kip925_cost_under_balance_equals_the_kip925_reference(tasks, clients):
 
 
 STREAMS_DEFAULT = ["balance", "standby_rack_diversity", "subtopology_spread", "cross_rack_traffic", "stickiness"]
+STREAMS_KIP441 = ["balance=kip441", *STREAMS_DEFAULT[1:]]
+"""With KIP-441's balance (one task per thread): relaxations with the gaps the tests below need."""
 
 
 @pytest.mark.parametrize("seed", [2, 6])
@@ -248,16 +250,16 @@ def test_a_gap_in_the_last_stage_minimises_it_on_its_own():
     is minimised on its own with the others frozen, and every stage is still proven; CP-SAT,
     stage by stage, agrees."""
     problem = normalize(random_streams_problem(0, tasks=200, clients=10, standby_replicas=1, threads=(1, 3), subtopologies=4, churn=0.1)).problem
-    result = run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    result = run_sequence(problem, resolve_goals(STREAMS_KIP441, "streams"), "milp")
     assert "stages before the last proven by their relaxations' bounds; the last minimised on its own" in result.notes
     assert [s.objective for s in result.stages] == [0, 0, 0, 53, 146]
     assert all(str(s.status) == "optimal" for s in result.stages)
     for stage in result.stages:
         assert stage.goal.evaluate(problem, result.assignment) == stage.objective
     small = normalize(random_streams_problem(27, tasks=60, clients=6, standby_replicas=1, threads=(1, 4), subtopologies=3, churn=0.1)).problem
-    milp = run_sequence(small, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    milp = run_sequence(small, resolve_goals(STREAMS_KIP441, "streams"), "milp")
     assert "stages before the last proven by their relaxations' bounds; the last minimised on its own" in milp.notes
-    cpsat = run_sequence(small, resolve_goals(STREAMS_DEFAULT, "streams"), "cpsat")
+    cpsat = run_sequence(small, resolve_goals(STREAMS_KIP441, "streams"), "cpsat")
     assert [s.objective for s in milp.stages] == [s.objective for s in cpsat.stages] == [0, 0, 0, 33, 58]
 
 
@@ -266,11 +268,11 @@ def test_a_gap_before_the_last_stage_falls_back_to_stage_by_stage():
     12, no point exists and the last goal cannot be minimised either, with or without the guesses;
     stage by stage finds 13, as CP-SAT does."""
     problem = normalize(random_streams_problem(1, tasks=60, clients=6, standby_replicas=1, threads=(1, 4), subtopologies=3, churn=0.1)).problem
-    result = run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "milp")
+    result = run_sequence(problem, resolve_goals(STREAMS_KIP441, "streams"), "milp")
     assert result.notes == ["back-end: milp"]
     assert [s.objective for s in result.stages] == [0, 0, 0, 13, 34]
     assert all(str(s.status) == "optimal" for s in result.stages)
-    cpsat = run_sequence(problem, resolve_goals(STREAMS_DEFAULT, "streams"), "cpsat")
+    cpsat = run_sequence(problem, resolve_goals(STREAMS_KIP441, "streams"), "cpsat")
     assert [s.objective for s in cpsat.stages] == [0, 0, 0, 13, 34]
 
 
@@ -302,14 +304,14 @@ def test_goals_guessed_at_their_lower_bound_are_proven_by_the_point_or_relaxed(m
 
 
 def test_balance_holds_each_count_to_its_levels_box_so_the_relaxation_is_tight(monkeypatch):
-    """200 tasks on 10 equal clients: every balanced assignment has 20 per client, but the level
+    """KIP-441's width (`balance=kip441`). 200 tasks on 10 equal clients: every balanced assignment has 20 per client, but the level
     rows alone let the relaxation mix the levels 19 and 20 (19.43 to 20.43 tasks per client) and
     bound stickiness at 22 where the optimum is 25. With each count held to the hull of the
     levels' boxes (here exactly 20) the bound is 25 and the pass proves it in one go."""
     from goals import balance
 
     problem = normalize(random_streams_problem(1, tasks=200, clients=10, standby_replicas=1, threads=(1, 1), subtopologies=4, churn=0.1)).problem
-    goals = resolve_goals(["balance", "stickiness"], "streams")
+    goals = resolve_goals(["balance=kip441", "stickiness"], "streams")
     result = run_sequence(problem, goals, "milp")
     assert [s.objective for s in result.stages] == [0, 25]
     assert "every stage proven by its relaxation's bound, one integer point for all" in result.notes

@@ -1,5 +1,6 @@
 """KIP-441's level arithmetic behind the `balance` goal and the flow back-end's balance boxes
-(optimizer/levels.py), against the definitions computed by brute force with exact fractions."""
+(optimizer/levels.py), against the definitions computed by brute force with exact fractions: at
+KIP-441's width (one task per thread) and at the narrowest width the counts allow."""
 
 from __future__ import annotations
 
@@ -10,26 +11,66 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer.levels import balance_slack, count_hull, level_boxes, saturated_clients
+from optimizer.levels import balance_slack, count_hull, level_boxes, narrowest_width, saturated_clients
 
 threads_lists = st.lists(st.integers(1, 6), min_size=1, max_size=5)
 
 
-def slack_by_definition(counts: list[int], threads: list[int]) -> int:
-    """The smallest whole e for which some level L has c*L - e <= n <= c*(L+1) + e everywhere."""
+def slack_by_definition(counts: list[int], threads: list[int], width: Fraction = Fraction(1)) -> int:
+    """The smallest whole e for which some level L has c*L - e <= n <= c*(L+W) + e everywhere."""
     for e in itertools.count():
-        highest_floor = max(Fraction(n - e, c) - 1 for n, c in zip(counts, threads, strict=True))
+        highest_floor = max(Fraction(n - e, c) - width for n, c in zip(counts, threads, strict=True))
         lowest_ceiling = min(Fraction(n + e, c) for n, c in zip(counts, threads, strict=True))
         if highest_floor <= lowest_ceiling:
             return e
     raise AssertionError("unreachable")
 
 
+def spreads(threads: list[int], total: int, cap: int | None = None) -> dict[tuple[int, ...], Fraction]:
+    """Every count vector adding up to `total` (each at most `cap`), with its spread of tasks per
+    thread, max - min."""
+    top = total if cap is None else min(cap, total)
+    return {
+        counts: max(Fraction(n, c) for n, c in zip(counts, threads, strict=True)) - min(Fraction(n, c) for n, c in zip(counts, threads, strict=True))
+        for counts in itertools.product(range(top + 1), repeat=len(threads))
+        if sum(counts) == total
+    }
+
+
+widths = st.sampled_from([Fraction(1), Fraction(0), Fraction(1, 2), Fraction(1, 3), Fraction(2, 3), Fraction(3, 4), Fraction(1, 6)])
+
+
 @settings(max_examples=300, deadline=None)
-@given(threads_lists, st.data())
-def test_balance_slack_is_the_definition(threads, data):
+@given(threads_lists, st.data(), widths)
+def test_balance_slack_is_the_definition(threads, data, width):
     counts = data.draw(st.lists(st.integers(0, 30), min_size=len(threads), max_size=len(threads)))
-    assert balance_slack(np.array(counts), np.array(threads)) == slack_by_definition(counts, threads)
+    assert balance_slack(np.array(counts), np.array(threads), width) == slack_by_definition(counts, threads, width)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=4), st.integers(0, 14), st.one_of(st.none(), st.integers(1, 8)))
+def test_narrowest_width_is_the_smallest_spread_of_any_counts(threads, total, cap):
+    found = spreads(threads, total, cap)
+    if cap is not None and saturated_clients(np.array(threads), total, cap).any():
+        return  # the balance goal passes only the clients water filling leaves below the cap
+
+    width = narrowest_width(np.array(threads), total, cap)
+    assert width == min(found.values()), (threads, total, cap)
+    assert width <= 1  # never wider than KIP-441's balance
+    # and counts within that width of a level are exactly the narrowest ones
+    for counts, spread in found.items():
+        assert (slack_by_definition(list(counts), threads, width) == 0) == (spread <= width)
+
+
+def test_narrowest_width_examples():
+    # 10 tasks on 4 one-thread clients: 2 or 3 each, a spread of one task per thread
+    assert narrowest_width(np.array([1, 1, 1, 1]), 10) == 1
+    # 12 on 4: 3 each
+    assert narrowest_width(np.array([1, 1, 1, 1]), 12) == 0
+    # 54 tasks on 6 clients of 4 threads: 9 each, 2.25 per thread everywhere
+    assert narrowest_width(np.array([4] * 6), 54) == 0
+    # 7 tasks on 2 and 3 threads: 3 and 4 (1.5 and 1.33 per thread)
+    assert narrowest_width(np.array([2, 3]), 7) == Fraction(1, 6)
 
 
 def test_kip441_examples_of_balance():
@@ -60,53 +101,59 @@ def test_saturated_clients_are_those_water_filling_fills(threads, copies, cap):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(0, 12))
-def test_level_boxes_hold_exactly_the_balanced_counts(threads, total):
-    boxes = level_boxes(np.array(threads), total)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(0, 12), st.booleans())
+def test_level_boxes_hold_exactly_the_balanced_counts(threads, total, narrowest):
+    width = narrowest_width(np.array(threads), total) if narrowest else Fraction(1)
+    boxes = level_boxes(np.array(threads), total, width=width)
     assert boxes, "small problems always get their boxes"
     for counts in itertools.product(range(total + 1), repeat=len(threads)):
         if sum(counts) != total:
             continue
         inside = any((lower <= counts).all() and (np.array(counts) <= upper).all() for lower, upper in boxes)
-        assert inside == (slack_by_definition(list(counts), threads) == 0), (threads, total, counts)
+        assert inside == (slack_by_definition(list(counts), threads, width) == 0), (threads, total, counts, width)
     # no box lies inside another
     for (lower, upper), (other_lower, other_upper) in itertools.permutations(boxes, 2):
         assert not ((other_lower <= lower).all() and (upper <= other_upper).all())
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(0, 12), st.integers(0, 3))
-def test_count_hull_is_each_clients_range_over_the_counts_within_the_slack(threads, total, slack):
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(0, 12), st.integers(0, 3), widths)
+def test_count_hull_is_each_clients_range_over_the_counts_within_the_slack(threads, total, slack, width):
     """Exactly the lowest and highest count each client has over the count vectors that add up to
     the total and are within `slack` of balance (enumerated), so the rows built on it (balance's
     `_box_rows`) cut off no assignment and leave no count out."""
-    lows, highs = count_hull(np.array(threads), total, 3)
-    low, high = lows[slack], highs[slack]
+    hull = count_hull(np.array(threads), total, 3, width)
     feasible = [
         counts
         for counts in itertools.product(range(total + 1), repeat=len(threads))
-        if sum(counts) == total and slack_by_definition(list(counts), threads) <= slack
+        if sum(counts) == total and slack_by_definition(list(counts), threads, width) <= slack
     ]
+    if hull is None:  # no counts at all within slack 0 of a level of that width
+        assert not any(sum(c) == total and slack_by_definition(list(c), threads, width) == 0 for c in itertools.product(range(total + 1), repeat=len(threads)))
+        return
+    lows, highs = hull
+    low, high = lows[slack], highs[slack]
     assert low.tolist() == [min(c[k] for c in feasible) for k in range(len(threads))]
     assert high.tolist() == [max(c[k] for c in feasible) for k in range(len(threads))]
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(0, 10))
-def test_balances_box_rows_hold_for_every_assignment_at_any_slack(threads, total):
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(0, 10), st.booleans())
+def test_balances_box_rows_hold_for_every_assignment_at_any_slack(threads, total, narrowest):
     """The rows `low - M*e <= n <= high + M'*e` are valid at every slack e, beyond the slacks
     whose hulls they were fitted to too (e up to 12 here, fitted to 8)."""
     from goals.balance import _box_rows
 
     rows = []
     n = len(threads)
+    width = narrowest_width(np.array(threads), total) if narrowest else Fraction(1)
     _box_rows(lambda members, cols, coefs, member_coef, lo, hi: rows.append((int(members[0]), coefs[0], lo, hi)),
-              [np.array([k]) for k in range(n)], n, np.array(threads), total)  # fmt: skip
+              [np.array([k]) for k in range(n)], n, np.array(threads), total, width)  # fmt: skip
     assert rows
     for counts in itertools.product(range(total + 1), repeat=n):
         if sum(counts) != total:
             continue
-        e = slack_by_definition(list(counts), threads)
+        e = slack_by_definition(list(counts), threads, width)
         for slack in range(e, 13):
             for k, coef, lo, hi in rows:
                 assert lo <= counts[k] + coef * slack <= hi, (threads, total, counts, slack)
