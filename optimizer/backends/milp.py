@@ -34,6 +34,12 @@ from optimizer.results import StageResult
 IPM_COLUMNS = 5_000
 """Models with more variables solve their relaxations by interior point, smaller ones by simplex."""
 
+IPM_NONZEROS_PER_SECOND = 100_000
+"""Interior point only with at least a second of the relaxation's time per this many matrix
+entries, else simplex. HiGHS's interior point checks its time limit only between iterations, and
+an iteration took 4.5 s on a model of 3.3 million entries (3,000 x 60, weights and rates): with
+3 s left it ran 34 s. The simplex stops within its limit."""
+
 SUPPORT_NODES = 30
 """Branch-and-bound nodes the MIP on the relaxation's support may take (a node limit, not a time
 limit, so that the answer does not depend on the machine's speed). Where it succeeds it does so
@@ -119,8 +125,8 @@ class MilpSession:
         self.lp = _highs(threads, seed)
         # interior point (with crossover, for a vertex) on large models: on the degenerate
         # assignment LPs it is several times faster than the simplex (60 s -> 7 s at 1,000 x 50
-        # with two standbys and two tag dimensions); on small ones its start-up costs more
-        self.lp.setOptionValue("solver", "ipm" if n > IPM_COLUMNS else "simplex")
+        # with two standbys and two tag dimensions); on small ones its start-up costs more.
+        # Chosen at each relaxation, by the time it has (IPM_NONZEROS_PER_SECOND).
         for highs in (self.highs, self.lp):
             if not presolve:
                 highs.setOptionValue("presolve", "off")
@@ -322,7 +328,10 @@ class MilpSession:
             return None, None  # with no time left, HiGHS's interior point still ran 16 s here
         lp = self.lp
         lp.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
-        lp.setOptionValue("time_limit", self._left(deadline) / 2)
+        budget = self._left(deadline) / 2
+        lp.setOptionValue("time_limit", budget)
+        ipm = self.n > IPM_COLUMNS and budget * IPM_NONZEROS_PER_SECOND >= self.matrix.nnz
+        lp.setOptionValue("solver", "ipm" if ipm else "simplex")
         lp.clearSolver()  # from scratch: a warm start after a new row and objective is slower here
         self._face, self._costs = None, costs
         lp.run()
