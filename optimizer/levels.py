@@ -9,6 +9,7 @@ and `level_boxes` lists the per-client count boxes the levels allow (the flow's 
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -69,7 +70,13 @@ def narrowest_width(threads: np.ndarray, total: int, cap: int | None = None) -> 
     The lowest load is some j/c: for each such level (from one below the even share to the share),
     the highest load needed is the first j'/c' at which every client can hold a whole count
     (ceil(c*lo) <= floor(c*hi)) and the clients' largest counts reach the total."""
-    threads = np.asarray(threads, dtype=np.int64)
+    return _narrowest_width(tuple(sorted(np.asarray(threads, dtype=np.int64).tolist())), total, cap)
+
+
+@functools.lru_cache(maxsize=1024)
+def _narrowest_width(sorted_threads: tuple[int, ...], total: int, cap: int | None) -> Fraction:
+    """`narrowest_width` on the sorted thread counts, cached: every evaluation of `balance` asks."""
+    threads = np.array(sorted_threads, dtype=np.int64)
     if len(threads) < 2 or total == 0:
         return Fraction(0)
     classes, sizes = np.unique(threads, return_counts=True)
