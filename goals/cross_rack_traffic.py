@@ -8,6 +8,10 @@ rack than the member's. The serving replica is the leader, or under follower fet
 `reads_across_racks` (optimizer/model/racks.py, docs/file-formats.md "Leaders and follower fetching").
 `cross_rack_bytes` weighs each read by the partition's bytes per second (`rate_of`: its own or
 its topic's rate, else the mean known rate of the problem; 1 per partition when none is known).
+Where every read at once could exceed `BYTES_LIMIT` bytes per second (256 GB/s), it counts in
+units of u bytes per second instead, u the smallest power of two that brings that under the
+limit, each read rounded up to whole units (`byte_unit`): any throughput Kafka can carry is
+solved, in coarser units, and the solution's notes say so.
 """
 
 from __future__ import annotations
@@ -18,13 +22,30 @@ import numpy as np
 
 from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
-from optimizer.errors import SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
 from optimizer.model.racks import reads_across_racks
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
+
+BYTES_LIMIT = 2**38
+"""The most bytes per second `cross_rack_bytes` counts one by one: every read at once below it
+keeps the integer models' frozen bounds well inside their range (`UNBOUNDED`, 2^40)."""
+
+
+def byte_unit(most: int) -> int:
+    """1 when `most` (every read at once, in bytes per second) is below `BYTES_LIMIT`, else the
+    smallest power of two u with most / u below it: the unit `cross_rack_bytes` counts in."""
+    unit = 1
+    while most >= BYTES_LIMIT * unit:
+        unit *= 2
+    return unit
+
+
+def in_units(values: np.ndarray, unit: int) -> np.ndarray:
+    """`values` (bytes per second) in whole units of `unit`, rounded up (a read never counts 0)."""
+    return values if unit == 1 else -(-np.asarray(values, dtype=np.int64) // unit)
 
 
 def consumer_cross(formulation: ConsumerFormulationAPI, in_bytes: bool = False) -> np.ndarray:
@@ -50,22 +71,40 @@ class CrossRackTraffic(Goal):
     def apart(self, problem: Problem) -> frozenset[str]:
         return frozenset({"rack"})  # the reading client's rack
 
-    def _consumer_value(self, problem: ConsumerProblem, partition: str) -> int:
-        return problem.rate_of(partition) if self.in_bytes else 1
+    def unit(self, problem: Problem) -> int:
+        """The bytes per second one unit of the value stands for (`byte_unit`; 1 for partitions)."""
+        if not self.in_bytes:
+            return 1
+        if isinstance(problem, ConsumerProblem):
+            return byte_unit(sum(problem.rate_of(p) for topic in problem.topics for p in topic.partition_ids()))
+        index = StreamsIndex.of(problem)
+        most = int(index.source_bytes_by_rack.max(axis=1, initial=0).sum())
+        most += problem.effective_standby_replicas * int(index.changelog_bytes_by_rack.max(axis=1, initial=0).sum())
+        return byte_unit(most)
+
+    def notes(self, problem: Problem) -> list[str]:
+        unit = self.unit(problem)
+        if unit == 1:
+            return []
+        return [f"goal {self.name!r} counts in units of {unit:,} bytes per second, each read rounded up: every read at once would exceed {BYTES_LIMIT:,}"]
+
+    def _consumer_value(self, problem: ConsumerProblem, partition: str, unit: int) -> int:
+        return -(-problem.rate_of(partition) // unit) if self.in_bytes else 1
 
     def _by_rack(self, index: StreamsIndex, reads: str) -> np.ndarray:
         if reads == "source":
-            return index.source_bytes_by_rack if self.in_bytes else index.source_cross_by_rack
-        return index.changelog_bytes_by_rack if self.in_bytes else index.changelog_cross_by_rack
+            return in_units(index.source_bytes_by_rack, self.unit(index.problem)) if self.in_bytes else index.source_cross_by_rack
+        return in_units(index.changelog_bytes_by_rack, self.unit(index.problem)) if self.in_bytes else index.changelog_cross_by_rack
 
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         if problem.kind == "consumer":
+            unit = self.unit(problem)
             total = 0
             for member in problem.members:
                 held = assignment.get(member.id)
                 if held is not None:
                     total += sum(
-                        self._consumer_value(problem, p) for p in held.active if reads_across_racks(member.rack, problem.serving_racks_of(p))
+                        self._consumer_value(problem, p, unit) for p in held.active if reads_across_racks(member.rack, problem.serving_racks_of(p))
                     )
             return total
         index = StreamsIndex.of(problem)
@@ -77,8 +116,7 @@ class CrossRackTraffic(Goal):
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         if formulation.kind == "consumer":
-            costs = consumer_cross(formulation, self.in_bytes)
-            self._countable(int(costs.sum()))
+            costs = in_units(consumer_cross(formulation, self.in_bytes), self.unit(formulation.problem))
             return LinExpr.of(formulation.x, costs)
         index = formulation.index
         source = index.by_client(self._by_rack(index, "source"))
@@ -88,20 +126,14 @@ class CrossRackTraffic(Goal):
             changelog = index.by_client(self._by_rack(index, "changelog"))[formulation.stateful_rows]
             expr += formulation.standby_cost(changelog)
             most += formulation.standbys * int(changelog.max(axis=1, initial=0).sum())
-        self._countable(most)
+        # Frozen stages are rows `value <= optimum`: a bound at UNBOUNDED would be no bound at all
+        # (the unit keeps bytes below BYTES_LIMIT; counted partitions never come near)
+        assert most < UNBOUNDED, most
         return expr
-
-    def _countable(self, most: int) -> None:
-        # Frozen stages are rows `value <= optimum`; a bound at UNBOUNDED would be no bound at all.
-        if most >= UNBOUNDED:
-            raise SolverUnavailableError(
-                f"goal {self.name!r}: up to {most:,} is more than the integer models count exactly ({UNBOUNDED:,}); "
-                "give rates in coarser units (kilobytes per second, say)"
-            )
 
     def flow(self, terms: FlowTermsAPI) -> bool:
         if terms.kind == "consumer":
-            terms.rack_cost(terms.partition_bytes_by_rack() if self.in_bytes else terms.partition_cross_by_rack())
+            terms.rack_cost(in_units(terms.partition_bytes_by_rack(), self.unit(terms.problem)) if self.in_bytes else terms.partition_cross_by_rack())
         else:
             terms.rack_cost(terms.with_rackless(self._by_rack(terms.index, "source")))
         return True

@@ -16,6 +16,8 @@ provides:
 * `lower_bound() -> int`: a value no assignment goes below (0 by default), which lets the engine
   prove a stage optimal without a solve when its start already reaches it, and guess it before
   any relaxation (docs/engine.md, "Relaxation first");
+* optionally `notes(problem) -> list[str]`: what solutions should say about how it counted (for
+  example `cross_rack_bytes` in coarser units at terabytes per second);
 * Streams, compressible goals: `apart(problem)`, what the compressed model must tell clients apart
   by for the goal ("rack", "tags", "state"; all by default), and `distinguished(index)`, the
   (task, client) pairs it prices apart from their class.
@@ -96,6 +98,11 @@ class Goal:
         which is always right; naming fewer gives a smaller model. A goal that prices clients of
         one class differently after all is caught (`NotCompressible`): the full model is used."""
         return APART
+
+    def notes(self, problem: Problem) -> list[str]:
+        """What a solution should say about how this goal counted on `problem` (for example in
+        coarser units); none by default."""
+        return []
 
     def distinguished(self, index: StreamsIndex) -> np.ndarray | None:
         """Streams, compressible goals: tasks x clients, True where the goal prices a task on a

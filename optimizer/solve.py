@@ -105,6 +105,7 @@ def solve(
         assignment, followup, target = exact.assignment, exact.followup_rebalance, exact.target
         notes, goal_results, options = exact.notes, exact.goals, exact.options
         scored = goal_objects
+    notes = [*notes, *(note for goal in scored for note in goal.notes(normalized.problem))]
     plan = None
     if isinstance(normalized.problem, StreamsProblem):
         # Kafka's answer has its own warm-ups (also when the exact engine returns it as its fallback)
