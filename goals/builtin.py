@@ -8,6 +8,7 @@ from goals.caught_up import CaughtUp
 from goals.cross_rack_traffic import CrossRackBytes, CrossRackTraffic
 from goals.kip925_cost import Kip925Cost
 from goals.movement_budget import MovementBudget
+from goals.probing_rebalances import ProbingRebalances
 from goals.restore_volume import RestoreVolume
 from goals.standby_rack_diversity import StandbyRackDiversity
 from goals.stickiness import Stickiness
@@ -31,6 +32,7 @@ BUILTIN_GOALS = (
     RestoreVolume,
     CrossRackBytes,
     WeightedBalance,
+    ProbingRebalances,
 )
 
 

@@ -24,9 +24,11 @@ from goals.common import streams_placement, values_at_racks
 from optimizer.costs import StreamsIndex
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
+from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
 from optimizer.model.racks import reads_across_racks
+from optimizer.model.streams import StreamsProblem
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
 
 BYTES_LIMIT = 2**38
@@ -75,12 +77,7 @@ class CrossRackTraffic(Goal):
         """The bytes per second one unit of the value stands for (`byte_unit`; 1 for partitions)."""
         if not self.in_bytes:
             return 1
-        if isinstance(problem, ConsumerProblem):
-            return byte_unit(sum(problem.rate_of(p) for topic in problem.topics for p in topic.partition_ids()))
-        index = StreamsIndex.of(problem)
-        most = int(index.source_bytes_by_rack.max(axis=1, initial=0).sum())
-        most += problem.effective_standby_replicas * int(index.changelog_bytes_by_rack.max(axis=1, initial=0).sum())
-        return byte_unit(most)
+        return _consumer_unit(problem) if isinstance(problem, ConsumerProblem) else _streams_unit(problem)
 
     def notes(self, problem: Problem) -> list[str]:
         unit = self.unit(problem)
@@ -137,6 +134,19 @@ class CrossRackTraffic(Goal):
         else:
             terms.rack_cost(terms.with_rackless(self._by_rack(terms.index, "source")))
         return True
+
+
+@derived
+def _consumer_unit(problem: ConsumerProblem) -> int:
+    return byte_unit(sum(problem.rate_of(p) for topic in problem.topics for p in topic.partition_ids()))
+
+
+@derived
+def _streams_unit(problem: StreamsProblem) -> int:
+    index = StreamsIndex.of(problem)
+    most = int(index.source_bytes_by_rack.max(axis=1, initial=0).sum())
+    most += problem.effective_standby_replicas * int(index.changelog_bytes_by_rack.max(axis=1, initial=0).sum())
+    return byte_unit(most)
 
 
 class CrossRackBytes(CrossRackTraffic):

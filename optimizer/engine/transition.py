@@ -107,6 +107,44 @@ class TargetDistance(_TowardsTarget):
         return expr
 
 
+class WarmupsNow(_TowardsTarget):
+    """Target copies of stateful tasks on clients that are behind which the assignment applied now
+    does not hold (each waits for a warm-up: `plan_transition`). Internal: `exact_now`'s goal
+    after `caught_up_now` when the sequence bounds the probing rebalances (`probing_rebalances`)."""
+
+    name = "warmups_now"
+    summary = "target copies on clients behind that the assignment applied now does not hold"
+
+    def apart(self, problem: Problem) -> frozenset[str]:
+        return frozenset()  # the target's clients only, which `distinguished` names
+
+    def _waiting(self, index: StreamsIndex) -> np.ndarray:
+        """tasks x clients: 1 where the target holds a copy of a stateful task on a client that is behind."""
+        problem = index.problem
+        lagging = behind(problem, index) * index.stateful[:, None]
+        placement = streams_placement(index, self.target)
+        held = np.zeros(lagging.shape, dtype=np.int64)
+        rows = np.flatnonzero(placement.active >= 0)
+        held[rows, placement.active[rows]] = 1
+        held[placement.standby_rows, placement.standby_clients] = 1
+        return np.asarray(held * lagging, dtype=np.int64)
+
+    def evaluate(self, problem: Problem, assignment: Assignment) -> int:
+        assert isinstance(problem, StreamsProblem)
+        index = StreamsIndex.of(problem)
+        waiting = self._waiting(index)
+        placement = streams_placement(index, assignment)
+        return int(waiting.sum()) - placement.active_cost(waiting) - placement.standby_cost(waiting)
+
+    def encode(self, formulation: FormulationAPI) -> LinExpr:
+        assert formulation.kind == "streams"
+        waiting = self._waiting(formulation.index)
+        expr = formulation.active_cost(-waiting) + LinExpr.of([], [], int(waiting.sum()))
+        if formulation.standbys:
+            expr += formulation.standby_cost(-waiting[formulation.stateful_rows])
+        return expr
+
+
 class CaughtUpNow(_TowardsTarget):
     """KIP-441's rule for the assignment applied now: a stateful active on one of the task's most
     caught-up clients; a task that no client holds within `acceptable.recovery.lag` (a new task,
@@ -152,11 +190,13 @@ def exact_now(
     start: Callable[[], dict[str, ClientAssignment] | None],
     backend: str,
     time_limit: float | None,
+    bounded: bool = False,
 ) -> tuple[dict[str, ClientAssignment], list[str]]:
     """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes.
 
-    Goals, in order: `CaughtUpNow`, `balance` (a soft version of the registered goal, when balance
-    is a goal of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
+    Goals, in order: `CaughtUpNow`, `WarmupsNow` (when `bounded`: the target's sequence bounds the
+    probing rebalances), `balance` (a soft version of the registered goal, when balance is a goal
+    of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
     assignment applied now, warm-ups left out; None where Kafka gives none), also what is applied
     when no time is left. A
     target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
@@ -166,7 +206,8 @@ def exact_now(
         return dict(target), []
     if backend != "exact" and not named(backend).capabilities.linear:
         backend = "exact"
-    goals = [first, *([balance] if balance is not None else []), TargetDistance(target)]
+    warmups = [WarmupsNow(target)] if bounded else []
+    goals = [first, *warmups, *([balance] if balance is not None else []), TargetDistance(target)]
     result = run_sequence(problem, goals, backend, time_limit, {}, start)
     values = {stage.goal.name: stage.objective for stage in result.stages}
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):

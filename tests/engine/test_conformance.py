@@ -30,13 +30,15 @@ STREAMS_GOALS = ["standby_rack_diversity", "subtopology_spread", "cross_rack_tra
 
 def streams_case(seed: int):
     """The kit's small problem, with two or three goals drawn (balance first, most of the time;
-    sometimes a movement budget last)."""
+    sometimes a movement budget or a bound on the probing rebalances last)."""
     rng = random.Random(f"goals-{seed}")
     names = rng.sample(STREAMS_GOALS, rng.randint(2, 3))
     if rng.random() < 0.7:
         names.insert(0, "balance")
     if rng.random() < 0.2:
         names.append(f"movement_budget={rng.randint(0, 2)}")
+    if rng.random() < 0.25:
+        names.append(f"probing_rebalances={rng.randint(0, 1)}")
     return small_problem("streams", seed), resolve_goals(names, "streams")
 
 
