@@ -34,7 +34,7 @@ from optimizer.model.streams import StreamsProblem
 from optimizer.results import SequenceResult
 from optimizer.text import plural
 
-INTERRUPT_MARGIN = 1.0
+INTERRUPT_MARGIN = 0.5
 """Seconds past the time limit after which the exact engine's Python work is stopped (its
 solvers stop at the limit itself; this leaves room to decode their last solution)."""
 
