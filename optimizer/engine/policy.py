@@ -42,7 +42,7 @@ FALLBACK_SECONDS = 2.0
 """Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
 engine's fallback when it has not run yet."""
 
-EAGER_FALLBACK_PAIRS = 200_000
+EAGER_FALLBACK_PAIRS = 50_000
 """From this many (task, client) or (partition, member) pairs on, a run with a time limit computes
 Kafka's answer before the engine, so that the fallback costs no time past the limit; below, only
 when the engine needs it (a start, a fallback that then takes milliseconds, or to measure the
