@@ -95,6 +95,11 @@ class LinearModel:
     """A model of counts (the pattern model, optimizer.engine.patterns): its integer variables are
     numbers of tasks, not 0/1 choices, and the MILP back-end searches its points with CP-SAT."""
 
+    @property
+    def entries(self) -> int:
+        """Nonzero coefficients of the rows so far (what loading the model into a solver costs)."""
+        return sum(len(cols) for _, cols, _ in self.row_chunks)
+
     def add_vars(self, count: int, lower=0, upper=1) -> np.ndarray:
         start = self.n_vars
         self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.int64), (count,)).copy())

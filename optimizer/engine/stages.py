@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # mypy checks that the formulations the engine hands goals ar
         return formulation
 
 
+LOAD_SECONDS_PER_ENTRY = 5e-7
+"""Seconds loading a model into a solver takes per row coefficient (checking the rows, HiGHS's
+addRows: 6.5 s for 15 million on this project's 2-core machine), work that no time limit can
+interrupt: a stage loop with less time left than that (and half a second) does not start."""
+
 Expressions = dict[int, LinExpr]
 """Each goal's objective on the model, by the goal's `id`."""
 
@@ -62,6 +67,10 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
     constrained, order = stage_order(problem, run.goals)
     engine = run.backend.name
     notes = [f"back-end: {engine}"]
+    left, entries = run.remaining(), formulation.model.entries
+    seconds = entries * LOAD_SECONDS_PER_ENTRY
+    if left is not None and seconds > max(left, 0.5):  # a small model is loaded in no time
+        return SequenceResult(None, [], [*notes, f"no time to load the model ({entries:,} coefficients, about {seconds:.1f} s; {left:.1f} s left)"], True)
     progress = run.progress
 
     def fresh() -> Session:
