@@ -528,7 +528,7 @@ FAILED_LISTED = 20
 def print_fleet(result: PipelineResult, price_per_gb: float | None = None) -> None:
     """The terminal summary of a pipeline run: per solver, Kafka against the exact solver, the
     money, and the problems not solved."""
-    from optimizer.report import failed_rows, fleet_totals
+    from optimizer.report import failed_rows, fleet_totals, unproven_rows
 
     totals = fleet_totals(result.summary, price_per_gb)
     title = f"Fleet: {plural(result.problems, 'problem')}, {plural(result.rows, 'row')}, {result.seconds:.1f} s end to end"
@@ -583,6 +583,11 @@ def print_fleet(result: PipelineResult, price_per_gb: float | None = None) -> No
         curve = totals["pareto"]
         if curve and curve["top"]:
             out.print(f"the top {curve['top']} of {curve['problems']} compared problems give {curve['share']:.0f} % of the saving (the report ranks them)")
+    unproven = unproven_rows(result.summary)
+    if unproven:
+        listed = "; ".join(f"{escape(str(row.get('problem')))} ({row.get('solver')}: {escape(why)})" for row, why in unproven[:FAILED_LISTED])
+        more = f"; and {len(unproven) - FAILED_LISTED} more (the report lists them)" if len(unproven) > FAILED_LISTED else ""
+        out.print(f"not proven optimal ({plural(len(unproven), 'row')}, an assignment all the same): {listed}{more}")
     failed = failed_rows(result.summary)
     if failed:
         problems = sorted({str(row.get("problem")) for row in failed})

@@ -18,6 +18,7 @@ from optimizer.report.totals import (
     largest_savings,
     rack_traffic_totals,
     reference_solver,
+    unproven_rows,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "largest_savings",
     "rack_traffic_totals",
     "reference_solver",
+    "unproven_rows",
     "write_report",
 ]
 

@@ -37,6 +37,7 @@ from optimizer.report.totals import (
     rack_traffic_totals,
     ranked_savings,
     top_savings,
+    unproven_rows,
 )
 from optimizer.text import plural
 
@@ -186,6 +187,7 @@ def render_report(
         _protocols_section(totals),
         _savings_section(totals),
         _failures_section(rows),
+        _unproven_section(rows),
         _plots_section(rows, totals),
         "</main>\n</body>\n</html>\n",
     ]
@@ -631,6 +633,28 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
             f"<tr><td>{_e(row.get('problem'))}</td><td>{_e(row.get('kind') or '')}</td>"
             f"<td>{_e(row.get('solver'))}</td><td>{_e(row.get('status'))}</td>"
             f"<td><pre>{_e(row.get('error') or '(no reason recorded)')}</pre></td></tr>\n"
+        )
+    out.append("</table>\n")
+    return "".join(out) + "</section>\n"
+
+
+def _unproven_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    out = ["<section id=\"unproven\">\n<h2>Answers not proven optimal</h2>\n"]
+    unproven = unproven_rows(rows)
+    if not unproven:
+        out.append("<p class=\"none\">none: every exact answer is proven optimal, goal by goal.</p>\n")
+        return "".join(out) + "</section>\n"
+    out.append(
+        f"<p>{_int(len(unproven))} rows have an assignment whose goals are not all proven optimal: a time limit "
+        "cut a stage (its value is the best found, the gap to the proven bound beside it), or hard goals "
+        "conflicted. Their figures are what the assignment reaches, not what is possible; a longer "
+        "<code>--time-limit</code> may do better.</p>\n<table class=\"failures\">\n"
+        "<tr><th>problem</th><th>kind</th><th>solver</th><th>status</th><th>stages not proven</th></tr>\n"
+    )
+    for row, why in unproven:
+        out.append(
+            f"<tr><td>{_e(row.get('problem'))}</td><td>{_e(row.get('kind') or '')}</td>"
+            f"<td>{_e(row.get('solver'))}</td><td>{_e(row.get('status'))}</td><td>{_e(why)}</td></tr>\n"
         )
     out.append("</table>\n")
     return "".join(out) + "</section>\n"

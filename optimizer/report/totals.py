@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from optimizer.catalogue import EXACT_SOLVERS, SOLVER_ORDER
+from optimizer.model.solution import GoalStatus
 from optimizer.money import monthly_cost
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
@@ -444,6 +445,28 @@ def failed_rows(summary: Any) -> list[dict[str, Any]]:
     """Rows without an assignment (invalid documents, solver errors), by problem then solver."""
     rows = [row for row in summary_rows(summary) if not is_solved(row)]
     return sorted(rows, key=lambda row: (str(row.get("problem")), str(row.get("solver"))))
+
+
+def unproven_rows(summary: Any) -> list[tuple[dict[str, Any], str]]:
+    """Solved rows of the exact solvers whose goals are not all proven optimal (a time limit cut a
+    stage, hard goals conflicted, or the engine fell back to Kafka's answer: `heuristic`), each
+    with why: the goals that are not `optimal`, with their status and gap, by problem then solver."""
+    found = []
+    for row in summary_rows(summary):
+        if not is_solved(row) or row.get("solver") not in EXACT_SOLVERS or row.get("status") == GoalStatus.OPTIMAL:
+            continue
+        goals = row.get("goals") or []
+        if isinstance(goals, str):
+            goals = json.loads(goals)
+        stages = [
+            f"{g['name']}: {g['status']}" + (f" (gap {g['gap']:.3g})" if g.get("gap") else "")
+            for g in goals
+            if g.get("status") != GoalStatus.OPTIMAL
+        ]
+        if row.get("status") == GoalStatus.HEURISTIC:
+            stages = ["Kafka's assignment (the exact engine found none in time)"]
+        found.append((row, "; ".join(stages) or str(row.get("status"))))
+    return sorted(found, key=lambda item: (str(item[0].get("problem")), str(item[0].get("solver"))))
 
 
 def _target(row: Mapping[str, Any], figure: str) -> Any:

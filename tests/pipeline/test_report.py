@@ -442,3 +442,22 @@ def test_without_throughputs_the_report_says_it_counts_partitions(report):
     decision = _section(report[2], "decision")
     assert 'data-field="units"' in decision and "partitions read across racks, not bytes or money" in decision
     assert 'class="zones"' not in decision
+
+
+def test_exact_rows_not_proven_are_listed_with_the_stages_that_are_not(rows, tmp_path):
+    """A stage cut by the time limit, and an exact row that fell back to Kafka's answer: both have
+    an assignment, both are flagged with why; proven rows and Kafka's own rows are not."""
+    solved = [dict(row) for row in rows if _solved(row)]
+    exact = [row for row in solved if row["solver"] == "exact"]
+    cut, fallback = exact[0], exact[1]
+    goals = json.loads(cut["goals"])
+    goals[-1].update(status="time_limit", gap=0.25)
+    cut.update(status="time_limit", goals=json.dumps(goals))
+    fallback.update(status="heuristic", goals=json.dumps([dict(g, status="heuristic") for g in json.loads(fallback["goals"])]))
+    text = write_report(_write_run(tmp_path / "out", solved), tmp_path / "report.html").read_text()
+    section = _section(text, "unproven")
+    assert section.count("<tr><td>") == 2
+    assert f"{goals[-1]['name']}: time_limit (gap 0.25)" in section
+    assert "Kafka&#x27;s assignment (the exact engine found none in time)" in section
+    proven = write_report(_write_run(tmp_path / "proven", [row for row in solved if row not in (cut, fallback)]), tmp_path / "p.html").read_text()
+    assert '<p class="none">none' in _section(proven, "unproven")
