@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from goals.balance import Balance
+from goals.balance_now import BalanceNow
 from goals.caught_up import CaughtUp
 from goals.cross_rack_traffic import CrossRackBytes, CrossRackTraffic
 from goals.kip925_cost import Kip925Cost
@@ -33,6 +34,7 @@ BUILTIN_GOALS = (
     CrossRackBytes,
     WeightedBalance,
     ProbingRebalances,
+    BalanceNow,
 )
 
 

@@ -22,6 +22,7 @@ from typing import Final
 from optimizer.backends import REGISTRY
 from optimizer.errors import GoalError, PluginError
 from optimizer.goal import Goal
+from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.group_protocol import ProtocolName
 from optimizer.model.problem import Problem
 from optimizer.model.streams import StreamsProblem
@@ -63,7 +64,8 @@ def default_goals(problem: Problem) -> tuple[str, ...]:
     `cross_rack_traffic` when it gives any bytes per second, and `weighted_balance` after
     `balance` when it gives task weights or capacities (a load model of its own: bytes per second
     alone do not add it, as the highest load is a makespan problem that large groups do not
-    prove optimal in seconds; docs/goals.md)."""
+    prove optimal in seconds; docs/goals.md), and `balance_now` last for a cooperative consumer
+    group (the first round of equally good targets as even as can be)."""
     goals = list(DEFAULT_GOALS[problem.kind])
     if problem.has_rates:
         goals[goals.index("cross_rack_traffic")] = "cross_rack_bytes"
@@ -73,6 +75,8 @@ def default_goals(problem: Problem) -> tuple[str, ...]:
         loaded = any(m.capacity != 1.0 for m in problem.members)
     if loaded:
         goals.insert(goals.index("balance") + 1, "weighted_balance")
+    if isinstance(problem, ConsumerProblem) and problem.config.cooperative:
+        goals.append("balance_now")
     return tuple(goals)
 
 

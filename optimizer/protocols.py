@@ -311,6 +311,11 @@ class ConsumerFlowTermsAPI(Protocol):
         (`narrowest` is for Streams; consumers' sizes are always the most equal)."""
         ...
 
+    def require_balance_now(self) -> None:
+        """The goal is `balance_now`: the convex cost of each member's size in the round applied
+        now (a cooperative group's partitions that another member holds are not counted)."""
+        ...
+
 
 FlowTermsAPI: TypeAlias = StreamsFlowTermsAPI | ConsumerFlowTermsAPI
 """What `Goal.flow` receives."""

@@ -106,6 +106,7 @@ class ConsumerFlowTerms:
         self.racks = np.zeros((len(group.partitions), group.rack_columns), dtype=np.int64)
         self.owner_weight = 0
         self.balance = False
+        self.balance_now = False
 
     def partition_cross_by_rack(self) -> np.ndarray:
         return self.group.cross
@@ -123,9 +124,12 @@ class ConsumerFlowTerms:
     def require_balance(self, narrowest: bool = True) -> None:
         self.balance = True
 
+    def require_balance_now(self) -> None:
+        self.balance_now = True
+
     def upper_bound(self) -> int:
-        """The most this goal's flow costs can add up to (balance: see the caller's window)."""
-        if self.balance:
+        """The most this goal's flow costs can add up to (balance, balance now: see the caller's window)."""
+        if self.balance or self.balance_now:
             return len(self.group.partitions) ** 2
         owned = int((self.group.owner >= 0).sum())
         return int(self.racks.max(axis=1, initial=0).sum()) + self.owner_weight * owned
@@ -158,12 +162,17 @@ class _ConsumerGroup:
         self.rates = np.array([problem.rate_of(ident) for ident in ids], dtype=np.int64)
         self.partition_position = {ident: i for i, ident in enumerate(ids)}
         self.owner = np.full(len(self.partitions), -1, dtype=np.int64)
+        self.held = np.zeros(len(self.partitions), dtype=bool)
+        """Partitions some member holds now (whether or not it may keep them)."""
         for m in problem.members:
             for owned in m.owned_partitions:
                 row = self.partition_position.get(owned)
                 topic, _ = partition_key(owned)
+                if row is not None:
+                    self.held[row] = True
                 if row is not None and position[m.id] in self.subscribers.get(topic, ()):
                     self.owner[row] = position[m.id]
+        self.cooperative = problem.config.cooperative
 
 
 # --------------------------------------------------------------------------- entry points
@@ -480,15 +489,18 @@ def _solve_consumers(problem, goals):
         # Within the window, balance costs sum(s^2 - lower^2) (the lower sizes are supplied for
         # free): that range, not the sum of squares itself, is what its weight multiplies.
         window = int((upper**2 - lower**2).sum())
-        weights = _weights([window if t.balance else t.upper_bound() for t in terms])
+        squares = int((upper**2).sum())  # balance now: sizes now are at most the sizes
+        weights = _weights([window if t.balance else squares if t.balance_now else t.upper_bound() for t in terms])
         racks = np.zeros_like(group.cross)
-        owner_weight = balance_weight = 0
+        owner_weight = balance_weight = now_weight = 0
         for t, weight in zip(terms, weights, strict=True):
             racks += weight * t.racks
             owner_weight += weight * t.owner_weight
             if t.balance:
                 balance_weight = weight
-        network = _consumer_network(group, racks, owner_weight, balance_weight, lower, upper)
+            if t.balance_now:
+                now_weight = weight
+        network = _consumer_network(group, racks, owner_weight, balance_weight, lower, upper, now_weight)
         flows = network.solve()
         result = network.sizes(flows)
         binding = (result == lower) & (lower > 0) | (result == upper) & (upper < capacity)
@@ -526,7 +538,8 @@ class _ConsumerNetwork:
     """The consumer network (`_consumer_network` builds it): its arcs and supplies as arrays, in the
     order OR-Tools numbers them, and where each block of arcs lies, for decoding.
 
-    Nodes: partitions; (topic, rack column) at `topic_rack`; members at `member`; the sink."""
+    Nodes: partitions; (kind, topic, rack column) at `topic_rack`; members at `member`; with
+    `balance_now`, each member's own node for what it takes now; the sink."""
 
     group: _ConsumerGroup
     n_nodes: int
@@ -541,6 +554,8 @@ class _ConsumerNetwork:
     """partition -> (topic, rack column), for columns where the topic has subscribers."""
     rack_rows: np.ndarray
     rack_columns: np.ndarray
+    rack_kinds: np.ndarray
+    """0, or 1 for a partition nobody holds routed to members' own nodes (`balance_now`)."""
     owner_arcs: slice
     """owned partition -> its owner."""
     owned: np.ndarray
@@ -549,6 +564,7 @@ class _ConsumerNetwork:
     """(topic, rack column) -> subscribed member of that rack."""
     spread_topics: np.ndarray
     spread_members: np.ndarray
+    spread_kinds: np.ndarray
     sink_arcs: slice
     """member -> sink: one unit arc per size in the window under balance, else one arc per member."""
     sink_members: np.ndarray
@@ -577,44 +593,66 @@ class _ConsumerNetwork:
         target = np.full(len(group.partitions), -1, dtype=np.int64)
         used = flows[self.owner_arcs] > 0
         target[self.owned[used]] = self.owners[used]
-        pending: dict[tuple[int, int], list[int]] = {}
+        pending: dict[tuple[int, int, int], list[int]] = {}
         topic_of = group.partition_topic
         for arc in np.flatnonzero(flows[self.rack_arcs] > 0).tolist():
             row = int(self.rack_rows[arc])
-            pending.setdefault((topic_of[row], int(self.rack_columns[arc])), []).append(row)
+            pending.setdefault((int(self.rack_kinds[arc]), topic_of[row], int(self.rack_columns[arc])), []).append(row)
         spread = flows[self.spread_arcs]
         for arc in np.flatnonzero(spread > 0).tolist():
             t, m = int(self.spread_topics[arc]), int(self.spread_members[arc])
-            queue = pending[t, int(group.member_rack[m])]
+            queue = pending[int(self.spread_kinds[arc]), t, int(group.member_rack[m])]
             for _ in range(int(spread[arc])):
                 target[queue.pop(0)] = m
         return target
 
 
-def _consumer_network(group, racks, owner_weight, balance_weight, lower, upper) -> _ConsumerNetwork:
+def _consumer_network(group, racks, owner_weight, balance_weight, lower, upper, now_weight=0) -> _ConsumerNetwork:
     """The consumer network: `racks` the weighted cost of each partition in each rack column,
     `owner_weight` the cost of an owned partition not given back to its owner, `balance_weight`
-    the weight of the convex balance cost (0: none), members' sizes within [lower, upper]."""
+    the weight of the convex balance cost (0: none), members' sizes within [lower, upper];
+    `now_weight` the weight of the convex cost of each member's size in the round applied now
+    (0: none; `balance_now`).
+
+    With `now_weight` (a cooperative group), what a member may take now reaches it through its own
+    node: its owned partitions (the owner arcs), and the partitions nobody holds, which have their
+    own (topic, rack column) nodes; the j-th unit from that node into the member costs
+    now_weight * (2j - 1). Partitions another member holds reach the member directly (withheld
+    this round)."""
     n_partitions, n_members = len(group.partitions), len(group.members)
     columns = group.rack_columns
-    topic_rack = n_partitions  # (topic t, column r): topic_rack + t * columns + r
-    member = topic_rack + len(group.topics) * columns
-    sink = member + n_members
+    topic_rack = n_partitions  # (kind k, topic t, column r): topic_rack + (k * topics + t) * columns + r
+    now = bool(now_weight) and group.cooperative
+    kinds = 2 if now else 1  # kind 1: partitions nobody holds, which go now
+    member = topic_rack + kinds * len(group.topics) * columns
+    member_now = member + n_members  # only with `now`
+    sink = member_now + (n_members if now else 0)
     arcs = _Arcs()
 
     topic_of = np.array(group.partition_topic, dtype=np.int64)
+    kind_of = (~group.held).astype(np.int64) if now else np.zeros(n_partitions, dtype=np.int64)
     used_columns = np.zeros((len(group.topics), columns), dtype=bool)
     for t, topic in enumerate(group.topics):
         for m in group.subscribers[topic]:
             used_columns[t, group.member_rack[m]] = True
     rows, cols = np.nonzero(used_columns[topic_of])
-    rack_arcs = arcs.add(rows, topic_rack + topic_of[rows] * columns + cols, 1, racks[rows, cols] + owner_weight * (group.owner[rows] >= 0))
+    node = topic_rack + (kind_of[rows] * len(group.topics) + topic_of[rows]) * columns + cols
+    rack_arcs = arcs.add(rows, node, 1, racks[rows, cols] + owner_weight * (group.owner[rows] >= 0))
     owned = np.flatnonzero(group.owner >= 0)
     owners = group.owner[owned]
-    owner_arcs = arcs.add(owned, member + owners, 1, racks[owned, group.member_rack[owners]])
+    owner_arcs = arcs.add(owned, (member_now if now else member) + owners, 1, racks[owned, group.member_rack[owners]])
     spread_t = np.array([t for t, topic in enumerate(group.topics) for _ in group.subscribers[topic]], dtype=np.int64)
     spread_m = np.array([m for topic in group.topics for m in group.subscribers[topic]], dtype=np.int64)
-    spread_arcs = arcs.add(topic_rack + spread_t * columns + group.member_rack[spread_m], member + spread_m, n_partitions, 0)
+    spread_k = np.zeros(len(spread_t), dtype=np.int64)
+    if now:
+        spread_t, spread_m, spread_k = np.tile(spread_t, 2), np.tile(spread_m, 2), np.repeat([0, 1], len(spread_t))
+    heads = np.where(spread_k == 1, member_now, member) + spread_m
+    spread_arcs = arcs.add(topic_rack + (spread_k * len(group.topics) + spread_t) * columns + group.member_rack[spread_m], heads, n_partitions, 0)
+    if now:  # the convex cost of the size now: the j-th unit into a member's own node costs 2j - 1
+        steps = [np.arange(1, upper[m] + 1) for m in range(n_members)]
+        now_members = np.concatenate([np.full(len(j), m) for m, j in enumerate(steps)] or [np.empty(0)]).astype(np.int64)
+        now_costs = np.concatenate([now_weight * (2 * j - 1) for j in steps] or [np.empty(0)]).astype(np.int64)
+        arcs.add(member_now + now_members, member + now_members, 1, now_costs)
     if balance_weight:  # the convex cost: the j-th unit into a member costs 2j - 1
         sizes = [np.arange(lower[m] + 1, upper[m] + 1) for m in range(n_members)]
         sink_members = np.concatenate([np.full(len(j), m) for m, j in enumerate(sizes)] or [np.empty(0)]).astype(np.int64)
@@ -630,8 +668,8 @@ def _consumer_network(group, racks, owner_weight, balance_weight, lower, upper) 
     tails, heads, capacities, costs = arcs.arrays()
     return _ConsumerNetwork(
         group=group, n_nodes=sink + 1, tails=tails, heads=heads, capacities=capacities, costs=costs, supplies=supplies,
-        lower=lower, rack_arcs=rack_arcs, rack_rows=rows, rack_columns=cols, owner_arcs=owner_arcs, owned=owned,
-        owners=owners, spread_arcs=spread_arcs, spread_topics=spread_t, spread_members=spread_m,
+        lower=lower, rack_arcs=rack_arcs, rack_rows=rows, rack_columns=cols, rack_kinds=kind_of[rows], owner_arcs=owner_arcs, owned=owned,
+        owners=owners, spread_arcs=spread_arcs, spread_topics=spread_t, spread_members=spread_m, spread_kinds=spread_k,
         sink_arcs=sink_arcs, sink_members=sink_members,
     )  # fmt: skip
 

@@ -115,8 +115,8 @@ REPRODUCERS = {
 EXPECTED = {
     "heavy-pair": [18, 4_010_000_600, 0, 2],
     "hot-partitions": [7, 453_333_334, 0, 0],
-    "quarter-capacity": [41, 1_870_240_000, 510_180_000, 2],
-    "contested": [1, 1, 0],
+    "quarter-capacity": [41, 1_870_240_000, 510_180_000, 2, 29],
+    "contested": [1, 1, 0, 1],
     "every-client-a-copy": [0, 0, 0, 0, 3],
 }
 """Each reproducer's lexicographic optimum of its default sequence, by enumeration (checked below)."""
