@@ -200,7 +200,19 @@ def run_exact(
             soft_balance = soft(goal_class("balance"))(balance_goal.argument) if balance_goal is not None else None
             doing("the assignment applied now (warm-ups before the exact target)")
             bounded = any(g.name == "probing_rebalances" for g in goals)
-            assignment, found = exact_now(problem, target, soft_balance, hint, backend, remaining(deadline), bounded)
+
+            def applied_now() -> tuple[dict[str, ClientAssignment], list[str]]:
+                return exact_now(problem, target, soft_balance, hint, backend, remaining(deadline), bounded)
+
+            try:  # its Python work (decoding, spreading counts) is stopped too, as the engine's is
+                assignment, found = run_within(None if deadline is None else deadline + INTERRUPT_MARGIN, applied_now)
+            except TimeLimitReached:
+                stopped = f"the assignment applied now was stopped {INTERRUPT_MARGIN:g} s past the time limit"
+                kafkas = hint()
+                if kafkas is None:
+                    assignment, found = dict(target), [f"{stopped}, and Kafka's assignor gives none: the exact target is applied"]
+                else:
+                    assignment, found = kafkas, [f"{stopped}: Kafka's is applied (warm-ups planned towards the exact target)"]
             notes += found
             kafka_start = hint()
             if kafka_start is not None:  # else Kafka gives no assignment to measure against
