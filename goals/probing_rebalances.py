@@ -9,8 +9,9 @@ caught-up client and can put the task's r standbys on r of its target clients, s
 warm-up when all of its 1 + r target copies sit on clients that are behind (W such tasks: about
 ceil(W / B) probing rebalances). This goal holds W <= N * B, so that the plan needs about N
 probing rebalances (N = 0: none; `=8h` or `=90m`: as many as fit in that time). "About": the
-assignment applied now is chosen after the target (balance first), and may keep fewer of them
-(docs/goals.md has the measured figures). Hard by default, a constraint whatever its place in the
+assignment applied now is chosen after the target; with this goal in the sequence it keeps those
+copies in place right after KIP-441's caught-up rule (`exact_now`), and keeps fewer only where
+that rule does not allow it (docs/goals.md has the measured figures). Hard by default, a constraint whatever its place in the
 sequence (if no assignment meets it, the engine says so and minimises it as a soft goal); its
 value is the tasks beyond N * B (0 within the bound). Streams only; the full model.
 """
