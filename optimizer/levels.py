@@ -163,7 +163,7 @@ def _boxes(threads: np.ndarray, total: int, first: Fraction, last: Fraction, wid
     """(ceil(c*L), floor(c*(L+W))) per client (columns) for every level L (rows) where c*L or
     c*(L+W) crosses a whole number between `first` and `last` (and one beyond each end), and
     one level strictly between each two: every box the levels give there. None when that is
-    more than `_MAX_BREAKPOINTS` levels."""
+    more than `_MAX_BREAKPOINTS` levels, or when the arithmetic would pass 64 bits."""
     distinct = np.unique(threads).tolist()
     if 2 * sum(math.ceil(c * last) - math.floor(c * first) + 3 for c in distinct) > _MAX_BREAKPOINTS:
         return None
@@ -178,6 +178,11 @@ def _boxes(threads: np.ndarray, total: int, first: Fraction, last: Fraction, wid
     pairs = np.unique(np.stack([a // common, b // common], axis=1), axis=0)
     pairs = pairs[np.argsort(pairs[:, 0] / pairs[:, 1], kind="stable")]
     a, b = pairs[:, 0], pairs[:, 1]
+    # The midpoints and c*(L+W) below multiply numerators and denominators: past 64 bits (thread
+    # counts in the hundreds with a width of a large denominator) the boxes are not listed.
+    most_a, most_b = int(np.abs(a).max(initial=0)), int(b.max(initial=1))
+    if int(threads.max(initial=1)) * (2 * most_a * most_b * q + p * 2 * most_b * most_b) >= 2**62:
+        return None
     a, b = np.concatenate([a, a[:-1] * b[1:] + a[1:] * b[:-1]]), np.concatenate([b, 2 * b[:-1] * b[1:]])
     keep = a >= 0  # levels below 0 give boxes inside level 0's
     if not keep.any():
