@@ -55,6 +55,13 @@ class Balance(Goal):
         most `cap`): the narrowest the counts allow, or KIP-441's 1 with `balance=kip441`."""
         return Fraction(1) if self.argument == "kip441" else narrowest_width(threads, total, cap)
 
+    def stateful_width(self, threads: np.ndarray, total: int, cap: int, standbys: int) -> Fraction:
+        """`width` for stateful copies; KIP-441's 1 without standbys, where the copies are the
+        stateful actives, which the actives' own narrowest counts may leave no room to narrow
+        too (threads 1, 1, 3 with two stateful tasks of three: actives 1, 1, 1 and stateful
+        copies 0, 0, 2 cannot both hold)."""
+        return self.width(threads, total, cap) if standbys else Fraction(1)
+
     def apart(self, problem: Problem) -> frozenset[str]:
         return frozenset()  # per-client (and per-group) counts only
 
@@ -80,7 +87,7 @@ class Balance(Goal):
             copies = copies + placement.standby_counts(len(index.clients), np.flatnonzero(stateful))
             total = int(copies.sum())
             saturated = saturated_clients(threads, total, n_stateful)
-            width = self.width(threads[~saturated], total - n_stateful * int(saturated.sum()), n_stateful)
+            width = self.stateful_width(threads[~saturated], total - n_stateful * int(saturated.sum()), n_stateful, problem.effective_standby_replicas)
             stateful_slack = balance_slack(copies[~saturated], threads[~saturated], width)
             if saturated.any():
                 stateful_slack = max(stateful_slack, int((n_stateful - copies[saturated]).max()))
@@ -101,7 +108,7 @@ class Balance(Goal):
         if n_stateful:
             copies = n_stateful * (1 + formulation.standbys)
             saturated = saturated_clients(threads, copies, n_stateful)
-            width = self.width(threads[~saturated], copies - n_stateful * int(saturated.sum()), n_stateful)
+            width = self.stateful_width(threads[~saturated], copies - n_stateful * int(saturated.sum()), n_stateful, formulation.standbys)
             members = formulation.client_members("stateful")
             total += _level_rows(formulation, members, threads, saturated, n_stateful, copies, width)
         return total

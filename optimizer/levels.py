@@ -9,6 +9,7 @@ and `level_boxes` lists the per-client count boxes the levels allow (the flow's 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from fractions import Fraction
@@ -98,16 +99,18 @@ def _narrowest_width(sorted_threads: tuple[int, ...], total: int, cap: int | Non
         if max(floors) > most or sum(int(m) * f for f, m in zip(floors, sizes.tolist(), strict=True)) > total:
             continue
         least = max(Fraction(f, c) for f, c in zip(floors, classes.tolist(), strict=True))
-        candidates = [h for h in highs if h >= max(lo, least) and h - lo < best]
-        i, j = 0, len(candidates)
-        while i < j:  # the first candidate whose largest counts reach the total (reach grows with the level)
+        # the candidates are the sorted highs in [max(lo, least), lo + best): a slice, searched for
+        # the first whose largest counts reach the total (reach grows with the level)
+        i, j = bisect.bisect_left(highs, max(lo, least)), bisect.bisect_left(highs, lo + best)
+        end = j
+        while i < j:
             middle = (i + j) // 2
-            if reach(candidates[middle]) >= total:
+            if reach(highs[middle]) >= total:
                 j = middle
             else:
                 i = middle + 1
-        if i < len(candidates):
-            best = candidates[i] - lo
+        if i < end:
+            best = highs[i] - lo
     return best
 
 

@@ -203,20 +203,27 @@ def unsupported(problem, goals, tolerances) -> str | None:
             narrowest = balanced[0].narrowest
             if not _balance_boxes(index.threads, len(index.tasks), narrowest):
                 return "too many balance boxes (thread counts too varied)"
-            if 0 < n_stateful < len(index.tasks):
-                if not _balance_boxes(index.threads, n_stateful, narrowest):
+            if 0 < n_stateful < len(index.tasks):  # no standbys here: the stateful copies keep KIP-441's width (`Balance.stateful_width`)
+                if not _balance_boxes(index.threads, n_stateful, False):
                     return "too many balance boxes (thread counts too varied)"
                 caps = next((t.caps for t in terms if t.caps is not None), None)
                 if caps is not None and not _homogeneous(caps[0], index.stateful):
                     return "a subtopology mixes stateful and stateless tasks"
         return None
     group = _ConsumerGroup(problem)
-    for goal in goals:
+    kept = False  # a goal before it prices owned partitions given away (stickiness)
+    for goal in stage_order(problem, goals)[1]:
+        consumer_terms = ConsumerFlowTerms(problem, group)
         try:
-            if not goal.flow(ConsumerFlowTerms(problem, group)):
+            if not goal.flow(consumer_terms):
                 return f"goal {goal.name!r} has no flow encoding"
         except Unsupported as error:
             return f"goal {goal.name!r}: {error}"
+        if consumer_terms.balance_now and not kept:
+            # the network prices a partition its holder takes back through a rack node as given
+            # away; only a cost on giving owned partitions away, ranked first, rules that path out
+            return f"goal {goal.name!r} needs stickiness ranked before it on the flow back-end"
+        kept = kept or consumer_terms.owner_weight > 0
     return None
 
 
@@ -313,7 +320,7 @@ def _solve_streams(problem, goals):
     network = _streams_network(groups, n_groups, group_stateful, split, racks, client_column, pairs, cap_matrix, cap_weight)
 
     active_boxes = _balance_boxes(index.threads, n_tasks, narrowest) if balance else [(np.zeros(n_clients, dtype=np.int64), np.full(n_clients, n_tasks))]
-    stateful_boxes = _balance_boxes(index.threads, n_stateful, narrowest) if split else [None]
+    stateful_boxes = _balance_boxes(index.threads, n_stateful, False) if split else [None]  # no standbys: KIP-441's width
     best = None
     tried = 0
     for active_box in active_boxes:

@@ -34,3 +34,13 @@ def test_every_back_end_reaches_the_enumerated_optimum(seed, solver):
 def test_only_cooperative_groups_rank_their_first_round():
     assert default_goals(random_consumer_problem(1, strategy="cooperative-sticky"))[-1] == "balance_now"
     assert "balance_now" not in default_goals(random_consumer_problem(1, strategy="sticky"))
+
+
+@pytest.mark.parametrize("names", [["balance_now"], ["balance", "balance_now", "stickiness"], ["balance_now", "stickiness"]])
+@pytest.mark.parametrize("seed", range(6))
+def test_without_stickiness_first_the_flow_declines_and_the_engine_stays_exact(seed, names):
+    """The flow prices a partition its holder takes back through a rack node as given away: only
+    with stickiness ranked before `balance_now` is that path ruled out, else another back-end."""
+    problem = cooperative(seed)
+    goals = resolve_goals(names, problem)
+    check("exact", problem, goals, brute_force(problem, goals))
