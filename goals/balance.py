@@ -98,7 +98,7 @@ class Balance(Goal):
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         if formulation.kind == "consumer":
-            return _encode_square_sizes(formulation)
+            return square_sizes(formulation)
         threads = formulation.index.threads
         n_tasks = formulation.n_tasks
         free = np.zeros(len(threads), dtype=bool)
@@ -246,14 +246,15 @@ def _box_rows(add: Callable[..., None], members_of: list[np.ndarray], slack: int
         add(members_of[k], [slack], [-int(up[k])], 1, -UNBOUNDED, int(high[k]))
 
 
-def _encode_square_sizes(formulation: ConsumerFormulationAPI) -> LinExpr:
+def square_sizes(formulation: ConsumerFormulationAPI, counted: np.ndarray | None = None) -> LinExpr:
     """sum_m s_m^2 as unit segments: s_m = sum_j z_mj with z_mj in [0, 1] costing 2j - 1; the
     cheapest fill is the first s_m segments, whose cost is s_m^2 (exact for minimising, and as a
-    frozen bound)."""
+    frozen bound). `counted`: per pair, whether it counts towards s_m (all by default)."""
     model = formulation.model
     objective = LinExpr.zero()
     for m in range(len(formulation.members)):
-        pairs = formulation.x[formulation.pair_member == m]
+        mine = formulation.pair_member == m
+        pairs = formulation.x[mine if counted is None else mine & counted]
         if not len(pairs):
             continue
         segments = model.add_vars(len(pairs), 0, 1)

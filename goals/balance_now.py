@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from goals.balance import square_sizes
 from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
-from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI, Repair
+from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
 
 
 def holders(problem: ConsumerProblem) -> dict[str, set[str]]:
@@ -59,34 +60,10 @@ class BalanceNow(Goal):
 
 
 def _encode_now_squares(formulation: ConsumerFormulationAPI) -> LinExpr:
-    """sum_m now_m^2 as unit segments (as `balance` writes sum_m s_m^2): now_m = sum of the
-    member's pairs it may take now, z_mj in [0, 1] costing 2j - 1."""
-    model = formulation.model
+    """sum_m now_m^2 as `balance` writes sum_m s_m^2 (`square_sizes`), counting only the pairs a
+    member may take now."""
     held = holders(formulation.problem)
     members = formulation.members
     pairs_of = zip(formulation.pair_partition.tolist(), formulation.pair_member.tolist(), strict=True)
     now = np.array([held.get(formulation.partitions[p], set()) <= {members[m]} for p, m in pairs_of], dtype=bool)
-    objective = LinExpr.zero()
-    for m in range(len(members)):
-        pairs = formulation.x[(formulation.pair_member == m) & now]
-        if not len(pairs):
-            continue
-        segments = model.add_vars(len(pairs), 0, 1)
-        model.add_rows(
-            np.zeros(2 * len(pairs), dtype=np.int64),
-            np.concatenate([pairs, segments]),
-            np.concatenate([np.ones(len(pairs)), -np.ones(len(pairs))]).astype(np.int64),
-            [0],
-            [0],
-        )
-        objective += LinExpr.of(segments, 2 * np.arange(1, len(pairs) + 1) - 1)
-        formulation.repairs.append(_fill(pairs, segments))
-    return objective
-
-
-def _fill(pairs: np.ndarray, segments: np.ndarray) -> Repair:
-    def fix(solution: np.ndarray) -> None:
-        size = int(solution[pairs].sum())
-        solution[segments] = np.arange(len(segments)) < size
-
-    return fix
+    return square_sizes(formulation, now)
