@@ -20,6 +20,9 @@ for good; without a deadline under way both do nothing.
 from __future__ import annotations
 
 import math
+import os
+import pickle
+import select
 import signal
 import sys
 import threading
@@ -28,7 +31,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import TypeVar
 
-from optimizer.errors import TimeLimitReached
+from optimizer.errors import SolverError, TimeLimitReached
 
 T = TypeVar("T")
 
@@ -171,3 +174,56 @@ def _on_alarm(signum, frame) -> None:
         _arm()
         return
     raise _Expired(token)
+
+
+def in_child(work: Callable[[], T], seconds: float) -> tuple[bool, T | None]:
+    """`work()` in a forked child process, killed once `seconds` have passed: (True, its result,
+    pickled back) or (False, None) when it was killed. For C code that overruns its own limit
+    (HiGHS, `optimizer.backends.milp`), which `run_within` cannot stop. The child shares the
+    parent's memory as it was (copy on write) and leaves without Python's exit handlers; an
+    error in `work` is raised here as SolverError. A deadline of `run_within` that passes while
+    waiting stops the wait and the child alike."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: only this thread goes on
+        code = 1
+        try:
+            os.close(read_end)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            try:
+                data = pickle.dumps((True, work()), pickle.HIGHEST_PROTOCOL)
+            except BaseException as error:  # noqa: BLE001 - reported to the parent, which raises it
+                data = pickle.dumps((False, f"{type(error).__name__}: {error}"), pickle.HIGHEST_PROTOCOL)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_end, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    ended = time.monotonic() + seconds
+    finished = False
+    try:
+        while True:
+            left = ended - time.monotonic()
+            if left <= 0:
+                return False, None
+            ready, _, _ = select.select([read_end], [], [], left)
+            if ready:
+                chunk = os.read(read_end, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finished = True
+    finally:
+        os.close(read_end)
+        if not finished:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    if not chunks:
+        raise SolverError("a solver's child process ended without an answer")
+    done, result = pickle.loads(b"".join(chunks))
+    if not done:
+        raise SolverError(f"a solver's child process failed: {result}")
+    return True, result

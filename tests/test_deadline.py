@@ -97,3 +97,61 @@ def test_nested_deadlines_under_a_tight_outer_one_leave_no_trace(capfd):
     with pytest.raises(TimeLimitReached):  # and the next deadline still stops its work
         run_within(now() + 0.1, lambda: spin(5))
     assert "race condition" not in capfd.readouterr().err
+
+
+def _forks(monkeypatch) -> list[int]:
+    """The child processes `in_child` forks from here on (each must be gone, reaped, after it)."""
+    import os
+
+    pids: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return pids
+
+
+def _reaped(pid: int) -> bool:
+    import os
+
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_work_in_a_child_process_returns_its_result_or_is_killed_at_its_limit(monkeypatch):
+    """C code that overruns its own limit (a stand-in: a child that sleeps without looking at
+    the clock) is killed; what finishes comes back whole, arrays included; an error is raised
+    here, not swallowed. No child process is left behind."""
+    import numpy as np
+
+    from optimizer.deadline import in_child
+    from optimizer.errors import SolverError
+
+    pids = _forks(monkeypatch)
+    started = now()
+    assert in_child(lambda: time.sleep(30), 0.3) == (False, None)
+    assert now() - started < 2.0
+    finished, values = in_child(lambda: np.arange(300_000, dtype=np.int64) * 2, 30.0)  # more than a pipe's buffer
+    assert finished and values is not None and int(values.sum()) == 300_000 * 299_999
+    with pytest.raises(SolverError, match="ZeroDivisionError"):
+        in_child(lambda: 1 // 0, 30.0)
+    assert len(pids) == 3 and all(_reaped(pid) for pid in pids)
+
+
+def test_a_deadline_that_passes_while_a_child_works_stops_both(monkeypatch):
+    from optimizer.deadline import in_child
+
+    pids = _forks(monkeypatch)
+    started = now()
+    with pytest.raises(TimeLimitReached):
+        run_within(now() + 0.3, lambda: in_child(lambda: time.sleep(30), 60.0))
+    assert now() - started < 2.0
+    assert len(pids) == 1 and _reaped(pids[0])

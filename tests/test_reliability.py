@@ -394,3 +394,44 @@ def test_a_large_relaxation_stops_within_the_time_limit():
     solution = solve(problem, time_limit=3.0)
     assert time.perf_counter() - started < 5.0
     assert evaluate(problem, solution).valid
+
+
+def test_a_large_mip_runs_in_a_child_process_with_the_same_answer(monkeypatch):
+    """From CHILD_NONZEROS entries on, a MIP with a time limit runs in a forked child, which is
+    killed past the limit (HiGHS 1.12 builds its heuristics' sub-MIPs without looking at the
+    clock: 48.5 s at a 23.3 s limit). Its answer is the one HiGHS gives in this process."""
+    import os
+
+    import numpy as np
+
+    from optimizer.backends import milp
+    from optimizer.catalogue import resolve_goals
+    from optimizer.formulation import formulate
+    from optimizer.generate import random_streams_problem
+    from optimizer.model.normalize import normalize
+
+    problem = normalize(random_streams_problem(5, tasks=40, clients=6, standby_replicas=1)).problem
+    formulation = formulate(problem)
+    objective = resolve_goals(["stickiness"], problem)[0].encode(formulation).compact()
+    costs = np.zeros(formulation.model.n_vars, dtype=np.int64)
+    costs[objective.index] = objective.coef
+
+    def mip() -> tuple:
+        session = milp.MilpSession(formulation.model)
+        result = session._mip(costs, objective.constant, time.perf_counter() + 30.0, None, time.perf_counter())
+        return result.status, result.objective, result.bound, result.solution.tolist()
+
+    here = mip()
+    forked: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    monkeypatch.setattr(milp, "CHILD_NONZEROS", 0)
+    assert mip() == here and str(here[0]) == "optimal"
+    assert len(forked) == 1

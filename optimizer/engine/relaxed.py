@@ -49,11 +49,17 @@ def relaxed_pass(
     if not order and session.relax(LinExpr.zero(), remaining()) != 0:
         return None
     started = time.perf_counter()
+    tried: list[tuple[int, int]] = []  # the bounds the pass with guesses froze, when it found no point on them
     for guess in (True, False):
         frozen = frozen_bounds(session, order, expressions, remaining, guess)
         if frozen is None:
             return None
         bounds, guessed = frozen
+        if not guess and [(id(goal), bound) for goal, bound, _ in bounds] == tried:
+            # the guesses were the relaxations' own bounds: the same rows found no point before
+            # (10,000 x 200: 13 s of searching again, for nothing)
+            return None
+        tried = [(id(goal), bound) for goal, bound, _ in bounds]
         point = session.find(remaining(), start)
         last: Stage | None = None
         if point is None and bounds:
