@@ -19,6 +19,8 @@ for good; without a deadline under way both do nothing.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
 import os
 import pickle
@@ -29,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Generic, NoReturn, TypeVar, cast
 
 from optimizer.errors import SolverError, TimeLimitReached
 
@@ -176,54 +178,102 @@ def _on_alarm(signum, frame) -> None:
     raise _Expired(token)
 
 
-def in_child(work: Callable[[], T], seconds: float) -> tuple[bool, T | None]:
-    """`work()` in a forked child process, killed once `seconds` have passed: (True, its result,
-    pickled back) or (False, None) when it was killed. For C code that overruns its own limit
-    (HiGHS, `optimizer.backends.milp`), which `run_within` cannot stop. The child shares the
-    parent's memory as it was (copy on write) and leaves without Python's exit handlers; an
-    error in `work` is raised here as SolverError. A deadline of `run_within` that passes while
-    waiting stops the wait and the child alike."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: only this thread goes on
-        code = 1
-        try:
+
+class Forked(Generic[T]):
+    """`work()` running in a forked child process from construction on, beside this one: its
+    result comes back pickled (`result`); `close` kills it if it still runs, and reaps it. The
+    child shares this process's memory as it was (copy on write), runs only this thread, leaves
+    without Python's exit handlers and dies with its parent (Linux). For C code that overruns its
+    own limit (HiGHS, `optimizer.backends.milp`), which `run_within` cannot stop, and for work
+    that can use the second core while this process solves (Kafka's assignor beside the exact
+    engine, `optimizer.engine.policy`)."""
+
+    def __init__(self, work: Callable[[], T]):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
             os.close(read_end)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            try:
-                data = pickle.dumps((True, work()), pickle.HIGHEST_PROTOCOL)
-            except BaseException as error:  # noqa: BLE001 - reported to the parent, which raises it
-                data = pickle.dumps((False, f"{type(error).__name__}: {error}"), pickle.HIGHEST_PROTOCOL)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_end, view) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    chunks: list[bytes] = []
-    ended = time.monotonic() + seconds
-    finished = False
-    try:
-        while True:
-            left = ended - time.monotonic()
-            if left <= 0:
-                return False, None
-            ready, _, _ = select.select([read_end], [], [], left)
+            _child(work, write_end)
+        os.close(write_end)
+        self._pid: int | None = pid
+        self._pipe = read_end
+        self._chunks: list[bytes] = []
+
+    def result(self, seconds: float | None = None) -> T:
+        """Its result, waiting at most `seconds` (None: no limit): TimeLimitReached when it has
+        not answered by then (it goes on until `close`), its exception when it raised one (or
+        SolverError naming it, when it cannot be pickled)."""
+        ended = None if seconds is None else time.monotonic() + seconds
+        while self._pipe >= 0:
+            left = None if ended is None else ended - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeLimitReached
+            ready, _, _ = select.select([self._pipe], [], [], left)
             if ready:
-                chunk = os.read(read_end, 1 << 20)
+                chunk = os.read(self._pipe, 1 << 20)
                 if not chunk:
+                    os.close(self._pipe)
+                    self._pipe = -1
                     break
-                chunks.append(chunk)
-        finished = True
+                self._chunks.append(chunk)
+        self.close()
+        if not self._chunks:
+            raise SolverError("a child process ended without an answer")
+        done, result = pickle.loads(b"".join(self._chunks))
+        if done:
+            return cast(T, result)
+        if isinstance(result, BaseException):
+            raise result
+        raise SolverError(f"a child process failed: {result}")
+
+    def close(self) -> None:
+        """Kill the child if it still runs, and reap it."""
+        if self._pipe >= 0:
+            os.close(self._pipe)
+            self._pipe = -1
+            if self._pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGKILL)
+        if self._pid is not None:
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+
+def _child(work: Callable[[], object], pipe: int) -> NoReturn:
+    """The forked child: `work()`'s result (or its exception) pickled into `pipe`, then exit."""
+    code = 1
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _die_with_parent()
+        try:
+            data = pickle.dumps((True, work()), pickle.HIGHEST_PROTOCOL)
+        except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
+            try:
+                data = pickle.dumps((False, error), pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text
+                data = pickle.dumps((False, f"{type(error).__name__}: {error}"), pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(pipe, view) :]
+        code = 0
     finally:
-        os.close(read_end)
-        if not finished:
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    if not chunks:
-        raise SolverError("a solver's child process ended without an answer")
-    done, result = pickle.loads(b"".join(chunks))
-    if not done:
-        raise SolverError(f"a solver's child process failed: {result}")
-    return True, result
+        os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this process when its parent dies (prctl PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
+def in_child(work: Callable[[], T], seconds: float) -> tuple[bool, T | None]:
+    """`work()` in a forked child process (`Forked`), killed once `seconds` have passed: (True,
+    its result) or (False, None) when it was killed. A deadline of `run_within` that passes
+    while waiting stops the wait and the child alike."""
+    child = Forked(work)
+    try:
+        return True, child.result(seconds)
+    except TimeLimitReached:
+        return False, None
+    finally:
+        child.close()

@@ -101,6 +101,7 @@ def solve(
         exact = run_exact(
             normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups,
             (lambda: kafka) if kafka is not None else functools.partial(_heuristic, normalized.problem, "kafka", problem),
+            beside=kafka is None,
         )  # fmt: skip
         assignment, followup, target = exact.assignment, exact.followup_rebalance, exact.target
         notes, goal_results, options = exact.notes, exact.goals, exact.options

@@ -435,3 +435,41 @@ def test_a_large_mip_runs_in_a_child_process_with_the_same_answer(monkeypatch):
     monkeypatch.setattr(milp, "CHILD_NONZEROS", 0)
     assert mip() == here and str(here[0]) == "optimal"
     assert len(forked) == 1
+
+
+def test_kafkas_answer_runs_beside_the_engine_on_a_large_problem(monkeypatch):
+    """From EAGER_FALLBACK_PAIRS on, under a time limit, Kafka's assignor runs in a forked child
+    beside the exact engine (the second core) instead of before it: the same figures as when it
+    runs first; its answer is the fallback when the engine has none; the child is reaped."""
+    import os
+
+    from optimizer.generate import random_streams_problem
+    from optimizer.results import SequenceResult
+
+    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
+    forked: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    beside = solve(problem, time_limit=60)
+    assert len(forked) == 1
+    monkeypatch.setattr(policy, "EAGER_FALLBACK_PAIRS", 10**9)  # Kafka's assignor first, in this process
+    first = solve(problem, time_limit=60)
+    assert len(forked) == 1
+    assert [(g.value, g.value_now, str(g.status)) for g in beside.goals] == [(g.value, g.value_now, str(g.status)) for g in first.goals]
+    assert all(str(g.status) == "optimal" for g in beside.goals)
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "fork", recorded)
+    monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["nothing"], True))
+    fallback = solve(problem, time_limit=60)
+    assert fallback.solver.options["fallback"] == "kafka" and len(forked) == 2
+    assert fallback.assignment == solve(problem, solver="kafka").assignment
+    for pid in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

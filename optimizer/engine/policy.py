@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from optimizer.activity import doing
 from optimizer.catalogue import goal_class
-from optimizer.deadline import now, remaining, run_within
+from optimizer.deadline import Forked, now, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
 from optimizer.engine.transition import accepted_skew, exact_now, exact_now_needed, withhold_transfers, worse_than
 from optimizer.errors import NoSolutionError, SolverUnavailableError, TimeLimitReached
@@ -103,11 +103,36 @@ def run_exact(
     tolerances: dict[str, Tolerance],
     warmups: bool,
     kafka: Callable[[], KafkaAnswered],
+    beside: bool = False,
 ) -> ExactResult:
     """The exact engine on the normalised `problem` (`raw`: as given) with `backend` (`exact` or a
     back-end's name), within `deadline` (`time_limit` seconds from the start; None: none).
     `kafka()` computes Kafka's answer; it is called at most once, only when the engine needs a
-    start, a fallback or the assignment applied now to measure against."""
+    start, a fallback or the assignment applied now to measure against. `beside`: Kafka's
+    answer is not at hand, and on a problem of EAGER_FALLBACK_PAIRS or more under a time limit
+    `kafka()` runs in a forked child beside the engine from the start (`Forked`: the second
+    core), where the engine would wait for it first; the target's stages then start without
+    it, so that their answer does not depend on which finishes first."""
+    child = Forked(kafka) if beside and deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS else None
+    try:
+        return _exact(problem, raw, backend, goals, time_limit, deadline, tolerances, warmups, kafka, child)
+    finally:
+        if child is not None:
+            child.close()
+
+
+def _exact(
+    problem: Problem,
+    raw: Problem,
+    backend: str,
+    goals: list[Goal],
+    time_limit: float | None,
+    deadline: float | None,
+    tolerances: dict[str, Tolerance],
+    warmups: bool,
+    kafka: Callable[[], KafkaAnswered],
+    child: Forked[KafkaAnswered] | None,
+) -> ExactResult:
     options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
@@ -123,7 +148,8 @@ def run_exact(
         started.append(True)
         doing("Kafka's assignor (the exact engine's start and fallback)")
         try:
-            found = kafka()
+            # waited for within its caller's deadline, as the assignor run here would be
+            found = kafka() if child is None else child.result()
         except SolverUnavailableError as error:
             refused.append(error)
             raise
@@ -138,7 +164,7 @@ def run_exact(
             return None
         return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in now.items()}
 
-    if deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS:
+    if child is None and deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS:
         # The fallback first on a large problem: once the engine is stopped, Kafka's answer is
         # there at once (computed after it, it ran 2 s past a 3 s limit on 50,000 partitions)
         with contextlib.suppress(TimeLimitReached, SolverUnavailableError):
@@ -146,7 +172,7 @@ def run_exact(
     progress = Progress()
 
     def sequence() -> SequenceResult:
-        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint, progress=progress)
+        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint if child is None else None, progress=progress)
 
     sequence_started = now()
     try:
