@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optimizer.activity import doing
 from optimizer.assignors.answers import KafkaAnswer, kafka_answer, reference_answer
 from optimizer.catalogue import KAFKA_SOLVERS, SOLVERS, resolve_goals
-from optimizer.deadline import deadline_after, run_within
-from optimizer.engine.policy import run_exact
+from optimizer.deadline import Forked, deadline_after, run_within
+from optimizer.engine.policy import kafka_beside, run_exact
 from optimizer.engine.run import Tolerance
 from optimizer.engine.transition import consumer_plan, plan_transition
 from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
@@ -98,11 +98,17 @@ def solve(
         unknown = sorted(set(parsed) - {g.name for g in goal_objects})
         if unknown:
             raise GoalError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
-        exact = run_exact(
-            normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups,
-            (lambda: kafka) if kafka is not None else functools.partial(_heuristic, normalized.problem, "kafka", problem),
-            beside=kafka is None,
-        )  # fmt: skip
+        kafkas: Callable[[], KafkaAnswer] = functools.partial(_heuristic, normalized.problem, "kafka", problem)
+        # Kafka's answer on a large problem: computed on the second core while the engine runs
+        beside = Forked(kafkas) if kafka is None and kafka_beside(normalized.problem, deadline) else None
+        try:
+            exact = run_exact(
+                normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups,
+                (lambda: kafka) if kafka is not None else kafkas if beside is None else beside.result, beside is not None,
+            )  # fmt: skip
+        finally:
+            if beside is not None:
+                beside.close()
         assignment, followup, target = exact.assignment, exact.followup_rebalance, exact.target
         notes, goal_results, options = exact.notes, exact.goals, exact.options
         scored = goal_objects

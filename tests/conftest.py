@@ -83,3 +83,32 @@ def streams_data() -> dict:
 @pytest.fixture
 def consumer_data() -> dict:
     return copy.deepcopy(CONSUMER)
+
+
+@pytest.fixture
+def forks(monkeypatch) -> list[int]:
+    """The process ids of the children forked from here on (`optimizer.deadline.Forked`), in order."""
+    import os
+
+    pids: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return pids
+
+
+def reaped(pid: int) -> bool:
+    """Whether the child `pid` is gone and reaped (no zombie, nothing running)."""
+    import os
+
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False

@@ -11,6 +11,7 @@ import pytest
 from optimizer import deadline as deadline_module
 from optimizer.deadline import now, run_within
 from optimizer.errors import TimeLimitReached
+from tests.conftest import reaped
 
 
 def spin(seconds: float) -> str:
@@ -99,34 +100,7 @@ def test_nested_deadlines_under_a_tight_outer_one_leave_no_trace(capfd):
     assert "race condition" not in capfd.readouterr().err
 
 
-def _forks(monkeypatch) -> list[int]:
-    """The child processes `in_child` forks from here on (each must be gone, reaped, after it)."""
-    import os
-
-    pids: list[int] = []
-    fork = os.fork
-
-    def recorded() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", recorded)
-    return pids
-
-
-def _reaped(pid: int) -> bool:
-    import os
-
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
-
-
-def test_work_in_a_child_process_returns_its_result_or_is_killed_at_its_limit(monkeypatch):
+def test_work_in_a_child_process_returns_its_result_or_is_killed_at_its_limit(forks):
     """C code that overruns its own limit (a stand-in: a child that sleeps without looking at
     the clock) is killed; what finishes comes back whole, arrays included; an error is raised
     here, not swallowed. No child process is left behind."""
@@ -134,7 +108,6 @@ def test_work_in_a_child_process_returns_its_result_or_is_killed_at_its_limit(mo
 
     from optimizer.deadline import in_child
 
-    pids = _forks(monkeypatch)
     started = now()
     assert in_child(lambda: time.sleep(30), 0.3) == (False, None)
     assert now() - started < 2.0
@@ -142,27 +115,25 @@ def test_work_in_a_child_process_returns_its_result_or_is_killed_at_its_limit(mo
     assert finished and values is not None and int(values.sum()) == 300_000 * 299_999
     with pytest.raises(ZeroDivisionError):
         in_child(lambda: 1 // 0, 30.0)
-    assert len(pids) == 3 and all(_reaped(pid) for pid in pids)
+    assert len(forks) == 3 and all(reaped(pid) for pid in forks)
 
 
-def test_a_deadline_that_passes_while_a_child_works_stops_both(monkeypatch):
+def test_a_deadline_that_passes_while_a_child_works_stops_both(forks):
     from optimizer.deadline import in_child
 
-    pids = _forks(monkeypatch)
     started = now()
     with pytest.raises(TimeLimitReached):
         run_within(now() + 0.3, lambda: in_child(lambda: time.sleep(30), 60.0))
     assert now() - started < 2.0
-    assert len(pids) == 1 and _reaped(pids[0])
+    assert len(forks) == 1 and reaped(forks[0])
 
 
-def test_a_forked_child_works_beside_this_process_and_is_killed_when_closed_unasked(monkeypatch):
+def test_a_forked_child_works_beside_this_process_and_is_killed_when_closed_unasked(forks):
     """`Forked` starts at once: work here and in the child overlap (two sleeps of 0.5 s take
     0.5 s, not 1); its answer is waited for only when asked, and an answer never asked for is
     killed by `close`."""
     from optimizer.deadline import Forked
 
-    pids = _forks(monkeypatch)
     started = now()
     child = Forked(lambda: (time.sleep(0.5), "kafka")[1])
     time.sleep(0.5)
@@ -173,4 +144,4 @@ def test_a_forked_child_works_beside_this_process_and_is_killed_when_closed_unas
         unasked.result(0.1)
     unasked.close()
     assert now() - started < 2.0
-    assert len(pids) == 2 and all(_reaped(pid) for pid in pids)
+    assert len(forks) == 2 and all(reaped(pid) for pid in forks)

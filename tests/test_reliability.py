@@ -13,6 +13,7 @@ from optimizer import evaluate, problem_from_data, solve
 from optimizer.catalogue import SOLVERS
 from optimizer.cli import cli
 from optimizer.errors import InvalidInputError
+from tests.conftest import reaped
 
 solve_module = importlib.import_module("optimizer.solve")  # `optimizer.solve` is also the function
 policy = importlib.import_module("optimizer.engine.policy")
@@ -396,12 +397,10 @@ def test_a_large_relaxation_stops_within_the_time_limit():
     assert evaluate(problem, solution).valid
 
 
-def test_a_large_mip_runs_in_a_child_process_with_the_same_answer(monkeypatch):
+def test_a_large_mip_runs_in_a_child_process_with_the_same_answer(monkeypatch, forks):
     """From CHILD_NONZEROS entries on, a MIP with a time limit runs in a forked child, which is
     killed past the limit (HiGHS 1.12 builds its heuristics' sub-MIPs without looking at the
     clock: 48.5 s at a 23.3 s limit). Its answer is the one HiGHS gives in this process."""
-    import os
-
     import numpy as np
 
     from optimizer.backends import milp
@@ -422,54 +421,29 @@ def test_a_large_mip_runs_in_a_child_process_with_the_same_answer(monkeypatch):
         return result.status, result.objective, result.bound, result.solution.tolist()
 
     here = mip()
-    forked: list[int] = []
-    fork = os.fork
-
-    def recorded() -> int:
-        pid = fork()
-        if pid:
-            forked.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", recorded)
     monkeypatch.setattr(milp, "CHILD_NONZEROS", 0)
     assert mip() == here and str(here[0]) == "optimal"
-    assert len(forked) == 1
+    assert len(forks) == 1 and reaped(forks[0])
 
 
-def test_kafkas_answer_runs_beside_the_engine_on_a_large_problem(monkeypatch):
+def test_kafkas_answer_runs_beside_the_engine_on_a_large_problem(monkeypatch, forks):
     """From EAGER_FALLBACK_PAIRS on, under a time limit, Kafka's assignor runs in a forked child
     beside the exact engine (the second core) instead of before it: the same figures as when it
     runs first; its answer is the fallback when the engine has none; the child is reaped."""
-    import os
-
     from optimizer.generate import random_streams_problem
     from optimizer.results import SequenceResult
 
     problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
-    forked: list[int] = []
-    fork = os.fork
-
-    def recorded() -> int:
-        pid = fork()
-        if pid:
-            forked.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", recorded)
     beside = solve(problem, time_limit=60)
-    assert len(forked) == 1
-    monkeypatch.setattr(policy, "EAGER_FALLBACK_PAIRS", 10**9)  # Kafka's assignor first, in this process
-    first = solve(problem, time_limit=60)
-    assert len(forked) == 1
+    assert len(forks) == 1
+    with monkeypatch.context() as patched:
+        patched.setattr(policy, "EAGER_FALLBACK_PAIRS", 10**9)  # Kafka's assignor first, in this process
+        first = solve(problem, time_limit=60)
+    assert len(forks) == 1
     assert [(g.value, g.value_now, str(g.status)) for g in beside.goals] == [(g.value, g.value_now, str(g.status)) for g in first.goals]
     assert all(str(g.status) == "optimal" for g in beside.goals)
-    monkeypatch.undo()
-    monkeypatch.setattr(os, "fork", recorded)
     monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["nothing"], True))
     fallback = solve(problem, time_limit=60)
-    assert fallback.solver.options["fallback"] == "kafka" and len(forked) == 2
+    assert fallback.solver.options["fallback"] == "kafka" and len(forks) == 2
     assert fallback.assignment == solve(problem, solver="kafka").assignment
-    for pid in forked:
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    assert all(reaped(pid) for pid in forks)

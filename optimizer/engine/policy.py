@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from optimizer.activity import doing
 from optimizer.catalogue import goal_class
-from optimizer.deadline import Forked, now, remaining, run_within
+from optimizer.deadline import now, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
 from optimizer.engine.transition import accepted_skew, exact_now, exact_now_needed, withhold_transfers, worse_than
 from optimizer.errors import NoSolutionError, SolverUnavailableError, TimeLimitReached
@@ -93,6 +93,13 @@ class ExactResult:
     """Where the plan ends, when it differs from `assignment`."""
 
 
+def kafka_beside(problem: Problem, deadline: float | None) -> bool:
+    """Whether Kafka's assignor runs beside the exact engine, in a forked child from the start
+    (`Forked`: the second core), where the engine would wait for it first: on a problem of
+    EAGER_FALLBACK_PAIRS or more under a time limit (`solve` forks it; `run_exact(beside=True)`)."""
+    return deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS
+
+
 def run_exact(
     problem: Problem,
     raw: Problem,
@@ -107,32 +114,11 @@ def run_exact(
 ) -> ExactResult:
     """The exact engine on the normalised `problem` (`raw`: as given) with `backend` (`exact` or a
     back-end's name), within `deadline` (`time_limit` seconds from the start; None: none).
-    `kafka()` computes Kafka's answer; it is called at most once, only when the engine needs a
-    start, a fallback or the assignment applied now to measure against. `beside`: Kafka's
-    answer is not at hand, and on a problem of EAGER_FALLBACK_PAIRS or more under a time limit
-    `kafka()` runs in a forked child beside the engine from the start (`Forked`: the second
-    core), where the engine would wait for it first; the target's stages then start without
-    it, so that their answer does not depend on which finishes first."""
-    child = Forked(kafka) if beside and deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS else None
-    try:
-        return _exact(problem, raw, backend, goals, time_limit, deadline, tolerances, warmups, kafka, child)
-    finally:
-        if child is not None:
-            child.close()
-
-
-def _exact(
-    problem: Problem,
-    raw: Problem,
-    backend: str,
-    goals: list[Goal],
-    time_limit: float | None,
-    deadline: float | None,
-    tolerances: dict[str, Tolerance],
-    warmups: bool,
-    kafka: Callable[[], KafkaAnswered],
-    child: Forked[KafkaAnswered] | None,
-) -> ExactResult:
+    `kafka()` gives Kafka's answer; it is called at most once, only when the engine needs a
+    start, a fallback or the assignment applied now to measure against. `beside`: it is being
+    computed in a child process (`kafka_beside`; `kafka()` waits for it): not first, and the
+    target's stages start without it, so that their answer does not depend on which process
+    finishes first."""
     options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
@@ -148,8 +134,7 @@ def _exact(
         started.append(True)
         doing("Kafka's assignor (the exact engine's start and fallback)")
         try:
-            # waited for within its caller's deadline, as the assignor run here would be
-            found = kafka() if child is None else child.result()
+            found = kafka()
         except SolverUnavailableError as error:
             refused.append(error)
             raise
@@ -164,7 +149,7 @@ def _exact(
             return None
         return {c: held.model_copy(update={"warmup": (), "members": {}}) for c, held in now.items()}
 
-    if child is None and deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS:
+    if not beside and deadline is not None and _pairs(problem) >= EAGER_FALLBACK_PAIRS:
         # The fallback first on a large problem: once the engine is stopped, Kafka's answer is
         # there at once (computed after it, it ran 2 s past a 3 s limit on 50,000 partitions)
         with contextlib.suppress(TimeLimitReached, SolverUnavailableError):
@@ -172,7 +157,7 @@ def _exact(
     progress = Progress()
 
     def sequence() -> SequenceResult:
-        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, hint if child is None else None, progress=progress)
+        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, None if beside else hint, progress=progress)
 
     sequence_started = now()
     try:
