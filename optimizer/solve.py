@@ -17,7 +17,9 @@ under `kafka`/`kip925` must finish within it (else NoSolutionError); the exact e
 share it, and what Python work runs past it by more than `INTERRUPT_MARGIN` is stopped. When the
 exact engine has no assignment at the limit, Kafka's assignor is the fallback: its assignment
 if it already ran as the engine's start, else it gets `FALLBACK_SECONDS` more (else
-NoSolutionError; both in `optimizer.engine.policy`). Checking the result and planning warm-ups
+NoSolutionError; both in `optimizer.engine.policy`). On a problem of 50,000 pairs or more under a
+time limit it runs from the start in a forked child beside the engine (`kafka_beside`), on the
+second core. Checking the result and planning warm-ups
 come on top; they grow with the problem's size only, which validation bounds (docs/validation.md).
 
 This module is the façade: Kafka's answers come from `optimizer.assignors.answers`, the exact
