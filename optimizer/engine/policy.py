@@ -42,7 +42,7 @@ FALLBACK_SECONDS = 2.0
 """Seconds Kafka's assignor gets past the time limit (beyond what is left of it), as the exact
 engine's fallback when it has not run yet."""
 
-APPLIED_NOW_SECONDS = 5.0
+APPLIED_NOW_SECONDS = 10.0
 """Under a time limit, the assignment applied now (`exact_now`) gets as long as the target's
 sequence took, and at least this many seconds (never past the limit). It is ranked, not proven
 (the goals' statuses are the target's), and where it is stopped the best point found so far, or
