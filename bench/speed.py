@@ -13,10 +13,9 @@ Kafka's own Java assignor on the same applications: bench/java_ha_speed.py.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-from streams_timing import write_results  # bench/ is the script's folder
+from streams_timing import fastest, write_results  # bench/ is the script's folder
 
 from optimizer.generate import random_streams_problem
 from optimizer.solve import solve
@@ -27,24 +26,14 @@ APPLICATIONS = ((1, 1000, 50), (2, 1000, 50), (3, 1000, 50), (3, 10000, 200))
 """(seed, tasks, clients) of `random_streams_problem(seed, tasks=..., clients=..., standby_replicas=1)`."""
 
 
-def fastest(run, repeat: int) -> tuple[float, object]:
-    """The fastest of `repeat` calls of `run()`, and the last one's answer."""
-    best, answer = float("inf"), None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        answer = run()
-        best = min(best, time.perf_counter() - started)
-    return best, answer
-
-
 def main(repeat: int) -> None:
     solve(random_streams_problem(99, tasks=50, clients=5), time_limit=TIME_LIMIT)  # imports and solvers loaded
     rows = []
     for seed, tasks, clients in APPLICATIONS:
         problem = random_streams_problem(seed, tasks=tasks, clients=clients, standby_replicas=1)
         runs = repeat if tasks <= 1000 else 1
-        kafka_seconds, _ = fastest(lambda p=problem: solve(p, solver="kafka"), runs)
-        exact_seconds, exact = fastest(lambda p=problem: solve(p, time_limit=TIME_LIMIT), runs)
+        _, kafka_seconds = fastest(lambda p=problem: solve(p, solver="kafka"), runs)
+        exact, exact_seconds = fastest(lambda p=problem: solve(p, time_limit=TIME_LIMIT), runs)
         notes = exact.solver.options["notes"]
         row = {
             "application": f"{tasks} x {clients}, seed {seed}",

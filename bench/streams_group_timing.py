@@ -27,6 +27,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from streams_timing import fastest  # bench/ is the script's folder
+
 from optimizer.assignors.streams.group.spec import group_spec
 from optimizer.assignors.streams.group.sticky import sticky_assign_4_4
 from optimizer.generate import random_streams_problem
@@ -53,19 +55,10 @@ def group(previous: bool, seed: int = 1) -> StreamsProblem:
     return result
 
 
-def fastest(run: Any, times: int = 3) -> tuple[Any, float]:
-    best, result = float("inf"), None
-    for _ in range(times):
-        started = time.perf_counter()
-        result = run()
-        best = min(best, time.perf_counter() - started)
-    return result, best
-
-
 def measure(problem: StreamsProblem) -> dict[str, Any]:
     ((kafka, micros),) = timed_answers([streams_group_case(problem)], REPEAT)
-    _, reproduction = fastest(lambda: sticky_assign_4_4(group_spec(problem)))
-    kafka_solution, solver_kafka = fastest(lambda: solve(problem, solver="kafka"))
+    _, reproduction = fastest(lambda: sticky_assign_4_4(group_spec(problem)), 3)
+    kafka_solution, solver_kafka = fastest(lambda: solve(problem, solver="kafka"), 3)
     started = time.perf_counter()
     exact = solve(problem)
     exact_seconds = time.perf_counter() - started

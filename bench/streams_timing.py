@@ -19,8 +19,10 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import TypeVar, cast
 
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
 from optimizer.generate import random_streams_problem
@@ -33,6 +35,7 @@ from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_timing.json"
 EXACT_TIME_LIMIT = 120.0
+T = TypeVar("T")
 
 
 def application(assignor: str, strategy: str, costs: bool, seed: int = 1) -> StreamsProblem:
@@ -51,30 +54,31 @@ def application(assignor: str, strategy: str, costs: bool, seed: int = 1) -> Str
     return with_process_ids(made)
 
 
+def fastest(run: Callable[[], T], times: int = 1) -> tuple[T, float]:
+    """The last answer of `times` calls of `run()`, and the fastest call's seconds."""
+    best, result = float("inf"), None
+    for _ in range(times):
+        started = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - started)
+    return cast(T, result), best
+
+
 def reproduction_seconds(problem: StreamsProblem, runs: int) -> float:
     """The fastest of `runs` runs of the project's reproduction of the problem's task assignor, on
     the normalised problem (`solve(--solver kafka)` without normalising and checking)."""
     normalized = normalize(problem).problem
     run = TASK_ASSIGNORS.select(problem.config.task_assignor_class, problem.config.release)
-    fastest = float("inf")
-    for _ in range(runs):
-        started = time.perf_counter()
-        run(normalized)
-        fastest = min(fastest, time.perf_counter() - started)
-    return fastest
+    return fastest(lambda: run(normalized), runs)[1]
 
 
 def measure(problem: StreamsProblem, repeat: int) -> dict[str, object]:
     started = time.perf_counter()
     (kafka,) = task_assignor_answers([problem], repeat=repeat, timeout=3600.0)
     jvm_seconds = time.perf_counter() - started
-    fastest = reproduction_seconds(problem, 3)
-    started = time.perf_counter()
-    solve(problem, solver="kafka")
-    solve_kafka = time.perf_counter() - started
-    started = time.perf_counter()
-    exact = solve(problem, time_limit=EXACT_TIME_LIMIT)
-    exact_seconds = time.perf_counter() - started
+    reproduction = reproduction_seconds(problem, 3)
+    _, solve_kafka = fastest(lambda: solve(problem, solver="kafka"))
+    exact, exact_seconds = fastest(lambda: solve(problem, time_limit=EXACT_TIME_LIMIT))
     differing = disagreements([problem], [kafka])
     return {
         "application": problem.name,
@@ -83,7 +87,7 @@ def measure(problem: StreamsProblem, repeat: int) -> dict[str, object]:
         "kafka_seconds_warm": None if isinstance(kafka, str) or kafka.micros is None else round(kafka.micros / 1e6, 4),
         "kafka_jvm_seconds_total": round(jvm_seconds, 1),
         "kafka_error": kafka if isinstance(kafka, str) else None,
-        "reproduction_seconds": round(fastest, 4),
+        "reproduction_seconds": round(reproduction, 4),
         "solve_kafka_seconds": round(solve_kafka, 3),
         "exact_seconds": round(exact_seconds, 2),
         "exact_goals": [{"goal": g.name, "status": str(g.status), "value": g.value, "seconds": round(g.seconds, 2)} for g in exact.goals],
