@@ -213,9 +213,9 @@ def exact_now(
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
         started = start()
         if started is None:
-            return dict(target), ["no time was left to optimise the assignment applied now, and Kafka's assignor gives none: the exact target is applied"]
+            return dict(target), ["the assignment applied now was not found within its time, and Kafka's assignor gives none: the exact target is applied"]
         kafka = {c: held.model_copy(update={"warmup": ()}) for c, held in started.items()}
-        return kafka, ["no time was left to optimise the assignment applied now: Kafka's is applied (warm-ups planned towards the exact target)"]
+        return kafka, ["the assignment applied now was not found within its time: Kafka's is applied (warm-ups planned towards the exact target)"]
     excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
     return dict(result.assignment), [
         "applied now: stateful actives stay on caught-up clients until their target client has warmed up "
