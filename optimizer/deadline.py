@@ -178,7 +178,6 @@ def _on_alarm(signum, frame) -> None:
     raise _Expired(token)
 
 
-
 class Forked(Generic[T]):
     """`work()` running in a forked child process from construction on, beside this one: its
     result comes back pickled (`result`); `close` kills it if it still runs, and reaps it. The
@@ -244,7 +243,12 @@ def _child(work: Callable[[], object], pipe: int) -> NoReturn:
     code = 1
     try:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        _die_with_parent()
+        # Fresh stdio objects: a thread of the parent (the command's progress lines) may have held
+        # the old ones' locks at the fork, and only this thread goes on here
+        with contextlib.suppress(OSError):
+            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+        with contextlib.suppress(OSError):
+            tie_to_parent()
         try:
             data = pickle.dumps((True, work()), pickle.HIGHEST_PROTOCOL)
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
@@ -260,10 +264,12 @@ def _child(work: Callable[[], object], pipe: int) -> NoReturn:
         os._exit(code)
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this process when its parent dies (prctl PR_SET_PDEATHSIG)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+def tie_to_parent() -> None:
+    """In a child process (a `Forked` one, or before exec as `preexec_fn`): SIGKILL when its
+    parent ends (Linux's prctl PR_SET_PDEATHSIG). Not SIGTERM: a Kafka broker whose controller
+    ended at the same moment can wait half a minute and more in its controlled shutdown
+    (`optimizer.kafka.sandbox`), and a tied child's work is thrown away anyway."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
 
 
 def in_child(work: Callable[[], T], seconds: float) -> tuple[bool, T | None]:

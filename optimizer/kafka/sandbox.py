@@ -12,7 +12,6 @@ killed: its JVMs get SIGKILL from the kernel when their parent ends (Linux's par
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from optimizer.deadline import tie_to_parent  # also the tests' workload JVMs' `preexec_fn`
 from optimizer.errors import KafkaUnavailableError
 from optimizer.kafka.jvm import MODULE, java, run_java
 from optimizer.model.ids import kafka_uuid_text
@@ -133,13 +133,6 @@ def _properties(
             lines["broker.rack"] = rack
         lines |= broker_configs or {}
     return "".join(f"{key}={value}\n" for key, value in lines.items())
-
-
-def tie_to_parent() -> None:
-    """In the child, before exec (`preexec_fn`): SIGKILL when the parent process ends (prctl
-    PR_SET_PDEATHSIG); the tests' workload JVMs use it too. Not SIGTERM: a broker whose controller ended at the same moment can wait half a minute and
-    more in its controlled shutdown, and a tied sandbox's storage is thrown away anyway."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def start(
