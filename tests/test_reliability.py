@@ -447,3 +447,37 @@ def test_kafkas_answer_runs_beside_the_engine_on_a_large_problem(monkeypatch, fo
     assert fallback.solver.options["fallback"] == "kafka" and len(forks) == 2
     assert fallback.assignment == solve(problem, solver="kafka").assignment
     assert all(reaped(pid) for pid in forks)
+
+
+def test_the_assignment_applied_now_does_not_wait_for_kafkas_assignor_beside_it(monkeypatch, forks):
+    """Beside Kafka's assignor (a forked child), the assignment applied now starts as soon as the
+    target is there, without Kafka's answer as its start, and is measured against that answer
+    afterwards: with Kafka's assignor made 2 s slower, the step starts well before it is done,
+    and the answer is the one the step gives when Kafka's assignor is quick."""
+    from optimizer.generate import random_streams_problem
+
+    solve_module = importlib.import_module("optimizer.solve")
+    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
+    quick = solve(problem, time_limit=60)
+    heuristic = solve_module._heuristic
+
+    def slow(*args):
+        time.sleep(2.0)  # in the child
+        return heuristic(*args)
+
+    started: list[float] = []
+    step = policy.exact_now
+
+    def exact_now(*args, **kwargs):
+        started.append(time.perf_counter())
+        return step(*args, **kwargs)
+
+    monkeypatch.setattr(solve_module, "_heuristic", slow)
+    monkeypatch.setattr(policy, "exact_now", exact_now)
+    begun = time.perf_counter()
+    late = solve(problem, time_limit=60)
+    assert len(started) == 1 and started[0] - begun < 1.5
+    assert time.perf_counter() - begun >= 2.0  # it waited for Kafka's answer to measure against
+    assert late.assignment == quick.assignment and late.target == quick.target
+    assert "Kafka's assignment is applied now" not in " ".join(late.solver.options["notes"])
+    assert all(reaped(pid) for pid in forks)

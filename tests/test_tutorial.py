@@ -23,3 +23,8 @@ def test_the_tutorial_runs(monkeypatch, capsys):
     assert namespace["after"] <= namespace["before"]
     # The exact engine matched or beat the reference on the reference's own cost.
     assert namespace["ours"].goals[1].value <= namespace["kip925"].goals[0].value
+    # The plans' figures the text quotes are the ones the code gives.
+    flat = " ".join(text.split())
+    kafka_plan, exact_plan = namespace["comparison"].kafka.plan, namespace["comparison"].exact.plan
+    assert f"Kafka's plan needs {kafka_plan.followup_rebalances} probing rebalances" in flat
+    assert f"{kafka_plan.warmups} warm-ups to reach its target, the exact one {exact_plan.followup_rebalances} and {exact_plan.warmups}." in flat

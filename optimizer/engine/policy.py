@@ -116,9 +116,9 @@ def run_exact(
     back-end's name), within `deadline` (`time_limit` seconds from the start; None: none).
     `kafka()` gives Kafka's answer; it is called at most once, only when the engine needs a
     start, a fallback or the assignment applied now to measure against. `beside`: it is being
-    computed in a child process (`kafka_beside`; `kafka()` waits for it): not first, and the
-    target's stages start without it, so that their answer does not depend on which process
-    finishes first."""
+    computed in a child process (`kafka_beside`; `kafka()` waits for it): not first, and neither
+    the target's stages nor the assignment applied now start from it (the latter is measured
+    against it afterwards), so that the answer does not depend on which process finishes first."""
     options: dict[str, Any] = {"goals": [repr(g) for g in goals], "time_limit": time_limit}
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
@@ -213,9 +213,16 @@ def run_exact(
         loosened = "balance" in tolerances
         allowed = tolerances["balance"].limit(0) if loosened else 0
         if exact_now_needed(problem, target) or (balanced and balance_value is not None and balance_value > allowed):
-            if deadline is not None and kafka_answer.cache_info().currsize == 0:  # the start of the step below
-                what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
-                _within(deadline, hint, what)
+            what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
+
+            def kafka_applied() -> dict[str, ClientAssignment] | None:
+                """Kafka's assignment applied now (None where it gives none), within the time limit."""
+                if deadline is not None and kafka_answer.cache_info().currsize == 0:
+                    _within(deadline, hint, what)
+                return hint()
+
+            if not beside:  # the start of the step below; beside, it is still running (measured against afterwards)
+                kafka_applied()
             balance_goal = next((g for g in goals if g.name == "balance"), None)
             soft_balance = soft(goal_class("balance"))(balance_goal.argument) if balance_goal is not None else None
             doing("the assignment applied now (warm-ups before the exact target)")
@@ -223,19 +230,19 @@ def run_exact(
             step = None if deadline is None else min(deadline, now() + max(APPLIED_NOW_SECONDS, target_seconds))
 
             def applied_now() -> tuple[dict[str, ClientAssignment], list[str]]:
-                return exact_now(problem, target, soft_balance, hint, backend, remaining(step), bounded)
+                return exact_now(problem, target, soft_balance, hint, backend, remaining(step), bounded, hinted=not beside)
 
             try:  # its Python work (decoding, spreading counts) is stopped too, as the engine's is
                 assignment, found = run_within(None if step is None else step + INTERRUPT_MARGIN, applied_now)
             except TimeLimitReached:
                 stopped = f"the assignment applied now was stopped {INTERRUPT_MARGIN:g} s past its share of the time limit"
-                kafkas = hint()
+                kafkas = kafka_applied()
                 if kafkas is None:
                     assignment, found = dict(target), [f"{stopped}, and Kafka's assignor gives none: the exact target is applied"]
                 else:
                     assignment, found = kafkas, [f"{stopped}: Kafka's is applied (warm-ups planned towards the exact target)"]
             notes += found
-            kafka_start = hint()
+            kafka_start = kafka_applied()
             if kafka_start is not None:  # else Kafka gives no assignment to measure against
                 # A bound on the probing rebalances keeps target copies in place now, at a skew the
                 # user chose: only caught-up actives are measured then.

@@ -191,6 +191,7 @@ def exact_now(
     backend: str,
     time_limit: float | None,
     bounded: bool = False,
+    hinted: bool = True,
 ) -> tuple[dict[str, ClientAssignment], list[str]]:
     """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes.
 
@@ -198,7 +199,7 @@ def exact_now(
     probing rebalances), `balance` (a soft version of the registered goal, when balance is a goal
     of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
     assignment applied now, warm-ups left out; None where Kafka gives none), also what is applied
-    when no time is left. A
+    when no time is left; not `hinted`: only that (Kafka's assignor is still running beside). A
     target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
     encode the distance to the target: the engine's own choice (`exact`) solves this step."""
     first = CaughtUpNow(target)
@@ -208,7 +209,7 @@ def exact_now(
         backend = "exact"
     warmups = [WarmupsNow(target)] if bounded else []
     goals = [first, *warmups, *([balance] if balance is not None else []), TargetDistance(target)]
-    result = run_sequence(problem, goals, backend, time_limit, {}, start)
+    result = run_sequence(problem, goals, backend, time_limit, {}, start if hinted else None)
     values = {stage.goal.name: stage.objective for stage in result.stages}
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
         started = start()
