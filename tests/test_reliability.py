@@ -192,7 +192,7 @@ def test_the_time_limit_bounds_the_exact_engine_and_its_fallback(tmp_path, monke
 def test_a_stopped_exact_engine_returns_kafkas_assignment_marked(tmp_path, monkeypatch):
     """The exact engine's Python work runs past the limit: it is stopped, and Kafka's assignment
     (which ran first, as its start) is returned, marked as the fallback; exit 3."""
-    def slow_sequence(problem, goals, backend, time_limit, tolerances, hint, progress=None):
+    def slow_sequence(problem, goals, backend, time_limit, tolerances, hint, progress=None, work=None):
         hint()
         _spin_forever()
 
@@ -481,3 +481,29 @@ def test_the_assignment_applied_now_does_not_wait_for_kafkas_assignor_beside_it(
     assert late.assignment == quick.assignment and late.target == quick.target
     assert "Kafka's assignment is applied now" not in " ".join(late.solver.options["notes"])
     assert all(reaped(pid) for pid in forks)
+
+
+def test_cpsat_stages_stop_on_deterministic_work_so_a_busy_machine_gives_the_same_answer():
+    """`--solver cpsat` under a time limit: its solves share a budget of CP-SAT's deterministic
+    time (WORK_PER_SECOND per second of the limit), which binds before the clock here, so the
+    run with two busy processes beside it gives exactly the idle run's answer, cut at the same
+    point (the clock alone: the idle run proved every stage, the busy one stopped in the fourth)."""
+    import subprocess
+    import sys
+
+    from optimizer.generate import random_streams_problem
+
+    problem = random_streams_problem(1, tasks=200, clients=10, standby_replicas=1)
+    idle = solve(problem, solver="cpsat", time_limit=6)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        loaded = solve(problem, solver="cpsat", time_limit=6)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert any(str(g.status) == "time_limit" for g in idle.goals)  # the work budget cut a stage
+    assert [(g.name, g.value, g.value_now, str(g.status), g.bound) for g in loaded.goals] == [
+        (g.name, g.value, g.value_now, str(g.status), g.bound) for g in idle.goals
+    ]
+    assert loaded.assignment == idle.assignment and loaded.target == idle.target

@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -46,6 +46,26 @@ class Session(Protocol):
     def feasible(self, values: np.ndarray | None) -> bool:
         """Whether `values` meets every bound and row of the model and every row added, in
         integer arithmetic (`optimizer.formulation.CheckedRows`)."""
+
+
+class WorkBudget:
+    """Deterministic work a sequence's solver calls may still take, in CP-SAT's deterministic time
+    (about a second each on this machine, whatever its load): a limit under which the answer does
+    not depend on how busy the machine is, as long as it binds before the wall clock does."""
+
+    def __init__(self, units: float):
+        self.left = max(0.0, units)
+
+    def spend(self, units: float) -> None:
+        self.left = max(0.0, self.left - units)
+
+
+@runtime_checkable
+class WorkLimited(Protocol):
+    """A session whose solver stops on a `WorkBudget` shared by the sequence (the engine sets
+    `work` when the sequence has one)."""
+
+    work: WorkBudget | None
 
 
 class RelaxingSession(Session, Protocol):

@@ -11,6 +11,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 from scipy import sparse
 
+from optimizer.backends import WorkBudget
 from optimizer.formulation import UNBOUNDED, CheckedRows, LinearModel, LinExpr
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult
@@ -49,6 +50,9 @@ class CpSatSession:
             self.model.add_linear_constraint(terms, *_row_bounds(int(row_lo[r]), int(row_hi[r])))
         self.workers = workers
         self.seed = seed
+        self.work: WorkBudget | None = None
+        """The sequence's deterministic work left (`optimizer.backends.WorkLimited`): each solve
+        stops within it, and spends what it took."""
 
     def _expr(self, expr: LinExpr):
         expr = expr.compact()
@@ -78,11 +82,18 @@ class CpSatSession:
         solver.parameters.random_seed = self.seed
         if time_limit is not None:
             solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+        if self.work is not None:
+            effort = max(MIN_WORK, self.work.left if effort is None else min(effort, self.work.left))
         if effort is not None:
             solver.parameters.max_deterministic_time = effort
         solver.parameters.stop_after_first_solution = first
         status = solver.solve(self.model)
         seconds = time.perf_counter() - started
+        worked = solver.response_proto.deterministic_time
+        if self.work is not None:
+            self.work.spend(worked)
+        # stopped by a limit: the work budget (deterministic) or the clock
+        cut = (effort is not None and worked >= 0.99 * effort) or (time_limit is not None and seconds >= 0.95 * time_limit)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             solution = np.array([solver.value(v) for v in self.vars], dtype=np.int64)
             if not self.feasible(solution):  # CP-SAT's arithmetic is exact: this would be a bug
@@ -93,7 +104,7 @@ class CpSatSession:
             if status == cp_model.OPTIMAL:
                 kind = GoalStatus.OPTIMAL
             else:
-                kind = GoalStatus.TIME_LIMIT if time_limit is not None and seconds >= 0.95 * time_limit else GoalStatus.FEASIBLE
+                kind = GoalStatus.TIME_LIMIT if cut else GoalStatus.FEASIBLE
             return StageResult(kind, solution, objective_value, bound, seconds)
         if status == cp_model.INFEASIBLE:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)
@@ -102,6 +113,9 @@ class CpSatSession:
         # stopped before any point: CP-SAT's bound is then its default 0, which bounds nothing
         return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
 
+
+MIN_WORK = 0.01
+"""The least deterministic time a solve is given once its `WorkBudget` is spent, rather than none."""
 
 POINT_EFFORT = 2.0
 """CP-SAT's deterministic time that `point` may take at most (about 1.5-2 s on this 2-core VM):

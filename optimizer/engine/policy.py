@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from optimizer.activity import doing
+from optimizer.backends import WorkBudget
 from optimizer.catalogue import goal_class
 from optimizer.deadline import now, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
@@ -48,6 +49,14 @@ sequence took, and at least this many seconds (never past the limit). It is rank
 (the goals' statuses are the target's), and where it is stopped the best point found so far, or
 Kafka's assignment applied now, is used: without this share it took whatever the target left,
 96 s of a 120 s limit on a 10,000 x 200 application whose target took 13 s."""
+
+WORK_PER_SECOND = 0.3
+"""Under a time limit, the CP-SAT solves of the target's sequence and then of the assignment
+applied now (`--solver cpsat`) may take this much of CP-SAT's deterministic time per second of
+the limit, in all (one `WorkBudget`). A unit took 0.75 to 1.85 s on this 2-core machine idle
+(depending on the model), so the budget is a quarter to a half of the limit there: it binds
+before the clock on a machine up to about twice as slow or busy, and the answer is the same on
+every run. The clock stays the limit of last resort."""
 
 EAGER_FALLBACK_PAIRS = 50_000
 """From this many (task, client) or (partition, member) pairs on, a run with a time limit computes
@@ -155,9 +164,10 @@ def run_exact(
         with contextlib.suppress(TimeLimitReached, SolverUnavailableError):
             run_within(deadline + FALLBACK_SECONDS, kafka_answer)
     progress = Progress()
+    work = None if time_limit is None else WorkBudget(time_limit * WORK_PER_SECOND)
 
     def sequence() -> SequenceResult:
-        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, None if beside else hint, progress=progress)
+        return run_sequence(problem, goals, backend, remaining(deadline), tolerances, None if beside else hint, progress=progress, work=work)
 
     sequence_started = now()
     try:
@@ -230,7 +240,7 @@ def run_exact(
             step = None if deadline is None else min(deadline, now() + max(APPLIED_NOW_SECONDS, target_seconds))
 
             def applied_now() -> tuple[dict[str, ClientAssignment], list[str]]:
-                return exact_now(problem, target, soft_balance, hint, backend, remaining(step), bounded, hinted=not beside)
+                return exact_now(problem, target, soft_balance, hint, backend, remaining(step), bounded, hinted=not beside, work=work)
 
             try:  # its Python work (decoding, spreading counts) is stopped too, as the engine's is
                 assignment, found = run_within(None if step is None else step + INTERRUPT_MARGIN, applied_now)

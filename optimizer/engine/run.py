@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optimizer.backends import Backend
+from optimizer.backends import Backend, Session, WorkBudget, WorkLimited
 from optimizer.errors import GoalError
-from optimizer.formulation import Formulation
+from optimizer.formulation import Formulation, LinearModel
 from optimizer.goal import Assignment, Goal
 from optimizer.model.problem import Problem
 from optimizer.results import SequenceResult, Stage
@@ -89,6 +89,16 @@ class Run:
     """Seconds for the whole sequence, from `started` (None: no limit)."""
     started: float = field(default_factory=time.perf_counter)
     progress: Progress | None = None
+    work: WorkBudget | None = None
+    """Deterministic work for the whole sequence, shared by the sessions that take it (CP-SAT's,
+    `WorkLimited`); None: only the time limit."""
+
+    def start(self, model: LinearModel) -> Session:
+        """A session of the run's back-end on `model`, sharing the run's work budget."""
+        session = self.backend.start(model)
+        if self.work is not None and isinstance(session, WorkLimited):
+            session.work = self.work
+        return session
 
     def remaining(self) -> float | None:
         """Seconds left of the time limit (0.0 when it is reached; None: no limit)."""

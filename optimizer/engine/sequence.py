@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import time
 
-from optimizer.backends import REGISTRY, Backend, named
+from optimizer.backends import REGISTRY, Backend, WorkBudget, named
 from optimizer.catalogue import EXACT_SOLVERS
 from optimizer.engine.models import model_variables, run_merged, told_apart, too_large
 from optimizer.engine.run import Hint, Progress, Run, Tolerance
@@ -65,13 +65,15 @@ def run_sequence(
     compress: bool | None = None,
     progress: Progress | None = None,
     patterns: bool = True,
+    work: WorkBudget | None = None,
 ) -> SequenceResult:
     """Solve `goals` (priority order) on the normalised `problem`; `hint()` gives a full
     assignment to start from (called only by back-ends that use one). Streams problems go to the
     compressed formulation when it is much smaller and every goal supports it (`compress`: True
     forces it, False never), and to the pattern formulation before it when nothing tells tasks of
     a subtopology apart (`patterns`: False never). `progress`, when given, follows the integer
-    back-ends' stages."""
+    back-ends' stages. `work`: the deterministic work the sequence's CP-SAT solves may take in
+    all, besides `time_limit` (shared with whoever else holds it)."""
     if backend not in EXACT_SOLVERS:
         raise SolverUnavailableError(f"unknown back-end {backend!r}: expected one of {', '.join(EXACT_SOLVERS)}")
     tolerances = tolerances or {}
@@ -95,7 +97,7 @@ def run_sequence(
         declined.append(f"{candidate.summary} not used: {reason}")
     else:
         raise SolverUnavailableError("no linear back-end is registered to solve this")
-    run = Run(problem, goals, candidate, tolerances, hint, time_limit, started, progress)
+    run = Run(problem, goals, candidate, tolerances, hint, time_limit, started, progress, work)
 
     told = told_apart(problem, goals) if isinstance(problem, StreamsProblem) else None
     small, full = model_variables(problem, goals, told)

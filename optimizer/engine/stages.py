@@ -75,7 +75,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
 
     def fresh() -> Session:
         """A session on the model with the hard goals' rows."""
-        session = run.backend.start(formulation.model)
+        session = run.start(formulation.model)
         for goal in constrained:
             session.add_row(expressions[id(goal)], -UNBOUNDED, run.limit(goal))
         return session
@@ -118,7 +118,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
             notes.append("hard goals in conflict: " + ", ".join(repr(g) for g in conflict) + "; they are minimised as soft goals instead")
             for goal in constrained:
                 stages.append(Stage(goal, GoalStatus.INFEASIBLE, backend=engine))
-            session = run.backend.start(formulation.model)
+            session = run.start(formulation.model)
             order = constrained + order
             fallback = True
         elif first.solution is not None:
@@ -196,7 +196,7 @@ def conflicting(run: Run, constrained: list[Goal]) -> list[Goal]:
         if left == 0.0:
             break
         trial = [g for g in kept if g is not goal]
-        session = run.backend.start(formulation.model)
+        session = run.start(formulation.model)
         for other in trial:
             session.add_row(expressions[id(other)], -UNBOUNDED, run.limit(other))
         seconds = CONFLICT_TRIAL_SECONDS if left is None else min(CONFLICT_TRIAL_SECONDS, left)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optimizer.backends import named
+from optimizer.backends import WorkBudget, named
 from optimizer.costs import StreamsIndex
 from optimizer.engine.sequence import run_sequence
 from optimizer.formulation import LinExpr
@@ -192,6 +192,7 @@ def exact_now(
     time_limit: float | None,
     bounded: bool = False,
     hinted: bool = True,
+    work: WorkBudget | None = None,
 ) -> tuple[dict[str, ClientAssignment], list[str]]:
     """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes.
 
@@ -199,7 +200,8 @@ def exact_now(
     probing rebalances), `balance` (a soft version of the registered goal, when balance is a goal
     of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
     assignment applied now, warm-ups left out; None where Kafka gives none), also what is applied
-    when no time is left; not `hinted`: only that (Kafka's assignor is still running beside). A
+    when no time is left; not `hinted`: only that (Kafka's assignor is still running beside).
+    `work`: deterministic work for its CP-SAT solves (`run_sequence`). A
     target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
     encode the distance to the target: the engine's own choice (`exact`) solves this step."""
     first = CaughtUpNow(target)
@@ -209,7 +211,7 @@ def exact_now(
         backend = "exact"
     warmups = [WarmupsNow(target)] if bounded else []
     goals = [first, *warmups, *([balance] if balance is not None else []), TargetDistance(target)]
-    result = run_sequence(problem, goals, backend, time_limit, {}, start if hinted else None)
+    result = run_sequence(problem, goals, backend, time_limit, {}, start if hinted else None, work=work)
     values = {stage.goal.name: stage.objective for stage in result.stages}
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
         started = start()
