@@ -283,3 +283,16 @@ def in_child(work: Callable[[], T], seconds: float) -> tuple[bool, T | None]:
         return False, None
     finally:
         child.close()
+
+
+class WorkBudget:
+    """Deterministic work a sequence's solver calls may still take, in units of CP-SAT's
+    deterministic time (0.75 to 1.85 s each on this machine idle, by model, whatever its load): a
+    limit under which the answer does not depend on how busy the machine is, as long as it binds
+    before the clock does (`optimizer.backends.WorkLimited`)."""
+
+    def __init__(self, units: float):
+        self.left = max(0.0, units)
+
+    def spend(self, units: float) -> None:
+        self.left = max(0.0, self.left - units)

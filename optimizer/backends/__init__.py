@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from optimizer.deadline import WorkBudget
 from optimizer.formulation import LinearModel, LinExpr
 from optimizer.goal import Goal
 from optimizer.model.problem import Problem
@@ -46,18 +47,6 @@ class Session(Protocol):
     def feasible(self, values: np.ndarray | None) -> bool:
         """Whether `values` meets every bound and row of the model and every row added, in
         integer arithmetic (`optimizer.formulation.CheckedRows`)."""
-
-
-class WorkBudget:
-    """Deterministic work a sequence's solver calls may still take, in CP-SAT's deterministic time
-    (about a second each on this machine, whatever its load): a limit under which the answer does
-    not depend on how busy the machine is, as long as it binds before the wall clock does."""
-
-    def __init__(self, units: float):
-        self.left = max(0.0, units)
-
-    def spend(self, units: float) -> None:
-        self.left = max(0.0, self.left - units)
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 from scipy import sparse
 
-from optimizer.backends import WorkBudget
+from optimizer.deadline import WorkBudget
 from optimizer.formulation import UNBOUNDED, CheckedRows, LinearModel, LinExpr
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult

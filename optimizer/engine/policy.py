@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from optimizer.activity import doing
-from optimizer.backends import WorkBudget
 from optimizer.catalogue import goal_class
-from optimizer.deadline import now, remaining, run_within
+from optimizer.deadline import WorkBudget, now, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
 from optimizer.engine.transition import accepted_skew, exact_now, exact_now_needed, withhold_transfers, worse_than
 from optimizer.errors import NoSolutionError, SolverUnavailableError, TimeLimitReached

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optimizer.backends import Backend, Session, WorkBudget, WorkLimited
+from optimizer.backends import Backend, Session, WorkLimited
+from optimizer.deadline import WorkBudget
 from optimizer.errors import GoalError
 from optimizer.formulation import Formulation, LinearModel
 from optimizer.goal import Assignment, Goal

@@ -27,8 +27,9 @@ from __future__ import annotations
 import functools
 import time
 
-from optimizer.backends import REGISTRY, Backend, WorkBudget, named
+from optimizer.backends import REGISTRY, Backend, named
 from optimizer.catalogue import EXACT_SOLVERS
+from optimizer.deadline import WorkBudget
 from optimizer.engine.models import model_variables, run_merged, told_apart, too_large
 from optimizer.engine.run import Hint, Progress, Run, Tolerance
 from optimizer.engine.stages import run_stages

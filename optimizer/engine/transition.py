@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optimizer.backends import WorkBudget, named
+from optimizer.backends import named
 from optimizer.costs import StreamsIndex
+from optimizer.deadline import WorkBudget
 from optimizer.engine.sequence import run_sequence
 from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
