@@ -449,60 +449,101 @@ def test_kafkas_answer_runs_beside_the_engine_on_a_large_problem(monkeypatch, fo
     assert all(reaped(pid) for pid in forks)
 
 
-def test_the_assignment_applied_now_does_not_wait_for_kafkas_assignor_beside_it(monkeypatch, forks):
-    """Beside Kafka's assignor (a forked child), the assignment applied now starts as soon as the
-    target is there, without Kafka's answer as its start, and is measured against that answer
-    afterwards: with Kafka's assignor made 2 s slower, the step starts well before it is done,
-    and the answer is the one the step gives when Kafka's assignor is quick."""
-    from optimizer.generate import random_streams_problem
-
+def _kafka_beside_slowed(monkeypatch, seconds: float) -> tuple[list[float], list[float]]:
+    """Kafka's assignor, in its forked child, made `seconds` slower; returns (the times the
+    assignment applied now started, the times Kafka's answer reached the engine)."""
     solve_module = importlib.import_module("optimizer.solve")
-    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
-    quick = solve(problem, time_limit=60)
-    heuristic = solve_module._heuristic
+    deadline_module = importlib.import_module("optimizer.deadline")
+    heuristic, step, result = solve_module._heuristic, policy.exact_now, deadline_module.Forked.result
+    started: list[float] = []
+    answered: list[float] = []
 
     def slow(*args):
-        time.sleep(2.0)  # in the child
+        time.sleep(seconds)  # in the child
         return heuristic(*args)
-
-    started: list[float] = []
-    step = policy.exact_now
 
     def exact_now(*args, **kwargs):
         started.append(time.perf_counter())
         return step(*args, **kwargs)
 
+    def forked_result(self, *args, **kwargs):
+        value = result(self, *args, **kwargs)
+        answered.append(time.perf_counter())
+        return value
+
     monkeypatch.setattr(solve_module, "_heuristic", slow)
     monkeypatch.setattr(policy, "exact_now", exact_now)
-    begun = time.perf_counter()
+    monkeypatch.setattr(deadline_module.Forked, "result", forked_result)
+    return started, answered
+
+
+def test_the_assignment_applied_now_does_not_wait_for_kafkas_assignor_beside_it(monkeypatch, forks):
+    """Beside Kafka's assignor (a forked child), the assignment applied now starts as soon as the
+    target is there, without Kafka's answer as its start, and is measured against that answer
+    afterwards: with Kafka's assignor 3 s slower, the step starts before the answer arrives, and
+    the answer is the one the step gives when Kafka's assignor is quick."""
+    from optimizer.generate import random_streams_problem
+
+    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
+    quick = solve(problem, time_limit=60)
+    started, answered = _kafka_beside_slowed(monkeypatch, 3.0)
     late = solve(problem, time_limit=60)
-    assert len(started) == 1 and started[0] - begun < 1.5
-    assert time.perf_counter() - begun >= 2.0  # it waited for Kafka's answer to measure against
+    assert len(started) == 1 and len(answered) == 1 and started[0] < answered[0]
     assert late.assignment == quick.assignment and late.target == quick.target
     assert "Kafka's assignment is applied now" not in " ".join(late.solver.options["notes"])
     assert all(reaped(pid) for pid in forks)
 
 
-def test_cpsat_stages_stop_on_deterministic_work_so_a_busy_machine_gives_the_same_answer():
+def test_the_assignment_applied_now_stands_unmeasured_when_kafkas_assignor_beside_it_never_answers(monkeypatch, forks):
+    """Kafka's assignor, beside the engine, does not answer within the limit and FALLBACK_SECONDS
+    more: the exact assignment applied now is returned, saying it was not measured against it
+    (before, the whole solve failed), and the child is killed."""
+    from optimizer.generate import random_streams_problem
+
+    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
+    quick = solve(problem, time_limit=60)
+    started, answered = _kafka_beside_slowed(monkeypatch, 600.0)
+    begun = time.perf_counter()
+    late = solve(problem, time_limit=3)
+    assert time.perf_counter() - begun < 3 + policy.FALLBACK_SECONDS + 2
+    assert len(started) == 1 and answered == []
+    assert late.assignment == quick.assignment and late.target == quick.target
+    assert "the assignment applied now is not measured against it" in " ".join(late.solver.options["notes"])
+    assert all(reaped(pid) for pid in forks)
+
+
+def test_cpsat_stages_stop_on_deterministic_work_so_a_busy_machine_gives_the_same_answer(monkeypatch):
     """`--solver cpsat` under a time limit: its solves share a budget of CP-SAT's deterministic
-    time (WORK_PER_SECOND per second of the limit), which binds before the clock here, so the
-    run with two busy processes beside it gives exactly the idle run's answer, cut at the same
-    point (the clock alone: the idle run proved every stage, the busy one stopped in the fourth)."""
+    time (WORK_PER_SECOND per second of the limit; here 0.1, well before the clock: about 1 s of
+    work at a 10 s limit), so the run with two busy processes beside it gives exactly the idle
+    run's answer, cut at the same point (the clock alone: the idle run proved every stage at a
+    6 s limit, the busy one stopped in the fourth)."""
     import subprocess
     import sys
 
     from optimizer.generate import random_streams_problem
 
+    deadline_module = importlib.import_module("optimizer.deadline")
+    spent: list[float] = []
+    spend = deadline_module.WorkBudget.spend
+
+    def recorded(self, units):
+        spend(self, units)
+        spent.append(self.left)
+
+    monkeypatch.setattr(deadline_module.WorkBudget, "spend", recorded)
+    monkeypatch.setattr(policy, "WORK_PER_SECOND", 0.1)
     problem = random_streams_problem(1, tasks=200, clients=10, standby_replicas=1)
-    idle = solve(problem, solver="cpsat", time_limit=6)
+    idle = solve(problem, solver="cpsat", time_limit=10)
+    assert spent and spent[-1] == 0.0  # the work budget was spent: it, not the clock, cut the search
+    assert any(str(g.status) == "time_limit" for g in idle.goals)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        loaded = solve(problem, solver="cpsat", time_limit=6)
+        loaded = solve(problem, solver="cpsat", time_limit=10)
     finally:
         for process in busy:
             process.kill()
             process.wait()
-    assert any(str(g.status) == "time_limit" for g in idle.goals)  # the work budget cut a stage
     assert [(g.name, g.value, g.value_now, str(g.status), g.bound) for g in loaded.goals] == [
         (g.name, g.value, g.value_now, str(g.status), g.bound) for g in idle.goals
     ]

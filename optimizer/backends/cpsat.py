@@ -89,11 +89,8 @@ class CpSatSession:
         solver.parameters.stop_after_first_solution = first
         status = solver.solve(self.model)
         seconds = time.perf_counter() - started
-        worked = solver.response_proto.deterministic_time
         if self.work is not None:
-            self.work.spend(worked)
-        # stopped by a limit: the work budget (deterministic) or the clock
-        cut = (effort is not None and worked >= 0.99 * effort) or (time_limit is not None and seconds >= 0.95 * time_limit)
+            self.work.spend(solver.response_proto.deterministic_time)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             solution = np.array([solver.value(v) for v in self.vars], dtype=np.int64)
             if not self.feasible(solution):  # CP-SAT's arithmetic is exact: this would be a bug
@@ -104,7 +101,9 @@ class CpSatSession:
             if status == cp_model.OPTIMAL:
                 kind = GoalStatus.OPTIMAL
             else:
-                kind = GoalStatus.TIME_LIMIT if cut else GoalStatus.FEASIBLE
+                # with one worker, a point short of the proof means a limit stopped it (the clock,
+                # the deterministic effort or work), or the first point was asked for
+                kind = GoalStatus.FEASIBLE if first else GoalStatus.TIME_LIMIT
             return StageResult(kind, solution, objective_value, bound, seconds)
         if status == cp_model.INFEASIBLE:
             return StageResult(GoalStatus.INFEASIBLE, None, None, None, seconds)

@@ -56,6 +56,9 @@ points searched for by CP-SAT first."""
 SIMPLEX_CHOOSE = 0
 """HiGHS's `simplex_strategy` that picks the primal or the dual simplex by the start's basis."""
 
+SIMPLEX_DUAL = 1
+"""HiGHS's default `simplex_strategy`, the dual simplex: a relaxation from scratch."""
+
 MIN_SECONDS = 0.01
 """Below this much time left no relaxation or restricted MIP is started."""
 
@@ -175,13 +178,15 @@ class MilpSession:
         self._face: tuple[np.ndarray, float] | None = None  # reduced costs and gap of the relaxation last solved
         self._costs: np.ndarray | None = None  # its objective
         self._support_tried: tuple | None = None
+        self._warm = False  # the relaxation last run ended optimal: its basis is a start for the next
         columns = np.arange(n, dtype=np.int32)
         self.highs = _highs(threads, seed)
         self.lp = _highs(threads, seed)
         # interior point (with crossover, for a vertex) on large models: on the degenerate
         # assignment LPs it is several times faster than the simplex (60 s -> 7 s at 1,000 x 50
         # with two standbys and two tag dimensions); on small ones its start-up costs more.
-        # Chosen at each relaxation, by the time it has (IPM_NONZEROS_PER_SECOND).
+        # Chosen by the time a relaxation has (IPM_NONZEROS_PER_SECOND), where it does not start
+        # from the last one's basis (`_relaxation`).
         for highs in (self.highs, self.lp):
             if not presolve:
                 highs.setOptionValue("presolve", "off")
@@ -385,20 +390,23 @@ class MilpSession:
         lp.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), costs.astype(np.float64))
         budget = self._left(deadline) / 2
         lp.setOptionValue("time_limit", budget)
-        if lp.getBasis().valid:
-            # the last relaxation's basis, rows added since (deleting one invalidates it): the
-            # simplex from there, primal where the basis stays feasible (the relaxed pass's next
-            # goal, with the last one's row at its bound: 0.045 s instead of 0.38 s by interior
-            # point at 1,000 x 50 with one standby; the dual simplex from it took 0.72 s)
+        if self._warm and lp.getBasis().valid:
+            # the last relaxation's optimal basis, rows added since (deleting one invalidates it;
+            # a run stopped by its time limit leaves a basis that depends on the clock, not
+            # used): the simplex from there, primal where the basis stays feasible (the relaxed
+            # pass's next goal, with the last one's row at its bound: 0.045 s instead of 0.38 s
+            # by interior point at 1,000 x 50 with one standby; the dual simplex from it took 0.72 s)
             lp.setOptionValue("solver", "simplex")
             lp.setOptionValue("simplex_strategy", SIMPLEX_CHOOSE)
         else:
             ipm = self.n > IPM_COLUMNS and budget * IPM_NONZEROS_PER_SECOND >= self.matrix.nnz
             lp.setOptionValue("solver", "ipm" if ipm else "simplex")
+            lp.setOptionValue("simplex_strategy", SIMPLEX_DUAL)
             lp.clearSolver()
         self._face, self._costs = None, costs
         lp.run()
         status = lp.getModelStatus()
+        self._warm = status == highspy.HighsModelStatus.kOptimal
         if status == highspy.HighsModelStatus.kInfeasible:
             return math.inf, None
         if status != highspy.HighsModelStatus.kOptimal:
