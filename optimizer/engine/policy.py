@@ -253,9 +253,10 @@ def run_exact(
             notes += found
             try:
                 kafka_start = kafka_applied()
-            except NoSolutionError:  # beside: the exact step stands, unmeasured (not started from it, it needs no start)
+            except NoSolutionError:  # beside: the exact step stands, unmeasured (it needs no start)
                 kafka_start = None
-                notes.append(f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more: the assignment applied now is not measured against it")
+                late = f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
+                notes.append(f"{late}: the assignment applied now is not measured against it")
             if kafka_start is not None:  # else Kafka gives no assignment to measure against
                 # A bound on the probing rebalances keeps target copies in place now, at a skew the
                 # user chose: only caught-up actives are measured then.
