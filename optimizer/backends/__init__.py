@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -49,10 +49,10 @@ class Session(Protocol):
         integer arithmetic (`optimizer.formulation.CheckedRows`)."""
 
 
-@runtime_checkable
 class WorkLimited(Protocol):
-    """A session whose solver stops on a `WorkBudget` shared by the sequence (the engine sets
-    `work` when the sequence has one)."""
+    """The session of a back-end that stops on deterministic work (`Capabilities.work_limited`):
+    the engine sets `work` to the sequence's `WorkBudget` when it has one; each solve then stops
+    within `work.left` units and `spend`s what it took, so that the stages after it get the rest."""
 
     work: WorkBudget | None
 
@@ -90,6 +90,9 @@ class Capabilities:
     relaxes: bool = False
     """Linear back-ends: its session is a `RelaxingSession` (solves linear relaxations), so the
     engine may try its relaxed pass before stage by stage."""
+    work_limited: bool = False
+    """Linear back-ends: its session is `WorkLimited` (stops on deterministic work), so under a
+    time limit the engine hands it the sequence's `WorkBudget`."""
 
 
 LINEAR_ENTRY_POINTS = ("start",)
@@ -155,7 +158,7 @@ REGISTRY: tuple[Backend, ...] = (
     ),
     # HiGHS proves these assignment models optimal faster than CP-SAT (docs/benchmarks.md).
     Backend("milp", "MILP (HiGHS)", Capabilities(linear=True, proves_optimality=True, deterministic=True, relaxes=True), "optimizer.backends.milp"),
-    Backend("cpsat", "CP-SAT", Capabilities(linear=True, proves_optimality=True, deterministic=True), "optimizer.backends.cpsat"),
+    Backend("cpsat", "CP-SAT", Capabilities(linear=True, proves_optimality=True, deterministic=True, work_limited=True), "optimizer.backends.cpsat"),
 )  # fmt: skip
 """Every back-end, most preferred first."""
 

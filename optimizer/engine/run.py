@@ -11,6 +11,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -97,8 +98,8 @@ class Run:
     def start(self, model: LinearModel) -> Session:
         """A session of the run's back-end on `model`, sharing the run's work budget."""
         session = self.backend.start(model)
-        if self.work is not None and isinstance(session, WorkLimited):
-            session.work = self.work
+        if self.work is not None and self.backend.capabilities.work_limited:
+            cast(WorkLimited, session).work = self.work
         return session
 
     def remaining(self) -> float | None:

@@ -118,6 +118,22 @@ def test_a_back_end_whose_entry_points_do_not_match_its_capabilities_is_refused(
         assert backend.implementation().__name__ == backend.module
 
 
+def test_every_linear_back_ends_session_has_what_its_capabilities_promise():
+    """`relaxes`: the RelaxingSession methods; `work_limited`: a `work` attribute, unset until the
+    engine hands it a budget (`Run.start`)."""
+    model = LinearModel()
+    model.add_vars(2, 0, 1)
+    for backend in REGISTRY:
+        if not backend.capabilities.linear:
+            continue
+        session = backend.start(model)
+        if backend.capabilities.relaxes:
+            assert all(callable(getattr(session, method, None)) for method in ("relax", "pop_row", "find"))
+        assert hasattr(session, "work") == backend.capabilities.work_limited
+        if backend.capabilities.work_limited:
+            assert session.work is None
+
+
 SOLVER_MODULES = ("ortools.sat", "highspy", "optimizer.backends.")
 
 
