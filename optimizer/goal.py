@@ -56,6 +56,12 @@ class Goal:
     kinds: ClassVar[tuple[str, ...]] = ("streams", "consumer")
     hard: ClassVar[bool] = False
     compressible: ClassVar[bool] = False
+    search_nodes: ClassVar[int | None] = None
+    """None: the stage is searched until proven optimal (or its time is up). A whole number: a
+    tie-break whose proof costs more than it is worth; a back-end with a branch and bound stops
+    after that many nodes (a limit that does not depend on the machine's load, as a clock does),
+    and the best point found stands, `feasible` with its bound. The engine's distance to the
+    target of the assignment applied now takes 1: HiGHS's root (decision 96)."""
     """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
     `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation
     (optimizer.engine.compressed)."""

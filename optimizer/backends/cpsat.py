@@ -67,10 +67,12 @@ class CpSatSession:
         return self.rows.feasible(values)
 
     def minimize(
-        self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, effort: float | None = None, first: bool = False
-    ) -> StageResult:
+        self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, effort: float | None = None, first: bool = False,
+        *, nodes: int | None = None,
+    ) -> StageResult:  # fmt: skip
         """Minimise `objective` within `time_limit` seconds and `effort` units of CP-SAT's
-        deterministic time (None: no limit), from `hint`; `first`: stop at the first point found."""
+        deterministic time (None: no limit), from `hint`; `first`: stop at the first point found.
+        `nodes` is ignored: CP-SAT's search has no node count (its work budget bounds it)."""
         started = time.perf_counter()
         self.model.minimize(self._expr(objective))
         self.model.clear_hints()

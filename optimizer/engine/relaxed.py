@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from optimizer.backends import RelaxingSession
+from optimizer.backends import RelaxingSession, search_limits
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Goal
 from optimizer.model.solution import GoalStatus
@@ -69,9 +69,10 @@ def relaxed_pass(
             # this is a proof of infeasibility (4 s of a 10 s limit on a 20 x 20 application of the
             # sample fleet), and stage by stage needs the rest
             left = remaining()
-            result = session.minimize(expressions[id(goal)], None if left is None else left / 4, start)
-            if result.has_solution and result.status != GoalStatus.OPTIMAL and remaining() != 0.0:  # the rest, from its point
-                more = session.minimize(expressions[id(goal)], remaining(), result.solution)
+            result = session.minimize(expressions[id(goal)], None if left is None else left / 4, start, **search_limits(goal))
+            searched = goal.search_nodes is not None and result.status == GoalStatus.FEASIBLE  # its node limit, not the clock
+            if result.has_solution and result.status != GoalStatus.OPTIMAL and not searched and remaining() != 0.0:  # the rest, from its point
+                more = session.minimize(expressions[id(goal)], remaining(), result.solution, **search_limits(goal))
                 result = StageResult(more.status, more.solution, more.objective, more.bound, result.seconds + more.seconds)
             if result.solution is not None and result.objective is not None and result.status != GoalStatus.INFEASIBLE:
                 point = result.solution

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from optimizer.activity import doing
-from optimizer.backends import RelaxingSession, Session
+from optimizer.backends import RelaxingSession, Session, search_limits
 from optimizer.engine.compressed import CompressedStreamsFormulation
 from optimizer.engine.relaxed import relaxed_pass
 from optimizer.engine.run import NO_TOLERANCE, Run
@@ -149,7 +149,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
             stages.append(Stage(goal, GoalStatus.TIME_LIMIT, backend=engine))
             notes.append(f"stage {goal.name!r} not started: the time limit was reached")
             break
-        result: StageResult = session.minimize(expression, run.remaining(), current)
+        result: StageResult = session.minimize(expression, run.remaining(), current, **search_limits(goal))
         stages.append(Stage(goal, result.status, result.objective, result.bound, result.seconds, engine))
         if result.solution is None or result.objective is None:
             notes.append(f"stage {goal.name!r} found no solution ({result.status})")
