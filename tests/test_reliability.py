@@ -512,6 +512,28 @@ def test_the_assignment_applied_now_stands_unmeasured_when_kafkas_assignor_besid
     assert all(reaped(pid) for pid in forks)
 
 
+def test_a_slow_kafka_is_waited_for_outside_the_share_of_an_assignment_applied_now_that_found_nothing(monkeypatch, forks):
+    """Beside the engine, when the step finds no assignment applied now, Kafka's (its fallback) is
+    waited for after the step, within the limit and FALLBACK_SECONDS more: a Kafka assignor that
+    answers 1.3 s past the limit is Kafka's delay, not the step's overrun (it was waited for
+    inside the step, whose alarm then said "stopped 0.5 s past its share")."""
+    from optimizer.generate import random_streams_problem
+    from optimizer.results import SequenceResult
+
+    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
+    kafka = solve(problem, solver="kafka")
+    transition = importlib.import_module("optimizer.engine.transition")
+    monkeypatch.setattr(transition, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["no point"]))
+    started, answered = _kafka_beside_slowed(monkeypatch, 4.8)
+    late = solve(problem, time_limit=4)
+    notes = " ".join(late.solver.options["notes"])
+    assert len(started) == 1 and len(answered) == 1 and started[0] < answered[0]
+    assert "the assignment applied now was not found within its time: Kafka's is applied" in notes
+    assert "past its share" not in notes
+    assert {c: held.active for c, held in late.assignment.items()} == {c: held.active for c, held in kafka.assignment.items()}
+    assert all(reaped(pid) for pid in forks)
+
+
 def test_cpsat_stages_stop_on_deterministic_work_so_a_busy_machine_gives_the_same_answer(monkeypatch):
     """`--solver cpsat` under a time limit: its solves share a budget of CP-SAT's deterministic
     time (WORK_PER_SECOND per second of the limit; here 0.1, well before the clock: about 1 s of

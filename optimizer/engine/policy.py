@@ -238,18 +238,22 @@ def run_exact(
             bounded = any(g.name == "probing_rebalances" for g in goals)
             step = None if deadline is None else min(deadline, now() + max(APPLIED_NOW_SECONDS, target_seconds))
 
-            def applied_now() -> tuple[dict[str, ClientAssignment], list[str]]:
+            def applied_now() -> tuple[dict[str, ClientAssignment] | None, list[str]]:
                 return exact_now(problem, target, soft_balance, hint, backend, remaining(step), bounded, hinted=not beside, work=work)
 
             try:  # its Python work (decoding, spreading counts) is stopped too, as the engine's is
-                assignment, found = run_within(None if step is None else step + INTERRUPT_MARGIN, applied_now)
+                exact_assignment, found = run_within(None if step is None else step + INTERRUPT_MARGIN, applied_now)
             except TimeLimitReached:
-                stopped = f"the assignment applied now was stopped {INTERRUPT_MARGIN:g} s past its share of the time limit"
+                exact_assignment, found = None, [f"the assignment applied now was stopped {INTERRUPT_MARGIN:g} s past its share of the time limit"]
+            if exact_assignment is None:
+                # Kafka's, waited for here, outside the step's share: a slow Kafka is not the step's overrun
                 kafkas = kafka_applied()
                 if kafkas is None:
-                    assignment, found = dict(target), [f"{stopped}, and Kafka's assignor gives none: the exact target is applied"]
+                    assignment, found = dict(target), [f"{found[0]}, and Kafka's assignor gives none: the exact target is applied"]
                 else:
-                    assignment, found = kafkas, [f"{stopped}: Kafka's is applied (warm-ups planned towards the exact target)"]
+                    assignment, found = kafkas, [f"{found[0]}: Kafka's is applied (warm-ups planned towards the exact target)"]
+            else:
+                assignment = exact_assignment
             notes += found
             try:
                 kafka_start = kafka_applied()

@@ -199,14 +199,15 @@ def exact_now(
     bounded: bool = False,
     hinted: bool = True,
     work: WorkBudget | None = None,
-) -> tuple[dict[str, ClientAssignment], list[str]]:
-    """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes.
+) -> tuple[dict[str, ClientAssignment] | None, list[str]]:
+    """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes; None
+    (with the note why) when none was found within `time_limit`: the caller applies Kafka's.
 
     Goals, in order: `CaughtUpNow`, `WarmupsNow` (when `bounded`: the target's sequence bounds the
     probing rebalances), `balance` (a soft version of the registered goal, when balance is a goal
     of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
-    assignment applied now, warm-ups left out; None where Kafka gives none), also what is applied
-    when no time is left; not `hinted`: only that (Kafka's assignor is still running beside).
+    assignment applied now, warm-ups left out; None where Kafka gives none); not `hinted`: none
+    (Kafka's assignor is still running beside).
     `work`: deterministic work for its CP-SAT solves (`run_sequence`). A
     target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
     encode the distance to the target: the engine's own choice (`exact`) solves this step."""
@@ -221,11 +222,7 @@ def exact_now(
     values = {stage.goal.name: stage.objective for stage in result.stages}
     last = next((stage for stage in result.stages if stage.goal.name == "target_distance"), None)
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):
-        started = start()
-        if started is None:
-            return dict(target), ["the assignment applied now was not found within its time, and Kafka's assignor gives none: the exact target is applied"]
-        kafka = {c: held.model_copy(update={"warmup": ()}) for c, held in started.items()}
-        return kafka, ["the assignment applied now was not found within its time: Kafka's is applied (warm-ups planned towards the exact target)"]
+        return None, ["the assignment applied now was not found within its time"]
     excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
     unproven = ""
     if last is not None and last.status != GoalStatus.OPTIMAL and last.bound is not None:
