@@ -62,6 +62,10 @@ class Goal:
     after that many nodes (a limit that does not depend on the machine's load, as a clock does),
     and the best point found stands, `feasible` with its bound. The engine's distance to the
     target of the assignment applied now takes 1: HiGHS's root (decision 96)."""
+    search_gap: ClassVar[float | None] = None
+    """With `search_nodes`: the branch and bound may also stop once its point is within this
+    fraction of its bound (0.1: 10 %), as deterministic as the node count. The distance to the
+    target takes 0.1 (decision 97)."""
     """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
     `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation
     (optimizer.engine.compressed)."""

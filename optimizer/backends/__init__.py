@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import numpy as np
 
@@ -39,22 +39,38 @@ class Session(Protocol):
     def add_row(self, expr: LinExpr, lo: int, hi: int) -> None:
         """Keep `lo <= expr <= hi` in every later stage (+-UNBOUNDED: no bound on that side)."""
 
-    def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, *, nodes: int | None = None) -> StageResult:
+    def minimize(
+        self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, *, nodes: int | None = None, gap: float | None = None
+    ) -> StageResult:
         """Minimise `objective` within `time_limit` seconds (None: no limit), starting from `hint`
         (a full solution vector) when given. The status is the solver's own: `optimal` only when
         proven, `time_limit` when cut short. A returned point meets every row exactly. `nodes`
-        (given only for a goal with `search_nodes`): a branch and bound stops after that many
-        nodes, its best point `feasible`; a back-end without one ignores it."""
+        and `gap` (given only for a goal with `search_nodes`, `search_gap`): a branch and bound
+        stops after that many nodes, or with its point within that fraction of its bound, the
+        point `feasible`; a back-end without one ignores them."""
 
     def feasible(self, values: np.ndarray | None) -> bool:
         """Whether `values` meets every bound and row of the model and every row added, in
         integer arithmetic (`optimizer.formulation.CheckedRows`)."""
 
 
-def search_limits(goal: Goal) -> dict[str, int]:
-    """The keyword arguments `Session.minimize` takes for `goal`'s stage: `nodes` only for a goal
-    with `search_nodes`, so a back-end written before it works as it did for every other goal."""
-    return {} if goal.search_nodes is None else {"nodes": goal.search_nodes}
+class SearchLimits(TypedDict, total=False):
+    """`Session.minimize`'s keyword arguments for a tie-break goal (`search_limits`)."""
+
+    nodes: int
+    gap: float
+
+
+def search_limits(goal: Goal) -> SearchLimits:
+    """The keyword arguments `Session.minimize` takes for `goal`'s stage: `nodes` and `gap` only
+    for a goal with `search_nodes` (and `search_gap`), so a back-end written before them works as
+    it did for every other goal."""
+    limits = SearchLimits()
+    if goal.search_nodes is not None:
+        limits["nodes"] = goal.search_nodes
+        if goal.search_gap is not None:
+            limits["gap"] = goal.search_gap
+    return limits
 
 
 class WorkLimited(Protocol):

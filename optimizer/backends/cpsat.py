@@ -68,11 +68,12 @@ class CpSatSession:
 
     def minimize(
         self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, effort: float | None = None, first: bool = False,
-        *, nodes: int | None = None,
+        *, nodes: int | None = None, gap: float | None = None,
     ) -> StageResult:  # fmt: skip
         """Minimise `objective` within `time_limit` seconds and `effort` units of CP-SAT's
         deterministic time (None: no limit), from `hint`; `first`: stop at the first point found.
-        `nodes` is ignored: CP-SAT's search has no node count (its work budget bounds it)."""
+        `nodes` and `gap` are ignored: CP-SAT's search has no node count (its work budget bounds
+        it), and stopped at a gap it would say optimal."""
         started = time.perf_counter()
         self.model.minimize(self._expr(objective))
         self.model.clear_hints()

@@ -216,7 +216,9 @@ class MilpSession:
         """Whether the integer vector `values` meets every bound and row, in integer arithmetic."""
         return self.rows.feasible(values)
 
-    def minimize(self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, *, nodes: int | None = None) -> StageResult:
+    def minimize(
+        self, objective: LinExpr, time_limit: float | None, hint: np.ndarray | None, *, nodes: int | None = None, gap: float | None = None
+    ) -> StageResult:
         started = time.perf_counter()
         deadline = None if time_limit is None else started + float(time_limit)
         objective = objective.compact()
@@ -272,7 +274,7 @@ class MilpSession:
         known = [v for v in (bound, None if hint is None else value(hint)) if v is not None]
         tame = self._tame(costs, objective.constant, *known)
         # on a model HiGHS cannot prove, CP-SAT needs time after it: half of what is left
-        result = self._mip(costs, objective.constant, deadline, hint, started, 1.0 if tame else 0.5, nodes)
+        result = self._mip(costs, objective.constant, deadline, hint, started, 1.0 if tame else 0.5, nodes, gap)
         if not self._tame(costs, objective.constant, *known, result.objective, result.bound):
             return self._certify(costs, objective.constant, result, bound, deadline, started)
         if bound is not None and result.bound is not None and result.bound < bound:
@@ -549,11 +551,12 @@ class MilpSession:
 
     def _mip(
         self, costs: np.ndarray, constant: int, deadline: float | None, hint: np.ndarray | None, started: float, share: float = 1.0,
-        nodes: int | None = None,
+        nodes: int | None = None, gap: float | None = None,
     ) -> StageResult:  # fmt: skip
         """HiGHS's branch and bound, from `hint`, within `share` of the time left and `nodes` nodes
-        (None: no limit; 1: the root, its cuts and heuristics). Its point is returned only when it
-        meets every row exactly (else `hint`, as `feasible`)."""
+        (None: no limit; 1: the root, its cuts and heuristics), stopped once its point is within
+        `gap` of its bound (None: proven). Its point is returned only when it meets every row
+        exactly (else `hint`, as `feasible`)."""
         if self._left(deadline) < MIN_SECONDS:
             value = None if hint is None else exact_dot(costs, hint) + constant
             return StageResult(GoalStatus.TIME_LIMIT, hint, value, None, time.perf_counter() - started)
@@ -566,10 +569,13 @@ class MilpSession:
             _start_from(highs, hint)
         if nodes is not None:
             highs.setOptionValue("mip_max_nodes", nodes)
+        if gap is not None:
+            highs.setOptionValue("mip_rel_gap", gap)
         try:
             run = _run_mip(highs, limit, self._entries())
         finally:
             highs.setOptionValue("mip_max_nodes", 2**31 - 1)
+            highs.setOptionValue("mip_rel_gap", 0.0)
         seconds = time.perf_counter() - started
         status = run.status
         if status == highspy.HighsModelStatus.kInfeasible:

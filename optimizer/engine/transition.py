@@ -83,6 +83,7 @@ class TargetDistance(_TowardsTarget):
     name = "target_distance"
     summary = "actives elsewhere than in the target, and standbys where the target has none"
     search_nodes = 1
+    search_gap = 0.1
 
     def apart(self, problem: Problem) -> frozenset[str]:
         return frozenset()  # the target's clients only, which `distinguished` names

@@ -201,6 +201,23 @@ def test_balance_with_thread_counts_too_varied_for_one_level_grid(seed, monkeypa
     check_backends(problem, goals_, brute_force(problem, goals_))
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_soft_balance_compares_counts_pairwise_and_reaches_the_enumerated_optimum(seed):
+    """The soft balance (the assignment applied now's) uses the pairwise rows rather than a level
+    variable (decision 97), where the caught-up rule leaves an excess above 0: every back-end
+    must reach the enumerated optimum of its excess, and the later goal's, with it."""
+    from optimizer.catalogue import goal_class
+    from optimizer.goal import soft
+
+    rng = random.Random(seed)
+    problem = random_streams_problem(
+        seed, tasks=rng.randint(3, 4), clients=3, standby_replicas=rng.randint(0, 1), threads=(1, 3), stateful_fraction=0.7
+    )
+    problem = normalize(problem).problem
+    goals_ = [soft(goal_class("balance"))(), *resolve_goals([rng.choice(["cross_rack_traffic", "stickiness", "subtopology_spread"])], "streams")]
+    check_backends(problem, goals_, brute_force(problem, goals_))
+
+
 def test_balance_with_large_prime_thread_counts():
     """Thread counts whose least common multiple is about 10^9: no level grid, no overflow."""
     data = {
