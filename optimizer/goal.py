@@ -56,6 +56,9 @@ class Goal:
     kinds: ClassVar[tuple[str, ...]] = ("streams", "consumer")
     hard: ClassVar[bool] = False
     compressible: ClassVar[bool] = False
+    """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
+    `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation
+    (optimizer.engine.compressed)."""
     search_nodes: ClassVar[int | None] = None
     """None: the stage is searched until proven optimal (or its time is up). A whole number: a
     tie-break whose proof costs more than it is worth; a back-end with a branch and bound stops
@@ -63,12 +66,10 @@ class Goal:
     and the best point found stands, `feasible` with its bound. The engine's distance to the
     target of the assignment applied now takes 1: HiGHS's root (decision 96)."""
     search_gap: ClassVar[float | None] = None
-    """With `search_nodes`: the branch and bound may also stop once its point is within this
-    fraction of its bound (0.1: 10 %), as deterministic as the node count. The distance to the
-    target takes 0.1 (decision 97)."""
-    """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
-    `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation
-    (optimizer.engine.compressed)."""
+    """With `search_nodes`: the search may also stop once its point is within this fraction of its
+    bound (0.1: 10 %), as deterministic as the node count; then a point that the MILP back-end's
+    search on the relaxation's support (or CP-SAT's count point) finds within it stands without
+    the branch and bound. The distance to the target takes 0.1 (decision 97)."""
 
     def __init__(self, argument: str | None = None) -> None:
         if argument is not None:

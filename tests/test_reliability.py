@@ -534,6 +534,25 @@ def test_a_slow_kafka_is_waited_for_outside_the_share_of_an_assignment_applied_n
     assert all(reaped(pid) for pid in forks)
 
 
+def test_when_neither_the_assignment_applied_now_nor_kafkas_assignor_beside_it_answers_the_exact_target_is_applied(monkeypatch, forks):
+    """The step finds nothing and Kafka's assignor never answers: the exact target is applied, as
+    when Kafka gives no assignment, within the limit and FALLBACK_SECONDS more (the solve failed)."""
+    from optimizer.generate import random_streams_problem
+    from optimizer.results import SequenceResult
+
+    problem = random_streams_problem(2, tasks=1000, clients=50, standby_replicas=1)
+    transition = importlib.import_module("optimizer.engine.transition")
+    monkeypatch.setattr(transition, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["no point"]))
+    _kafka_beside_slowed(monkeypatch, 600.0)
+    begun = time.perf_counter()
+    late = solve(problem, time_limit=3)
+    assert time.perf_counter() - begun < 3 + policy.FALLBACK_SECONDS + 2
+    notes = " ".join(late.solver.options["notes"])
+    assert "and Kafka's assignor did not finish within the time limit and 2 s more: the exact target is applied" in notes
+    assert late.target is None and late.plan is not None  # the target is what is applied
+    assert all(reaped(pid) for pid in forks)
+
+
 def test_cpsat_stages_stop_on_deterministic_work_so_a_busy_machine_gives_the_same_answer(monkeypatch):
     """`--solver cpsat` under a time limit: its solves share a budget of CP-SAT's deterministic
     time (WORK_PER_SECOND per second of the limit; here 0.1, well before the clock: about 1 s of

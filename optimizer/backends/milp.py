@@ -2,7 +2,9 @@
 
 The model goes to HiGHS in one piece from the CSR arrays (building it variable by variable is what
 makes pulp slow at this size). MIP gaps are set to zero, so `optimal` means proven optimal, and
-the status is HiGHS's own model status: a time-limited run is `time_limit`, never `optimal`.
+the status is HiGHS's own model status: a time-limited run is `time_limit`, never `optimal`. A
+tie-break goal's stage (`Goal.search_nodes`, `search_gap`) may stop at a node count or a gap; its
+point is then `feasible`, with its bound, unless it reaches that bound.
 
 Relaxation first. The assignment models' linear relaxations are tight (their bound is the integer
 optimum on every benchmark), and HiGHS's simplex solves one in a fraction of a second where its
@@ -12,7 +14,8 @@ model (warm-started from the previous stage's basis); ceil(relaxation) is a prov
 the stage's integer optimum. An integer point that reaches it is optimal, proven: the start when
 it does, the relaxation's own vertex when it is integral, else a small MIP on the relaxation's
 support (every 0/1 variable the relaxation leaves at 0 fixed there). Only when none of these
-reaches the bound does the full MIP run, from the best point found. The relaxed pass's search for
+reaches the bound does the full MIP run, from the best point found (for a tie-break goal, only
+when none comes within its `search_gap` of the bound). The relaxed pass's search for
 one point meeting every frozen bound (`find`) also tries a MIP on the last relaxation's optimal
 face (every variable whose reduced cost rules it out of the points that reach the bound fixed: a
 restriction that loses none of them). Every point is checked against the model's rows and bounds
@@ -151,6 +154,13 @@ def _run_mip(highs: highspy.Highs, limit: float, entries: int) -> _Run:
     return _Run(highspy.HighsModelStatus(status), bound, point)
 
 
+def _set(highs: highspy.Highs, option: str, value: int | float) -> None:
+    """Set a HiGHS option, or raise: HiGHS refuses a value of the wrong type or range by a status
+    only, and would run on without the limit."""
+    if highs.setOptionValue(option, value) != highspy.HighsStatus.kOk:
+        raise ValueError(f"HiGHS refused {option} = {value!r}")
+
+
 def _start_from(highs: highspy.Highs, point: np.ndarray) -> None:
     """Give HiGHS's next MIP `point` as its start."""
     solution = highspy.HighsSolution()
@@ -266,10 +276,10 @@ class MilpSession:
                 hint, searched = point, True
             if hint is not None and value(hint) <= bound:
                 return StageResult(GoalStatus.OPTIMAL, hint, value(hint), float(bound), time.perf_counter() - started)
-            if nodes is not None and searched and hint is not None:
-                # a tie-break (`Goal.search_nodes`): the point of the searches on the relaxation's
-                # support stands, unproven; HiGHS's root may cost seconds more (3.3 s on a 1,000 x 50
-                # application's distance to the target, for no better point)
+            if gap is not None and searched and hint is not None and value(hint) - bound <= gap * abs(value(hint)):
+                # a tie-break (`Goal.search_gap`): the point of the searches on the relaxation's
+                # support, within its gap, stands unproven; HiGHS's root may cost seconds more (3.3 s
+                # on a 1,000 x 50 application's distance to the target, for no better point)
                 return StageResult(GoalStatus.FEASIBLE, hint, value(hint), float(bound), time.perf_counter() - started)
         known = [v for v in (bound, None if hint is None else value(hint)) if v is not None]
         tame = self._tame(costs, objective.constant, *known)
@@ -280,6 +290,9 @@ class MilpSession:
         if bound is not None and result.bound is not None and result.bound < bound:
             # stopped before its own bound caught up with the relaxation's: report the better one
             result = StageResult(result.status, result.solution, result.objective, float(bound), result.seconds)
+        if result.status == GoalStatus.FEASIBLE and result.objective is not None and result.bound is not None and result.objective <= result.bound:
+            # stopped by a tie-break's node count or gap at a point that reaches a proven bound
+            result = StageResult(GoalStatus.OPTIMAL, result.solution, result.objective, result.bound, result.seconds)
         return result
 
     # ------------------------------------------------------------------ what is proven
@@ -568,9 +581,9 @@ class MilpSession:
         if hint is not None:
             _start_from(highs, hint)
         if nodes is not None:
-            highs.setOptionValue("mip_max_nodes", nodes)
+            _set(highs, "mip_max_nodes", int(nodes))
         if gap is not None:
-            highs.setOptionValue("mip_rel_gap", gap)
+            _set(highs, "mip_rel_gap", float(gap))
         try:
             run = _run_mip(highs, limit, self._entries())
         finally:

@@ -247,27 +247,32 @@ def run_exact(
                 exact_assignment, found = None, [f"the assignment applied now was stopped {INTERRUPT_MARGIN:g} s past its share of the time limit"]
             if exact_assignment is None:
                 # Kafka's, waited for here, outside the step's share: a slow Kafka is not the step's overrun
-                kafkas = kafka_applied()
+                try:
+                    kafkas = kafka_applied()
+                    none = "Kafka's assignor gives none"
+                except NoSolutionError:  # beside, and still running: as when it gives none
+                    kafkas, none = None, f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
                 if kafkas is None:
-                    assignment, found = dict(target), [f"{found[0]}, and Kafka's assignor gives none: the exact target is applied"]
+                    assignment, found = dict(target), [f"{found[0]}, and {none}: the exact target is applied"]
                 else:
                     assignment, found = kafkas, [f"{found[0]}: Kafka's is applied (warm-ups planned towards the exact target)"]
-            else:
+                notes += found
+            else:  # the exact step's assignment, measured against Kafka's
                 assignment = exact_assignment
-            notes += found
-            try:
-                kafka_start = kafka_applied()
-            except NoSolutionError:  # beside: the exact step stands, unmeasured (it needs no start)
-                kafka_start = None
-                late = f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
-                notes.append(f"{late}: the assignment applied now is not measured against it")
-            if kafka_start is not None:  # else Kafka gives no assignment to measure against
-                # A bound on the probing rebalances keeps target copies in place now, at a skew the
-                # user chose: only caught-up actives are measured then.
-                why = worse_than(problem, assignment, kafka_start, balanced and not bounded, accepted_skew(problem, target) if loosened else 0.0)
-                if why is not None:
-                    notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
-                    assignment = kafka_start
+                notes += found
+                try:
+                    kafka_start = kafka_applied()
+                except NoSolutionError:  # beside: the exact step stands, unmeasured (it needs no start)
+                    kafka_start = None
+                    late = f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
+                    notes.append(f"{late}: the assignment applied now is not measured against it")
+                if kafka_start is not None:  # else Kafka gives no assignment to measure against
+                    # A bound on the probing rebalances keeps target copies in place now, at a skew
+                    # the user chose: only caught-up actives are measured then.
+                    why = worse_than(problem, assignment, kafka_start, balanced and not bounded, accepted_skew(problem, target) if loosened else 0.0)
+                    if why is not None:
+                        notes.append(f"Kafka's assignment is applied now, with the plan to the exact target: the exact one had {why}")
+                        assignment = kafka_start
     elif isinstance(problem, ConsumerProblem) and isinstance(raw, ConsumerProblem) and problem.config.cooperative:
         assignment, followup, count = withhold_transfers(raw, target)
         if count:

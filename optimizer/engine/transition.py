@@ -226,7 +226,7 @@ def exact_now(
         return None, ["the assignment applied now was not found within its time"]
     excess = f"balance excess {_whole(values['balance'])}, " if "balance" in values else ""
     unproven = ""
-    if last is not None and last.status != GoalStatus.OPTIMAL and last.bound is not None:
+    if last is not None and last.status != GoalStatus.OPTIMAL and last.bound is not None and last.objective is not None and last.bound < last.objective:
         unproven = f", at least {_whole(last.bound)}: a tie-break not searched to its proof"
     return dict(result.assignment), [
         "applied now: stateful actives stay on caught-up clients until their target client has warmed up "
