@@ -414,7 +414,7 @@ class _NoPointSession:
     point (the assignment applied now of a 10,000 x 200 application)."""
 
     def __init__(self):
-        self.rows, self.found = 0, 0
+        self.rows, self.found, self.relaxed = 0, 0, 0
 
     def add_row(self, expr, lo, hi):
         self.rows += 1
@@ -423,6 +423,7 @@ class _NoPointSession:
         self.rows -= 1
 
     def relax(self, objective, time_limit):
+        self.relaxed += 1
         return 0
 
     def find(self, time_limit, hint):
@@ -438,7 +439,8 @@ class _NoPointSession:
 
 def test_the_relaxed_pass_does_not_search_again_on_the_rows_its_guesses_already_gave():
     """Every guess (the lower bound) is also the relaxation's bound: the pass without guesses
-    would freeze the same rows, where no point was found; it gives up at once instead."""
+    would freeze the same rows, where no point was found; it gives up as soon as its relaxations
+    reach the guesses, without relaxing the goals after them again."""
     from optimizer.formulation import LinExpr
 
     goals = resolve_goals(["standby_rack_diversity", "subtopology_spread", "stickiness"], "streams")
@@ -446,9 +448,10 @@ def test_the_relaxed_pass_does_not_search_again_on_the_rows_its_guesses_already_
     expressions = {id(goal): LinExpr.zero() for goal in goals}
     assert relaxed_module.relaxed_pass(session, [], goals, expressions, lambda: None, None, "milp") is None
     assert session.found == 1
+    assert session.relaxed == 3  # stickiness after the two guesses; then the two guessed goals, not stickiness again
 
 
-def _no_guesses(frozen_bounds, session, order, expressions, remaining, guess):
+def _no_guesses(frozen_bounds, session, order, expressions, remaining, guess, repeat=None):
     return frozen_bounds(session, order, expressions, remaining, guess=False)
 
 
