@@ -24,8 +24,10 @@ in integer arithmetic before it is used.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import highspy
@@ -154,11 +156,23 @@ def _run_mip(highs: highspy.Highs, limit: float, entries: int) -> _Run:
     return _Run(highspy.HighsModelStatus(status), bound, point)
 
 
-def _set(highs: highspy.Highs, option: str, value: int | float) -> None:
-    """Set a HiGHS option, or raise: HiGHS refuses a value of the wrong type or range by a status
-    only, and would run on without the limit."""
-    if highs.setOptionValue(option, value) != highspy.HighsStatus.kOk:
-        raise ValueError(f"HiGHS refused {option} = {value!r}")
+@contextlib.contextmanager
+def _search_limits(highs: highspy.Highs, nodes: int | None, gap: float | None) -> Iterator[None]:
+    """HiGHS's branch and bound within `nodes` nodes and a relative `gap` (None: no limit, a gap
+    of 0), back to the session's settings afterwards. A value HiGHS refuses (of the wrong type or
+    range, which it says by a status only, and would run on without the limit) raises."""
+    for option, value in (("mip_max_nodes", None if nodes is None else int(nodes)), ("mip_rel_gap", None if gap is None else float(gap))):
+        if value is not None and highs.setOptionValue(option, value) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS refused {option} = {value!r}")
+    try:
+        yield
+    finally:
+        highs.setOptionValue("mip_max_nodes", NO_NODE_LIMIT)
+        highs.setOptionValue("mip_rel_gap", 0.0)
+
+
+NO_NODE_LIMIT = 2**31 - 1
+"""HiGHS's default `mip_max_nodes`: no limit."""
 
 
 def _start_from(highs: highspy.Highs, point: np.ndarray) -> None:
@@ -547,15 +561,13 @@ class MilpSession:
         highs.changeObjectiveSense(highspy.ObjSense.kMinimize)
         limit = self._left(deadline) if time_limit is None else time_limit
         highs.setOptionValue("time_limit", limit)
-        if nodes is not None:
-            highs.setOptionValue("mip_max_nodes", nodes)
         if hint is not None:
             _start_from(highs, hint)
         try:
-            point = _run_mip(highs, limit, self._entries()).point
+            with _search_limits(highs, nodes, None):
+                point = _run_mip(highs, limit, self._entries()).point
         finally:
             highs.changeColsBounds(len(columns), columns, lo, hi)
-            highs.setOptionValue("mip_max_nodes", 2**31 - 1)
         return point if point is not None and self.feasible(point) else None
 
     def _entries(self) -> int:
@@ -580,15 +592,8 @@ class MilpSession:
         highs.setOptionValue("time_limit", limit)
         if hint is not None:
             _start_from(highs, hint)
-        if nodes is not None:
-            _set(highs, "mip_max_nodes", int(nodes))
-        if gap is not None:
-            _set(highs, "mip_rel_gap", float(gap))
-        try:
+        with _search_limits(highs, nodes, gap):
             run = _run_mip(highs, limit, self._entries())
-        finally:
-            highs.setOptionValue("mip_max_nodes", 2**31 - 1)
-            highs.setOptionValue("mip_rel_gap", 0.0)
         seconds = time.perf_counter() - started
         status = run.status
         if status == highspy.HighsModelStatus.kInfeasible:

@@ -223,6 +223,7 @@ def run_exact(
         allowed = tolerances["balance"].limit(0) if loosened else 0
         if exact_now_needed(problem, target) or (balanced and balance_value is not None and balance_value > allowed):
             what = "the exact target needs warm-ups first, and Kafka's assignor, which the assignment applied now is measured against,"
+            late = f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
 
             def kafka_applied() -> dict[str, ClientAssignment] | None:
                 """Kafka's assignment applied now (None where it gives none), within the time limit."""
@@ -251,7 +252,7 @@ def run_exact(
                     kafkas = kafka_applied()
                     none = "Kafka's assignor gives none"
                 except NoSolutionError:  # beside, and still running: as when it gives none
-                    kafkas, none = None, f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
+                    kafkas, none = None, late
                 if kafkas is None:
                     assignment, found = dict(target), [f"{found[0]}, and {none}: the exact target is applied"]
                 else:
@@ -264,7 +265,6 @@ def run_exact(
                     kafka_start = kafka_applied()
                 except NoSolutionError:  # beside: the exact step stands, unmeasured (it needs no start)
                     kafka_start = None
-                    late = f"Kafka's assignor did not finish within the time limit and {FALLBACK_SECONDS:g} s more"
                     notes.append(f"{late}: the assignment applied now is not measured against it")
                 if kafka_start is not None:  # else Kafka gives no assignment to measure against
                     # A bound on the probing rebalances keeps target copies in place now, at a skew

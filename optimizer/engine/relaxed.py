@@ -49,19 +49,17 @@ def relaxed_pass(
     if not order and session.relax(LinExpr.zero(), remaining()) != 0:
         return None
     started = time.perf_counter()
-    tried: list[tuple[int, int]] = []  # the bounds the pass with guesses froze, when it found no point on them
-    repeat: list[tuple[int, int]] | None = None  # those up to the last guess
+    # The bounds the pass with guesses froze up to its last guess, when it found no point on them:
+    # the pass without guesses stops where its relaxations reach them, as every row after would be
+    # the same (10,000 x 200: 13 s of searching again, for nothing)
+    repeat: list[tuple[int, int]] | None = None
     for guess in (True, False):
         frozen = frozen_bounds(session, order, expressions, remaining, guess, repeat)
         if frozen is None:
             return None
-        bounds, guessed, guesses = frozen
-        if not guess and [(id(goal), bound) for goal, bound, _ in bounds] == tried:
-            # the guesses were the relaxations' own bounds: the same rows found no point before
-            # (10,000 x 200: 13 s of searching again, for nothing)
-            return None
-        tried = [(id(goal), bound) for goal, bound, _ in bounds]
-        repeat = tried[: guesses[-1] + 1] if guesses else None
+        bounds, guesses = frozen
+        if guesses:
+            repeat = [(id(goal), bound) for goal, bound, _ in bounds[: guesses[-1] + 1]]
         point = session.find(remaining(), start)
         last: Stage | None = None
         if point is None and bounds:
@@ -82,7 +80,7 @@ def relaxed_pass(
                 session.add_row(expressions[id(goal)], -UNBOUNDED, result.objective)
         if point is not None:
             break
-        if not guessed:
+        if not guesses:
             return None
         for _ in bounds:  # a guess may be what no integer point meets: once more, without guesses
             session.pop_row()
@@ -105,11 +103,11 @@ def frozen_bounds(
     remaining: Callable[[], float | None],
     guess: bool,
     repeat: list[tuple[int, int]] | None = None,
-) -> tuple[list[tuple[Goal, int, float]], bool, list[int]] | None:
+) -> tuple[list[tuple[Goal, int, float]], list[int]] | None:
     """Freeze each goal of `order` with a row at its bound: the ceiling of its relaxation, or
     (`guess`, every goal but the last) its lower bound, guessed until a relaxation after it is
     infeasible (then the latest guess is undone and that goal relaxed, and so on back). Returns
-    ([(goal, bound, seconds)], whether a guess stands, the positions of the guesses that stand),
+    ([(goal, bound, seconds)], the positions of the guesses that stand),
     or None when a relaxation did not solve or is infeasible without guesses, and when the
     bounds reach `repeat` (goal id, bound: an earlier pass's up to its last guess, which found no
     point): every row after them would be that pass's again (on a 1,000 x 50 application, 0.74 s of
@@ -118,7 +116,6 @@ def frozen_bounds(
     kinds: list[bool] = []  # per bound: a guess
     guessed = 0  # goals frozen by a guess since the last relaxation (the last rows added)
     relaxed: set[int] = set()  # positions whose guess was undone
-    stands = False
     i = 0
     while i < len(order):
         goal, expression = order[i], expressions[id(order[i])]
@@ -141,7 +138,6 @@ def frozen_bounds(
             continue
         if bound is None or bound == math.inf:
             return None
-        stands = stands or guessed > 0
         guessed = 0
         session.add_row(expression, -UNBOUNDED, int(bound))
         bounds.append((goal, int(bound), time.perf_counter() - started))
@@ -149,4 +145,4 @@ def frozen_bounds(
         if repeat is not None and [(id(goal), bound) for goal, bound, _ in bounds] == repeat:
             return None
         i += 1
-    return bounds, stands, [k for k, kind in enumerate(kinds) if kind]
+    return bounds, [k for k, kind in enumerate(kinds) if kind]
