@@ -54,3 +54,15 @@ def derived(function: F) -> F:
         return cache[key]
 
     return cast(F, once)
+
+
+def one_name_each(data: Any, *names: tuple[str, ...]) -> Any:
+    """`data` as it is, for a model's before-validator, unless a mapping gives one setting under two
+    of its names (ours and Kafka's: `threads` and `num.stream.threads`): then a ValueError naming
+    both, where pydantic would call the second an unknown field."""
+    if isinstance(data, dict):
+        for keys in names:
+            given = [key for key in keys if key in data]
+            if len(given) > 1:
+                raise ValueError(f"{' and '.join(repr(key) for key in given)} name the same setting: give one of them")
+    return data

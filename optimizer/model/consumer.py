@@ -9,9 +9,9 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BeforeValidator, Field, Strict, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
 
-from optimizer.model.base import FrozenModel
+from optimizer.model.base import FrozenModel, one_name_each
 from optimizer.model.ids import (
     INT32_MAX,
     BytesPerSecond,
@@ -210,10 +210,10 @@ class Member(FrozenModel):
 
     id: Name
     """Member id, unique in the group."""
-    rack: Name | None = None
-    """`client.rack` of the consumer (KIP-881)."""
-    group_instance_id: Name | None = None
-    """`group.instance.id` of a static member (KIP-345), unique in the group. Kafka's classic range
+    rack: Name | None = Field(None, validation_alias=AliasChoices("rack", "client.rack"))
+    """`client.rack` of the consumer (KIP-881); a file may write Kafka's key instead."""
+    group_instance_id: Name | None = Field(None, validation_alias=AliasChoices("group_instance_id", "group.instance.id"))
+    """`group.instance.id` (a file may write Kafka's key instead) of a static member (KIP-345), unique in the group. Kafka's classic range
     and round-robin assignors put static members first, in the order of these ids
     (`AbstractPartitionAssignor.MemberInfo.compareTo`), then the others by member id."""
     subscriptions: tuple[TopicName, ...] = Field(min_length=1)
@@ -225,6 +225,11 @@ class Member(FrozenModel):
     capacity: Capacity = 1.0
     """Instance size as a multiple of the default instance (1): what weighted balance divides
     the load by."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        return one_name_each(data, ("rack", "client.rack"), ("group_instance_id", "group.instance.id"))
 
     @model_validator(mode="after")
     def _no_repeats(self) -> Member:

@@ -1,7 +1,8 @@
 """Kafka's identifiers: task ids `<subtopology>_<partition>` and partition ids `<topic>-<partition>`.
 
 Numbers are written without leading zeros so that every task and partition has exactly one
-spelling; that keeps sets of ids comparable and results deterministic. Ids are built and split
+spelling; that keeps sets of ids comparable and results deterministic. A task id read with them
+(`0_05`, which Kafka's TaskId.parse reads as 0_5) is kept as Kafka writes it. Ids are built and split
 only here: `task_id` and `partition_id` build them, `parse_task_id` and `parse_partition_id`
 check and split ids from outside, `task_key` and `partition_key` split ids already checked (and
 are their sort keys). The module also holds the checked field types of names and numbers.
@@ -26,7 +27,8 @@ INT64_MAX = 2**63 - 1
 
 # The patterns are used with fullmatch (`^...$` would also accept a trailing newline).
 _NUMBER = r"(?:0|[1-9][0-9]*)"
-_TASK_ID = re.compile(rf"({_NUMBER})_({_NUMBER})")
+# Kafka's TaskId.parse reads each number with Integer.parseInt: leading zeros allowed ('0_05' is 0_5)
+_TASK_ID = re.compile(r"([0-9]+)_([0-9]+)")
 # Both numbers at most 9 digits, so within a Java int: the usual id, checked without parsing it.
 _SHORT_TASK_ID = re.compile(r"(?:0|[1-9][0-9]{0,8})_(?:0|[1-9][0-9]{0,8})")
 # Topic names may themselves contain '-': the partition number is what follows the last '-'.
@@ -172,8 +174,25 @@ def member_id_of(client: str, thread: int) -> str:
 
 
 def _check_task_id(value: str) -> str:
+    """`value` as Kafka writes it: '0_05' (which Kafka's TaskId.parse reads) becomes '0_5'."""
     if _SHORT_TASK_ID.fullmatch(value) is None:
-        parse_task_id(value)  # raises for a malformed id
+        return task_id(*parse_task_id(value))  # raises for a malformed id
+    return value
+
+
+def distinct_task_keys(value: object) -> object:
+    """A mapping keyed by task ids as it is, unless two keys are one task as Kafka reads them
+    ('0_05' and '0_5'), where validation would keep one and drop the other without a word."""
+    if isinstance(value, dict):
+        seen: dict[TaskKey, str] = {}
+        for key in value:
+            try:
+                parsed = parse_task_id(key)
+            except ValueError:
+                continue  # reported by the key's own validation
+            if parsed in seen:
+                raise ValueError(f"task {task_id(*parsed)} is given twice, as {shown(seen[parsed])} and {shown(key)}")
+            seen[parsed] = key
     return value
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
 
-from optimizer.model.base import FrozenModel
+from optimizer.model.base import FrozenModel, one_name_each
 from optimizer.model.ids import (
     INT32_MAX,
     INT64_MAX,
@@ -31,6 +31,7 @@ from optimizer.model.ids import (
     TaskId,
     TopicName,
     Weight,
+    distinct_task_keys,
     mean_rate,
     member_id_of,
     parse_task_id,
@@ -214,7 +215,7 @@ class StreamsMember(FrozenModel):
     """Tasks the member held as standby."""
     previous_warmup: tuple[TaskId, ...] = ()
     """Tasks the member held as warm-up."""
-    lags: dict[TaskId, Int64] | None = None
+    lags: Annotated[dict[TaskId, Int64], BeforeValidator(distinct_task_keys)] | None = None
     """The lags this member reported itself (its task offsets, as offsets behind the changelog
     end), per task with state on its process's disk: each of Kafka's stream threads reports them,
     and Kafka 4.4 takes every member reporting a task as a standby candidate (KAFKA-20719). Unset:
@@ -227,11 +228,12 @@ class Client(FrozenModel):
 
     id: Name
     """Client (process) id, unique in the problem."""
-    rack: Name | None = None
-    """`client.rack`; when some client has none, rack-aware assignment is disabled, as in Kafka."""
-    threads: Annotated[int, Strict(), Field(ge=1, le=MAX_THREADS)] = 1
+    rack: Name | None = Field(None, validation_alias=AliasChoices("rack", "client.rack"))
+    """`client.rack`; when some client has none, rack-aware assignment is disabled, as in Kafka.
+    A file may write Kafka's key `client.rack` instead."""
+    threads: Annotated[int, Strict(), Field(ge=1, le=MAX_THREADS)] = Field(1, validation_alias=AliasChoices("threads", "num.stream.threads"))
     """`num.stream.threads`: the client's capacity in KIP-441's per-thread load (at most
-    MAX_THREADS, a sanity bound)."""
+    MAX_THREADS, a sanity bound). A file may write Kafka's key `num.stream.threads` instead."""
     capacity: Capacity = 1.0
     """Instance size as a multiple of the default instance (1): weighted balance divides the
     client's load by threads x capacity (`threads` stays Kafka's count for its own balance)."""
@@ -241,7 +243,7 @@ class Client(FrozenModel):
     """Tasks the client ran as active before this rebalance."""
     previous_standby: tuple[TaskId, ...] = ()
     """Tasks the client held as standby (or warm-up) before this rebalance."""
-    lags: dict[TaskId, Int64] = Field(default_factory=dict)
+    lags: Annotated[dict[TaskId, Int64], BeforeValidator(distinct_task_keys)] = Field(default_factory=dict)
     """Offsets behind the changelog end, per task the client has state for (KIP-441).
 
     Tasks that are not in the problem are ignored, as Kafka does. A previous active or standby
@@ -259,6 +261,11 @@ class Client(FrozenModel):
     the member count and the unions (warm-ups count as standbys); when also given they must agree.
     Without members, a streams group deals the client's history to its threads round-robin
     (docs/assignors/streams-group-sticky.md)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        return one_name_each(data, ("threads", "num.stream.threads"), ("rack", "client.rack"))
 
     @property
     def kafka_process_id(self) -> str:

@@ -144,9 +144,9 @@ CASES = [
     ),
     (
         "malformed-task-id-in-previous",
-        streams(_set(["clients", 1, "previous_standby"], ["0_00"])),
+        streams(_set(["clients", 1, "previous_standby"], ["0_x"])),
         "clients[1] (id 'b').previous_standby[0]",
-        "malformed task id '0_00'",
+        "malformed task id '0_x'",
     ),
     (
         "malformed-partition-id",

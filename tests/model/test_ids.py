@@ -42,7 +42,7 @@ def test_sort_keys_are_kafka_orders():
     assert sorted(["b-1", "a-b-10", "a-b-2", "a-1"], key=partition_key) == ["a-1", "a-b-2", "a-b-10", "b-1"]
 
 
-@pytest.mark.parametrize("ident", ["0-1", "01_2", "1_", "_1", "1_2_3", " 1_2", "1_2\n", f"{INT32_MAX + 1}_0"])
+@pytest.mark.parametrize("ident", ["0-1", "1_", "_1", "1_2_3", " 1_2", "1_2\n", f"{INT32_MAX + 1}_0"])
 def test_parse_task_id_rejects(ident):
     with pytest.raises(ValueError):
         parse_task_id(ident)

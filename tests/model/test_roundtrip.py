@@ -216,22 +216,23 @@ def test_yaml_written_here_reads_back_the_same_text(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "task_id, error",
+    "task_id, written, error",
     [
-        ("0_3", None),
-        ("999999999_999999999", None),
-        ("2147483647_2147483647", None),  # 10 digits: past the quick check, still a Java int
-        ("2147483648_0", "Java ints"),
-        ("0_2147483648", "Java ints"),
-        ("01_2", "malformed task id"),
-        ("1_", "malformed task id"),
-        ("1_2\n", "malformed task id"),
+        ("0_3", "0_3", None),
+        ("999999999_999999999", "999999999_999999999", None),
+        ("2147483647_2147483647", "2147483647_2147483647", None),  # 10 digits: past the quick check, still a Java int
+        ("2147483648_0", None, "Java ints"),
+        ("0_2147483648", None, "Java ints"),
+        ("0_05", "0_5", None),  # Kafka's TaskId.parse: Integer.parseInt("05") is 5
+        ("00000000002147483647_00", "2147483647_0", None),
+        ("1_", None, "malformed task id"),
+        ("1_2\n", None, "malformed task id"),
     ],
 )
-def test_task_ids_are_two_java_ints_without_leading_zeros(task_id, error):
+def test_task_ids_are_two_java_ints_written_without_leading_zeros(task_id, written, error):
     adapter = TypeAdapter(TaskId)
     if error is None:
-        assert adapter.validate_python(task_id) == task_id
+        assert adapter.validate_python(task_id) == written
     else:
         with pytest.raises(ValidationError, match=error):
             adapter.validate_python(task_id)

@@ -99,7 +99,8 @@ def test_a_misspelt_solution_field_gets_the_closest_allowed_one():
 
 def test_keys_at_follow_lists_aliases_and_optional_models():
     assert keys_at(StreamsProblem, ("clients", 3)) == (
-        "id", "rack", "threads", "capacity", "tags", "previous_active", "previous_standby", "lags", "process_id", "members"
+        "id", "rack", "client.rack", "threads", "num.stream.threads", "capacity", "tags", "previous_active", "previous_standby", "lags",
+        "process_id", "members",
     )  # fmt: skip
     assert "task.assignor.class" in keys_at(StreamsProblem, ("config",))
     assert "internal.task.assignor.class" in keys_at(StreamsConfig, ())

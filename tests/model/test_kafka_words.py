@@ -1,0 +1,75 @@
+"""Input in Kafka's words (issue 34, item 3): Kafka's own keys where a user types them, near misses
+suggested, and task ids as Kafka's TaskId.parse reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.errors import InvalidInputError
+from optimizer.model import problem_from_data
+from optimizer.solve import solve
+
+
+def _task(task_id: str, partition: int) -> dict:
+    return {"id": task_id, "stateful": True, "source_partitions": [{"topic": "orders", "partition": partition}]}
+
+
+def _issues(data: dict) -> list[tuple[str | None, str]]:
+    with pytest.raises(InvalidInputError) as caught:
+        problem_from_data(data, "app.yaml")
+    return [(issue.location, issue.message) for issue in caught.value.issues]
+
+
+def test_a_streams_client_takes_kafkas_keys_for_its_threads_and_rack():
+    problem = problem_from_data(
+        {
+            "kind": "streams",
+            "clients": [{"id": "a", "num.stream.threads": 3, "client.rack": "r1"}, {"id": "b", "threads": 2, "rack": "r2"}],
+            "tasks": [_task("0_0", 0)],
+        }
+    )
+    assert [(c.threads, c.rack) for c in problem.clients] == [(3, "r1"), (2, "r2")]
+
+
+def test_a_consumer_member_takes_kafkas_keys_for_its_rack_and_instance_id():
+    group = problem_from_data(
+        {
+            "kind": "consumer",
+            "topics": [{"name": "orders", "partitions": 2}],
+            "members": [{"id": "m", "subscriptions": ["orders"], "client.rack": "r1", "group.instance.id": "i-1"}],
+        }
+    )
+    assert (group.members[0].rack, group.members[0].group_instance_id) == ("r1", "i-1")
+
+
+def test_a_near_miss_of_kafkas_key_is_suggested_and_both_names_at_once_are_one_error():
+    issues = _issues(
+        {
+            "kind": "streams",
+            "clients": [{"id": "a", "num.stream.thread": 2}, {"id": "b", "threads": 2, "num.stream.threads": 3}],
+            "tasks": [_task("0_0", 0)],
+        }
+    )
+    assert issues == [
+        ("clients[0] (id 'a').num.stream.thread", "unknown field 'num.stream.thread' (did you mean 'num.stream.threads'?)"),
+        ("clients[1] (id 'b')", "'threads' and 'num.stream.threads' name the same setting: give one of them"),
+    ]
+
+
+def test_task_ids_with_leading_zeros_are_the_tasks_kafka_reads_and_are_written_as_kafka_writes_them():
+    problem = problem_from_data(
+        {
+            "kind": "streams",
+            "clients": [{"id": "a", "previous_active": ["0_001"], "lags": {"0_01": 0}}, {"id": "b"}],
+            "tasks": [_task("0_01", 1), _task("1_0", 0)],
+        }
+    )
+    assert [t.id for t in problem.tasks] == ["0_1", "1_0"]
+    assert (problem.clients[0].previous_active, problem.clients[0].lags) == (("0_1",), {"0_1": 0})
+    solution = solve(problem)
+    assert "0_1" in solution.assignment["a"].active  # sticky: the task the client named '0_001'
+
+
+def test_two_keys_that_are_one_task_as_kafka_reads_them_are_an_error_not_a_silent_drop():
+    issues = _issues({"kind": "streams", "clients": [{"id": "a", "lags": {"0_05": 3, "0_5": 4}}], "tasks": [_task("0_5", 5)]})
+    assert issues == [("clients[0] (id 'a').lags", "task 0_5 is given twice, as '0_05' and '0_5'")]
