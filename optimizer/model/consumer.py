@@ -213,9 +213,10 @@ class Member(FrozenModel):
     rack: Name | None = Field(None, validation_alias=AliasChoices("rack", "client.rack"))
     """`client.rack` of the consumer (KIP-881); a file may write Kafka's key instead."""
     group_instance_id: Name | None = Field(None, validation_alias=AliasChoices("group_instance_id", "group.instance.id"))
-    """`group.instance.id` (a file may write Kafka's key instead) of a static member (KIP-345), unique in the group. Kafka's classic range
-    and round-robin assignors put static members first, in the order of these ids
-    (`AbstractPartitionAssignor.MemberInfo.compareTo`), then the others by member id."""
+    """`group.instance.id` of a static member (KIP-345), unique in the group; a file may write
+    Kafka's key instead. Kafka's classic range and round-robin assignors put static members
+    first, in the order of these ids (`AbstractPartitionAssignor.MemberInfo.compareTo`), then the
+    others by member id."""
     subscriptions: tuple[TopicName, ...] = Field(min_length=1)
     """Topics the member subscribes to."""
     owned_partitions: tuple[PartitionId, ...] = ()

@@ -2,8 +2,8 @@
 
 Numbers are written without leading zeros so that every task and partition has exactly one
 spelling; that keeps sets of ids comparable and results deterministic. A task id read with them
-(`0_05`, which Kafka's TaskId.parse reads as 0_5) is kept as Kafka writes it. Ids are built and split
-only here: `task_id` and `partition_id` build them, `parse_task_id` and `parse_partition_id`
+(`0_05`, which Kafka's TaskId.parse reads as 0_5) is kept as Kafka writes it. Ids are built and
+split only here: `task_id` and `partition_id` build them, `parse_task_id` and `parse_partition_id`
 check and split ids from outside, `task_key` and `partition_key` split ids already checked (and
 are their sort keys). The module also holds the checked field types of names and numbers.
 """
