@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Self, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, model_validator
 
 
 class FrozenModel(BaseModel):
@@ -24,6 +24,19 @@ class FrozenModel(BaseModel):
         validate_default=False,
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        """A mapping that gives one field under two of its names (ours and Kafka's key: `threads`
+        and `num.stream.threads`, `num_standby_replicas` and `num.standby.replicas`) is one error
+        naming both, where pydantic would take one and call the other an unknown field."""
+        if isinstance(data, dict):
+            for names in _names_of_fields(cls):
+                given = [name for name in names if name in data]
+                if len(given) > 1:
+                    raise ValueError(f"{' and '.join(repr(name) for name in given)} name the same setting: give one of them")
+        return data
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy without derived lookups: cached properties of the original may be stale."""
         copied = super().model_copy(update=update, deep=deep)
@@ -31,6 +44,20 @@ class FrozenModel(BaseModel):
         for key in [key for key in copied.__dict__ if key not in fields]:
             del copied.__dict__[key]
         return copied
+
+
+@functools.cache
+def _names_of_fields(model: type[BaseModel]) -> tuple[tuple[str, ...], ...]:
+    """Per field of `model` with an alias: every name a document may give it under (the field's
+    own, which `populate_by_name` accepts, and its aliases)."""
+    found = []
+    for name, field in model.model_fields.items():
+        alias = field.validation_alias if field.validation_alias is not None else field.alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        names = tuple(dict.fromkeys([name, *(choice for choice in choices if isinstance(choice, str))]))
+        if len(names) > 1:
+            found.append(names)
+    return tuple(found)
 
 
 F = TypeVar("F", bound=Callable[[Any], Any])
@@ -55,14 +82,3 @@ def derived(function: F) -> F:
 
     return cast(F, once)
 
-
-def one_name_each(data: Any, *names: tuple[str, ...]) -> Any:
-    """`data` as it is, for a model's before-validator, unless a mapping gives one setting under two
-    of its names (ours and Kafka's: `threads` and `num.stream.threads`): then a ValueError naming
-    both, where pydantic would call the second an unknown field."""
-    if isinstance(data, dict):
-        for keys in names:
-            given = [key for key in keys if key in data]
-            if len(given) > 1:
-                raise ValueError(f"{' and '.join(repr(key) for key in given)} name the same setting: give one of them")
-    return data

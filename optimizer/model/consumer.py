@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
 
-from optimizer.model.base import FrozenModel, one_name_each
+from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
     INT32_MAX,
     BytesPerSecond,
@@ -226,11 +226,6 @@ class Member(FrozenModel):
     capacity: Capacity = 1.0
     """Instance size as a multiple of the default instance (1): what weighted balance divides
     the load by."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_name_each(cls, data: Any) -> Any:
-        return one_name_each(data, ("rack", "client.rack"), ("group_instance_id", "group.instance.id"))
 
     @model_validator(mode="after")
     def _no_repeats(self) -> Member:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
 
-from optimizer.model.base import FrozenModel, one_name_each
+from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
     INT32_MAX,
     INT64_MAX,
@@ -261,11 +261,6 @@ class Client(FrozenModel):
     the member count and the unions (warm-ups count as standbys); when also given they must agree.
     Without members, a streams group deals the client's history to its threads round-robin
     (docs/assignors/streams-group-sticky.md)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_name_each(cls, data: Any) -> Any:
-        return one_name_each(data, ("threads", "num.stream.threads"), ("rack", "client.rack"))
 
     @property
     def kafka_process_id(self) -> str:

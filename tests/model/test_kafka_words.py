@@ -73,3 +73,8 @@ def test_task_ids_with_leading_zeros_are_the_tasks_kafka_reads_and_are_written_a
 def test_two_keys_that_are_one_task_as_kafka_reads_them_are_an_error_not_a_silent_drop():
     issues = _issues({"kind": "streams", "clients": [{"id": "a", "lags": {"0_05": 3, "0_5": 4}}], "tasks": [_task("0_5", 5)]})
     assert issues == [("clients[0] (id 'a').lags", "task 0_5 is given twice, as '0_05' and '0_5'")]
+
+
+def test_any_setting_given_under_two_of_its_names_is_one_error_naming_both():
+    issues = _issues({"kind": "streams", "clients": [{"id": "a"}], "tasks": [], "config": {"num.standby.replicas": 1, "num_standby_replicas": 2}})
+    assert issues == [("config", "'num_standby_replicas' and 'num.standby.replicas' name the same setting: give one of them")]
