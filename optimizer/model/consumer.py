@@ -30,7 +30,7 @@ from optimizer.model.ids import (
 )
 from optimizer.model.issues import Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
-from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, cross_by_rack, serving_racks
+from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, cross_by_rack, layout_violations, serving_racks
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, KafkaVersion, ReleaseOf
 from optimizer.model.streams import PROBLEM_FORMAT
 from optimizer.model.validation import duplicates_in, unique_by
@@ -144,16 +144,7 @@ class Topic(FrozenModel):
 
     @model_validator(mode="after")
     def _racks_per_partition(self) -> Topic:
-        problems: list[tuple[Loc, str]] = []
-        if self.replica_racks is not None and len(self.replica_racks) != self.partitions:
-            problems.append(
-                (
-                    ("replica_racks",),
-                    f"has {len(self.replica_racks)} entries but the topic has "
-                    f"{self.partitions} partitions; give one list of racks per partition",
-                )
-            )
-        problems += self._leaders_among_replicas()
+        problems: list[tuple[Loc, str]] = layout_violations(self.name, self.partitions, self.replica_racks, self.leader_racks)
         rates = self.partition_bytes_per_second
         if rates is not None and len(rates) != self.partitions:
             problems.append(
@@ -164,31 +155,6 @@ class Topic(FrozenModel):
             )
         raise_if_any(problems)
         return self
-
-    def _leaders_among_replicas(self) -> list[tuple[Loc, str]]:
-        leaders = self.leader_racks
-        if leaders is None:
-            return []
-        if len(leaders) != self.partitions:
-            return [
-                (
-                    ("leader_racks",),
-                    f"has {len(leaders)} entries but the topic has {self.partitions} partitions; give one leader rack per "
-                    "partition (null where unknown)",
-                )
-            ]
-        replicas = self.replica_racks if self.replica_racks is not None and len(self.replica_racks) == self.partitions else None
-        if replicas is None:
-            return []
-        return [
-            (
-                ("leader_racks", p),
-                f"the leader's rack {shown(leader)} of partition {partition_id(self.name, p)} is not among its replica racks "
-                f"{', '.join(map(shown, replicas[p]))}: the leader is one of the replicas",
-            )
-            for p, leader in enumerate(leaders)
-            if leader is not None and replicas[p] and leader not in replicas[p]
-        ]
 
     def leader_rack(self, partition: int) -> str | None:
         """Rack of the leader of partition `partition`; None when unknown."""

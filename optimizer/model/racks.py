@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final, Protocol
 import numpy as np
 from pydantic import BeforeValidator
 
-from optimizer.model.ids import Name
+from optimizer.model.ids import Name, partition_id, shown
 
 RACK_AWARE_REPLICA_SELECTOR: Final = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 """Kafka's follower-fetching selector (KIP-392), the value of `replica.selector.class` that makes
@@ -114,3 +114,38 @@ def cross_by_rack(racks_serving: Sequence[tuple[str, ...] | None], racks: Sequen
         [[reads_across_racks(rack, serving) for rack in racks] for serving in set_of], dtype=np.int64
     ).reshape(len(set_of), len(racks))
     return per_set[np.array(rows, dtype=np.int64)]
+
+
+def layout_violations(
+    topic: str, partitions: int, replica_racks: Sequence[Sequence[str]] | None, leader_racks: Sequence[str | None] | None
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """What is wrong with a topic's per-partition layout of `partitions` partitions (a consumer
+    topic's, a Streams problem's `topics[]`): a list that is not one entry per partition, a leader
+    outside its partition's replica racks. Locations are relative to the topic."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    if replica_racks is not None and len(replica_racks) != partitions:
+        problems.append(
+            (("replica_racks",), f"has {len(replica_racks)} entries but the topic has {partitions} partitions; give one list of racks per partition")
+        )
+        replica_racks = None
+    if leader_racks is None:
+        return problems
+    if len(leader_racks) != partitions:
+        problems.append(
+            (
+                ("leader_racks",),
+                f"has {len(leader_racks)} entries but the topic has {partitions} partitions; give one leader rack per partition (null where unknown)",
+            )
+        )
+        return problems
+    if replica_racks is None:
+        return problems
+    return problems + [
+        (
+            ("leader_racks", p),
+            f"the leader's rack {shown(leader)} of partition {partition_id(topic, p)} is not among its replica racks "
+            f"{', '.join(map(shown, replica_racks[p]))}: the leader is one of the replicas",
+        )
+        for p, leader in enumerate(leader_racks)
+        if leader is not None and replica_racks[p] and leader not in replica_racks[p]
+    ]

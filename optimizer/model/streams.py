@@ -42,8 +42,8 @@ from optimizer.model.ids import (
     whole_rate,
 )
 from optimizer.model.issues import Loc, raise_if_any
-from optimizer.model.limits import MAX_CLIENTS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
-from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, serving_racks
+from optimizer.model.limits import MAX_CLIENTS, MAX_PARTITIONS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
+from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, layout_violations, serving_racks
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, STREAMS_GROUPS_SINCE, KafkaVersion, ReleaseOf
 from optimizer.model.validation import duplicates_in, unique_by
 
@@ -148,6 +148,37 @@ class TopicPartition(FrozenModel):
     @property
     def id(self) -> str:
         return partition_id(self.topic, self.partition)
+
+
+class TopicLayout(FrozenModel):
+    """Where a topic's partitions live, given once for every task that reads it (a Streams
+    problem's `topics`): the same fields as a consumer problem's topic."""
+
+    name: TopicName
+    """Topic name: a topic some task reads (source or changelog)."""
+    partitions: Annotated[int, Strict(), Field(ge=1, le=MAX_PARTITIONS)] | None = None
+    """Number of partitions (optional: the lists below give it); no task reads a partition beyond."""
+    replica_racks: tuple[tuple[Name, ...], ...] | None = None
+    """Per partition, the racks of its replicas; an empty list where unknown."""
+    leader_racks: tuple[Name | None, ...] | None = None
+    """Per partition, the rack of its leader's broker (null where unknown), one of that
+    partition's `replica_racks` when those are given."""
+
+    @model_validator(mode="after")
+    def _one_entry_per_partition(self) -> TopicLayout:
+        lengths = [len(given) for given in (self.replica_racks, self.leader_racks) if given is not None]
+        if self.partitions is None and not lengths:
+            raise_if_any([((), "gives neither replica_racks nor leader_racks: a layout gives at least one")])
+        count = self.partitions if self.partitions is not None else max(lengths)
+        raise_if_any(layout_violations(self.name, count, self.replica_racks, self.leader_racks))
+        return self
+
+    @property
+    def count(self) -> int:
+        """How many partitions the layout describes."""
+        if self.partitions is not None:
+            return self.partitions
+        return len(self.replica_racks if self.replica_racks is not None else self.leader_racks or ())
 
 
 class Task(FrozenModel):
@@ -426,6 +457,48 @@ def kip925_costs(config: StreamsConfig, assignor: TaskAssignor) -> tuple[int, in
     return traffic, non_overlap
 
 
+def _laid_out(partition: TopicPartition, topic: TopicLayout, index: int) -> tuple[TopicPartition, list[tuple[Loc, str]]]:
+    """`partition` with the racks its topic's layout (`topics[index]`) gives it, and what
+    contradicts that layout (locations relative to the partition)."""
+    where = f"topics[{index}] ({shown(topic.name)})"
+    if partition.partition >= topic.count:
+        return partition, [((), f"partition {partition.id} is beyond the {topic.count} partitions that {where} lays out")]
+    problems: list[tuple[Loc, str]] = []
+    update: dict[str, Any] = {}
+    if topic.replica_racks is not None and topic.replica_racks[partition.partition]:
+        racks = topic.replica_racks[partition.partition]
+        if not partition.replica_racks:
+            update["replica_racks"] = racks
+        elif set(partition.replica_racks) != set(racks):
+            problems.append(
+                (
+                    ("replica_racks",),
+                    f"racks {', '.join(map(shown, partition.replica_racks))} of partition {partition.id} disagree with "
+                    f"{where}: {', '.join(map(shown, racks))}; give them in one place",
+                )
+            )
+    leader = topic.leader_racks[partition.partition] if topic.leader_racks is not None else None
+    if leader is not None:
+        if partition.leader_rack is None:
+            update["leader_rack"] = leader
+        elif partition.leader_rack != leader:
+            problems.append(
+                (("leader_rack",), f"leader rack {shown(partition.leader_rack)} of partition {partition.id} disagrees with {where}: {shown(leader)}")
+            )
+    if problems or not update:
+        return partition, problems
+    filled = partition.model_copy(update=update)
+    if filled.leader_rack is not None and filled.replica_racks and filled.leader_rack not in filled.replica_racks:
+        problems.append(
+            (
+                ("leader_rack",),
+                f"the leader's rack {shown(filled.leader_rack)} of partition {partition.id} is not among its replica racks "
+                f"{', '.join(map(shown, filled.replica_racks))} (one of them given by {where}): the leader is one of the replicas",
+            )
+        )
+    return filled, problems
+
+
 class StreamsProblem(FrozenModel):
     """A Kafka Streams application to assign: its clients, its tasks and its assignor config."""
 
@@ -450,6 +523,42 @@ class StreamsProblem(FrozenModel):
     price_per_gb: Price | None = None
     """What a gigabyte (10^9 bytes) of cross-zone traffic costs (optional; the reports' monthly
     cost; `--price-per-gb` gives it to problems without one)."""
+    topics: Annotated[tuple[TopicLayout, ...], unique_by("name", "topic")] = ()
+    """Replica and leader racks per topic, given once instead of on every partition of the tasks
+    (optional). A partition that gives its own must agree; the layout fills those that give none."""
+
+    @model_validator(mode="after")
+    def _layout_to_partitions(self) -> StreamsProblem:
+        """The `topics` layout written onto the tasks' partitions, so that everything reading a
+        partition's racks reads it there; a contradiction or a partition beyond the layout is an
+        error naming the partition and the layout entry."""
+        if not self.topics:
+            return self
+        layout = {topic.name: (index, topic) for index, topic in enumerate(self.topics)}
+        problems: list[tuple[Loc, str]] = []
+        tasks = []
+        read = set()
+        for t, task in enumerate(self.tasks):
+            update = {}
+            for field in ("source_partitions", "changelog_partitions"):
+                partitions = list(getattr(task, field))
+                for i, partition in enumerate(partitions):
+                    read.add(partition.topic)
+                    if partition.topic not in layout:
+                        continue
+                    index, topic = layout[partition.topic]
+                    filled, wrong = _laid_out(partition, topic, index)
+                    problems += [(("tasks", t, field, i, *where), why) for where, why in wrong]
+                    partitions[i] = filled
+                if partitions != list(getattr(task, field)):
+                    update[field] = tuple(partitions)
+            tasks.append(task.model_copy(update=update) if update else task)
+        problems += [(("topics", index), f"topic {shown(topic.name)} is read by no task") for index, topic in enumerate(self.topics) if topic.name not in read]
+        raise_if_any(problems)
+        # Validation is still building this instance (a top-level validator cannot return another
+        # one when called through __init__): the laid-out tasks replace the written ones here.
+        self.__dict__["tasks"] = tuple(tasks)
+        return self
 
     @model_validator(mode="after")
     def _cross_field(self) -> StreamsProblem:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from optimizer.errors import InvalidInputError
+from optimizer.evaluate import evaluate
 from optimizer.model import problem_from_data
 from optimizer.solve import solve
 
@@ -78,3 +79,67 @@ def test_two_keys_that_are_one_task_as_kafka_reads_them_are_an_error_not_a_silen
 def test_any_setting_given_under_two_of_its_names_is_one_error_naming_both():
     issues = _issues({"kind": "streams", "clients": [{"id": "a"}], "tasks": [], "config": {"num.standby.replicas": 1, "num_standby_replicas": 2}})
     assert issues == [("config", "'num_standby_replicas' and 'num.standby.replicas' name the same setting: give one of them")]
+
+
+def _layout_problem(topics: list[dict], tasks: list[dict]) -> dict:
+    return {
+        "kind": "streams",
+        "config": {"rack.aware.assignment.strategy": "min_traffic"},
+        "clients": [{"id": "a", "rack": "r1"}, {"id": "b", "rack": "r2"}],
+        "topics": topics,
+        "tasks": tasks,
+    }
+
+
+def _reading(task_id: str, partition: int, **racks: object) -> dict:
+    return {
+        "id": task_id,
+        "stateful": True,
+        "source_partitions": [{"topic": "orders", "partition": partition, **racks}],
+        "changelog_partitions": [{"topic": "store", "partition": partition}],
+    }
+
+
+def test_a_topic_layout_given_once_reaches_every_partition_the_tasks_read_and_reads_back_the_same():
+    data = _layout_problem(
+        [
+            {"name": "orders", "replica_racks": [["r1", "r2"], ["r2", "r3"]], "leader_racks": ["r2", None]},
+            {"name": "store", "partitions": 2, "replica_racks": [["r3"], []]},
+        ],
+        [_reading("0_0", 0), _reading("0_1", 1, replica_racks=["r3", "r2"], leader_rack="r3")],
+    )
+    problem = problem_from_data(data)
+    laid_out = [
+        [(p.id, set(p.replica_racks), p.leader_rack) for p in (*task.source_partitions, *task.changelog_partitions)] for task in problem.tasks
+    ]
+    assert laid_out == [
+        [("orders-0", {"r1", "r2"}, "r2"), ("store-0", {"r3"}, None)],
+        [("orders-1", {"r2", "r3"}, "r3"), ("store-1", set(), None)],
+    ]
+    # The same problem with the racks written on every partition: the same figures.
+    spelled_out = problem_from_data(
+        {**data, "topics": [], "tasks": [task.model_dump(mode="json", exclude_defaults=True) for task in problem.tasks]}
+    )
+    solution = solve(problem, solver="kafka")
+    assert solution.assignment == solve(spelled_out, solver="kafka").assignment
+    assert evaluate(problem, solution).metrics == evaluate(spelled_out, solution).metrics
+    assert evaluate(problem, solution).metrics.cross_rack_active_partitions > 0
+    assert problem_from_data(problem.model_dump(mode="json", by_alias=True)) == problem
+
+
+def test_a_partition_that_contradicts_its_topics_layout_or_lies_beyond_it_is_an_error_naming_both():
+    issues = _issues(
+        _layout_problem(
+            [{"name": "orders", "replica_racks": [["r1", "r2"], ["r2"]], "leader_racks": ["r1", "r2"]}, {"name": "unread", "partitions": 1, "leader_racks": ["r1"]}],
+            [_reading("0_0", 0, replica_racks=["r1"]), _reading("0_1", 1, leader_rack="r1"), _reading("0_2", 2)],
+        )
+    )
+    assert issues == [
+        (
+            "tasks[0] (id '0_0').source_partitions[0].replica_racks",
+            "racks 'r1' of partition orders-0 disagree with topics[0] ('orders'): 'r1', 'r2'; give them in one place",
+        ),
+        ("tasks[1] (id '0_1').source_partitions[0].leader_rack", "leader rack 'r1' of partition orders-1 disagrees with topics[0] ('orders'): 'r2'"),
+        ("tasks[2] (id '0_2').source_partitions[0]", "partition orders-2 is beyond the 2 partitions that topics[0] ('orders') lays out"),
+        ("topics[1] (name 'unread')", "topic 'unread' is read by no task"),
+    ]
