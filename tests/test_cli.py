@@ -40,7 +40,7 @@ def test_validate_ok_and_json():
 
 def test_validate_several_files_fails_if_one_is_bad(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"kind": "consumer", "members": []}')
+    bad.write_text('{"format": "kafka-assignment-problem/v1", "kind": "consumer", "topics": [], "members": []}')
     result = run("validate", "--json", PROBLEM, str(bad))
     assert result.exit_code == 1
     verdicts = json.loads(result.output)
@@ -93,7 +93,7 @@ def test_evaluate_kind_mismatch_exits_1():
 def test_evaluate_records_metrics_and_warnings(tmp_path):
     problem = tmp_path / "p.yaml"
     problem.write_text(
-        "kind: consumer\nname: g\ntopics: [{name: t, partitions: 2}]\n"
+        "format: kafka-assignment-problem/v1\nkind: consumer\nname: g\ntopics: [{name: t, partitions: 2}]\n"
         "members:\n  - {id: m1, subscriptions: [t, gone]}\n  - {id: m2, subscriptions: [t]}\n"
     )
     solution = tmp_path / "s.json"

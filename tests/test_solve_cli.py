@@ -65,7 +65,7 @@ def test_solve_usage_and_input_errors(tmp_path):
 def test_solve_records_warnings_in_the_solution(tmp_path):
     problem = tmp_path / "app.yaml"
     problem.write_text(
-        "kind: streams\nconfig: {num.standby.replicas: 3}\n"
+        "format: kafka-assignment-problem/v1\nkind: streams\nconfig: {num.standby.replicas: 3}\n"
         "clients: [{id: a, previous_active: ['9_9']}, {id: b}]\n"
         "tasks: [{id: '0_0', stateful: true, source_partitions: [{topic: t, partition: 0}]}]\n"
     )

@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, PrivateAttr, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
@@ -28,7 +28,7 @@ from optimizer.model.ids import (
     shown,
     whole_rate,
 )
-from optimizer.model.issues import Loc, raise_if_any
+from optimizer.model.issues import Issue, Loc, raise_if_any
 from optimizer.model.limits import MAX_MEMBERS, MAX_PARTITIONS
 from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, cross_by_rack, layout_violations, serving_racks
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, KafkaVersion, ReleaseOf
@@ -301,6 +301,10 @@ class ConsumerProblem(FrozenModel):
         known = self.topic_by_name.get(topic)
         rate = known.partition_rate(number) if known is not None and number < known.partitions else None
         return whole_rate(self.default_rate if rate is None else rate)
+
+    _read_warnings: tuple[Issue, ...] = PrivateAttr(())
+    """What reading the document found to warn about (`problem_from_document`: no format line),
+    reported with `normalize`'s warnings; not part of the problem's data."""
 
     @model_validator(mode="after")
     def _partitions_in_all(self) -> ConsumerProblem:

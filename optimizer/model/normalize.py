@@ -38,9 +38,9 @@ class Normalized(Generic[P]):
 @derived
 def normalize(problem: P) -> Normalized[P]:
     """The problem as Kafka acts on it, with the warnings (computed once per problem object)."""
-    if isinstance(problem, StreamsProblem):
-        return cast(Normalized[P], _normalize_streams(problem))
-    return cast(Normalized[P], _normalize_consumer(problem))
+    normalized = _normalize_streams(problem) if isinstance(problem, StreamsProblem) else _normalize_consumer(problem)
+    read = problem._read_warnings
+    return cast(Normalized[P], Normalized(normalized.problem, (*read, *normalized.warnings)) if read else normalized)
 
 
 def _names(values: list[str], limit: int = 8) -> str:

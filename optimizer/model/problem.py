@@ -52,6 +52,42 @@ def problem_from_data(data: Any, source: str = "<problem>") -> Problem:
         raise InvalidInputError(source, list(dict.fromkeys(issues))) from None
 
 
+# What every problem document lists, even when empty: a file without it is a mistake (a section
+# cut off, or misnamed and reported as unknown), not an application without tasks.
+_SECTIONS: dict[str, tuple[str, str]] = {
+    "streams": ("tasks", "list the application's tasks (tasks: [] for an application without any)"),
+    "consumer": ("topics", "list the topics the members may subscribe to (topics: [] when none exists)"),
+}
+
+
+def problem_from_document(data: Any, source: str = "<problem>") -> Problem:
+    """Validate a problem document read from a file or a fleet's input (decision 100):
+    `problem_from_data`, and what only a written document can miss. A missing `tasks` (Streams)
+    or `topics` (consumer) section is an error, reported with any others; a missing `format`
+    line is read as this version and said in a warning (`normalize`), since a file without it
+    cannot say which format it was written for."""
+    missing: list[Issue] = []
+    if isinstance(data, dict) and isinstance(data.get("kind"), str) and data["kind"] in _SECTIONS:
+        section, what = _SECTIONS[data["kind"]]
+        if section not in data:
+            missing.append(Issue(severity=Severity.ERROR, location=section, message=f"missing section {section!r}: {what}"))
+    try:
+        problem = problem_from_data(data, source)
+    except InvalidInputError as error:
+        raise InvalidInputError(source, [*missing, *error.issues]) from None
+    if missing:
+        raise InvalidInputError(source, missing)
+    if "format" not in data:
+        problem._read_warnings = (
+            Issue(
+                severity=Severity.WARNING,
+                location="format",
+                message=f"no format line: read as {problem.format}; write format: {problem.format} so the file says which format it is",
+            ),
+        )
+    return problem
+
+
 def _streams_cross_field_of_valid_parts(data: dict[str, Any]) -> list[Issue]:
     """Problem-wide checks over the clients and tasks that are valid on their own.
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, Strict, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, PrivateAttr, Strict, model_validator
 
 from optimizer.model.base import FrozenModel
 from optimizer.model.ids import (
@@ -41,7 +41,7 @@ from optimizer.model.ids import (
     task_key,
     whole_rate,
 )
-from optimizer.model.issues import Loc, raise_if_any
+from optimizer.model.issues import Issue, Loc, raise_if_any
 from optimizer.model.limits import MAX_CLIENTS, MAX_PARTITIONS, MAX_TASK_CLIENT_PAIRS, MAX_TASKS, MAX_THREADS
 from optimizer.model.racks import ReplicaSelection, ReplicaSelectorClass, layout_violations, serving_racks
 from optimizer.model.releases import DEFAULT_KAFKA_VERSION, STREAMS_GROUPS_SINCE, KafkaVersion, ReleaseOf
@@ -526,6 +526,10 @@ class StreamsProblem(FrozenModel):
     topics: Annotated[tuple[TopicLayout, ...], unique_by("name", "topic")] = ()
     """Replica and leader racks per topic, given once instead of on every partition of the tasks
     (optional). A partition that gives its own must agree; the layout fills those that give none."""
+
+    _read_warnings: tuple[Issue, ...] = PrivateAttr(())
+    """What reading the document found to warn about (`problem_from_document`: no format line),
+    reported with `normalize`'s warnings; not part of the problem's data."""
 
     @model_validator(mode="after")
     def _layout_to_partitions(self) -> StreamsProblem:

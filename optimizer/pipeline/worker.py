@@ -27,7 +27,7 @@ from optimizer.evaluate import cross_rack_reads, headline
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.group_protocol import with_protocol
 from optimizer.model.metrics import StreamsMetrics
-from optimizer.model.problem import problem_from_data, problem_to_data
+from optimizer.model.problem import problem_from_data, problem_from_document, problem_to_data
 from optimizer.model.racks import reads_across_racks
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
@@ -61,7 +61,7 @@ def solve_document(
     signature = plugin_signature()
     if input_error is None:
         try:
-            problem = problem_from_data(parse_document(document, name), name)
+            problem = problem_from_document(parse_document(document, name), name)
         except InvalidInputError as error:
             input_error = str(error)
         except Exception as error:  # noqa: BLE001 - a bug must not stop the fleet: this document's rows say it

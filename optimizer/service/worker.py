@@ -179,8 +179,15 @@ def _exact_outcome(exact: Solution, kafka: Solution | None, kafka_seconds: float
     options: dict[str, Any] = dict(exact.solver.options) if exact.solver is not None else {}
     if options.get("fallback") == "kafka":
         notes = [str(n) for n in options.get("notes", ())]
-        why = next((n for n in reversed(notes) if "Kafka" in n), "the exact engine returned Kafka's assignment")
-        return Outcome("kafka", kafka if kafka is not None else exact, f"the model says so: {why}", kafka_seconds)
+        # The last note says Kafka's assignment is returned and points "above": the reason carries
+        # what is above (why the engine found nothing), not the back-end's informational notes.
+        causes = [n for n in notes[:-1] if not n.startswith("back-end:") and " not used" not in n]
+        why = "; ".join(causes) or (notes[-1] if notes else "the exact engine returned Kafka's assignment")
+        if options.get("time_limit") is not None:
+            reason = f"deadline: the exact engine found no assignment in the time it had ({why}); Kafka's assignment instead"
+        else:
+            reason = f"the model says so: {why}"
+        return Outcome("kafka", kafka if kafka is not None else exact, reason, kafka_seconds)
     proven = all(goal.status == GoalStatus.OPTIMAL for goal in exact.goals)
     return Outcome("exact", exact, "exact assignment, every goal proven" if proven else "exact assignment (not every goal proven in time)", kafka_seconds)
 

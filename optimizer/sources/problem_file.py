@@ -13,7 +13,7 @@ from pathlib import Path
 
 from optimizer.errors import InvalidInputError
 from optimizer.model.ids import escape_unprintable
-from optimizer.model.problem import Problem, problem_from_data, problem_to_data, solution_from_data, solution_to_data
+from optimizer.model.problem import Problem, problem_from_document, problem_to_data, solution_from_data, solution_to_data
 from optimizer.model.solution import Solution
 from optimizer.sources.documents import dump_document, read_document
 from optimizer.sources.records import Record, name_problem
@@ -21,7 +21,7 @@ from optimizer.sources.records import Record, name_problem
 
 def load_problem(path: str | Path) -> Problem:
     """Read and validate a problem file (JSON or YAML)."""
-    return problem_from_data(read_document(path), str(path))
+    return problem_from_document(read_document(path), str(path))
 
 
 def save_problem(problem: Problem, path: str | Path) -> None:

@@ -291,6 +291,7 @@ def test_yaml_merge_keys_may_be_overridden(tmp_path):
         "clients:\n"
         "  - &base {id: a, threads: 2}\n"
         "  - {<<: *base, id: b}\n"
+        "tasks: []\n"
     )
     from optimizer.sources.problem_file import load_problem
 

@@ -143,3 +143,33 @@ def test_a_partition_that_contradicts_its_topics_layout_or_lies_beyond_it_is_an_
         ("tasks[2] (id '0_2').source_partitions[0]", "partition orders-2 is beyond the 2 partitions that topics[0] ('orders') lays out"),
         ("topics[1] (name 'unread')", "topic 'unread' is read by no task"),
     ]
+
+
+def test_a_file_without_its_tasks_or_topics_section_is_an_error_and_without_a_format_line_a_warning(tmp_path):
+    from optimizer.model.normalize import normalize
+    from optimizer.sources.problem_file import load_problem
+
+    streams = tmp_path / "app.yaml"
+    streams.write_text("kind: streams\nclients: [{id: a, previous_active: ['0_0'], threads: 0}]\n")
+    with pytest.raises(InvalidInputError) as caught:
+        load_problem(streams)
+    assert [(i.location, i.message) for i in caught.value.issues] == [
+        ("tasks", "missing section 'tasks': list the application's tasks (tasks: [] for an application without any)"),
+        ("clients[0] (id 'a').threads", "Input should be greater than or equal to 1, got 0"),
+    ]
+    group = tmp_path / "group.json"
+    group.write_text('{"format": "kafka-assignment-problem/v1", "kind": "consumer", "members": [{"id": "m", "subscriptions": ["t"]}]}')
+    with pytest.raises(InvalidInputError) as caught:
+        load_problem(group)
+    assert [i.location for i in caught.value.issues] == ["topics"]
+
+    streams.write_text("kind: streams\nclients: [{id: a}]\ntasks: []\n")
+    warnings = [(w.location, w.message) for w in normalize(load_problem(streams)).warnings]
+    assert warnings[0] == (
+        "format",
+        "no format line: read as kafka-assignment-problem/v1; write format: kafka-assignment-problem/v1 so the file says which format it is",
+    )
+    streams.write_text("format: kafka-assignment-problem/v1\nkind: streams\nclients: [{id: a}]\ntasks: []\n")
+    assert "format" not in [w.location for w in normalize(load_problem(streams)).warnings]
+    # Python code building a problem from data is not a file: no section or format line needed.
+    assert normalize(problem_from_data({"kind": "streams", "clients": [{"id": "a"}]})).warnings[0].location == "tasks"
