@@ -130,7 +130,10 @@ def test_a_topic_layout_given_once_reaches_every_partition_the_tasks_read_and_re
 def test_a_partition_that_contradicts_its_topics_layout_or_lies_beyond_it_is_an_error_naming_both():
     issues = _issues(
         _layout_problem(
-            [{"name": "orders", "replica_racks": [["r1", "r2"], ["r2"]], "leader_racks": ["r1", "r2"]}, {"name": "unread", "partitions": 1, "leader_racks": ["r1"]}],
+            [
+                {"name": "orders", "replica_racks": [["r1", "r2"], ["r2"]], "leader_racks": ["r1", "r2"]},
+                {"name": "unread", "partitions": 1, "leader_racks": ["r1"]},
+            ],
             [_reading("0_0", 0, replica_racks=["r1"]), _reading("0_1", 1, leader_rack="r1"), _reading("0_2", 2)],
         )
     )
