@@ -16,6 +16,7 @@ from optimizer.model.ids import (
     INT32_MAX,
     BytesPerSecond,
     Capacity,
+    Currency,
     Name,
     PartitionId,
     Price,
@@ -275,6 +276,9 @@ class ConsumerProblem(FrozenModel):
     price_per_gb: Price | None = None
     """What a gigabyte (10^9 bytes) of cross-zone traffic costs (optional; the reports' monthly
     cost; `--price-per-gb` gives it to problems without one)."""
+    currency: Currency | None = None
+    """The currency of `price_per_gb`, an ISO 4217 code (optional; `--currency` gives it to
+    problems without one, else USD, the currency of the cloud providers' price lists)."""
 
     @property
     def weighted(self) -> bool:

@@ -307,6 +307,15 @@ MAX_PRICE = 10**6
 """Sanity bound of a price per gigabyte."""
 Price = Annotated[float, BeforeValidator(_real_number), Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
 """A price per gigabyte of cross-zone traffic (any currency), 0 to 1,000,000."""
+
+
+def _currency_code(value: Any) -> Any:
+    # ISO 4217 codes are written in capitals; `usd` is read as USD.
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+Currency = Annotated[str, BeforeValidator(_currency_code), StringConstraints(pattern=r"^[A-Z]{3}$")]
+"""The currency of a price: an ISO 4217 code such as USD or EUR (any letter case; kept in capitals)."""
 MILLI = 1000
 """Weights, capacities and loads per capacity are counted in thousandths in the integer models."""
 

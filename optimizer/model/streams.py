@@ -21,6 +21,7 @@ from optimizer.model.ids import (
     INT64_MAX,
     BytesPerSecond,
     Capacity,
+    Currency,
     Int32,
     Int64,
     KafkaInt,
@@ -523,6 +524,9 @@ class StreamsProblem(FrozenModel):
     price_per_gb: Price | None = None
     """What a gigabyte (10^9 bytes) of cross-zone traffic costs (optional; the reports' monthly
     cost; `--price-per-gb` gives it to problems without one)."""
+    currency: Currency | None = None
+    """The currency of `price_per_gb`, an ISO 4217 code (optional; `--currency` gives it to
+    problems without one, else USD, the currency of the cloud providers' price lists)."""
     topics: Annotated[tuple[TopicLayout, ...], unique_by("name", "topic")] = ()
     """Replica and leader racks per topic, given once instead of on every partition of the tasks
     (optional). A partition that gives its own must agree; the layout fills those that give none."""

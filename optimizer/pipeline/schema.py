@@ -47,6 +47,7 @@ SUMMARY_COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("target_cross_rack_bytes", pa.int64(), "cross_rack_bytes of the target"),
     ("zone_bytes", pa.string(), "JSON object: the target's cross-rack bytes per second by reader rack, then rack read from (empty without rates)"),
     ("price_per_gb", pa.float64(), "the problem's own price per GB of cross-zone traffic (null: the run's --price-per-gb applies)"),
+    ("currency", pa.string(), "the problem's own currency of price_per_gb, ISO 4217 (null: the run's --currency, else USD)"),
     ("config_change", pa.string(), "kafka rows: a configuration change alone that Kafka's assignor would read less across racks with (null: none)"),
     ("config_target_cross_rack_partitions", pa.int64(), "target_cross_rack_partitions of Kafka's assignor with config_change"),
     ("config_target_cross_rack_bytes", pa.int64(), "target_cross_rack_bytes of Kafka's assignor with config_change"),

@@ -256,6 +256,7 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         target_cross_rack_bytes=target["cross_rack_bytes"],
         zone_bytes=json.dumps((solution.target_metrics or metrics).cross_rack_bytes_by_racks, sort_keys=True),
         price_per_gb=problem.price_per_gb,
+        currency=problem.currency,
     )
     if solver == "kafka":
         row.update(_config_change(problem, goals, time_limit))

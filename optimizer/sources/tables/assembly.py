@@ -213,7 +213,7 @@ def application_record(app: dict[str, Any], children: dict[str, list[dict[str, A
     document: dict[str, Any] = {"format": PROBLEM_FORMAT, "name": name}
     if kind is not None:
         document["kind"] = kind
-    for column in ("description", "price_per_gb"):
+    for column in ("description", "price_per_gb", "currency"):
         if values.get(column) is not None:
             document[column] = values[column]
     where = context.where("applications", {"application": name})

@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.model.ids import BytesPerSecond, Capacity, Price, TopicUuid, Weight
+from optimizer.model.ids import BytesPerSecond, Capacity, Currency, Price, TopicUuid, Weight
 from optimizer.model.issues import Issue, Severity
 
 STRING = "string"
@@ -162,6 +162,7 @@ TABLES: dict[str, TableSpec] = {
                 Column("kind", STRING, doc="streams or consumer"),
                 Column("description", STRING, optional=True, doc="free text"),
                 Column("price_per_gb", NUMBER, optional=True, doc="price of a GB of cross-zone traffic", check=Price),
+                Column("currency", STRING, optional=True, doc="ISO 4217 code of price_per_gb's currency", check=Currency),
                 *(
                     Column(key, type_, optional=True, doc="Kafka config; empty = Kafka's default")
                     for key, type_ in dict(STREAMS_CONFIG + CONSUMER_CONFIG).items()

@@ -65,6 +65,7 @@ def problem_table_rows(problems: Iterable[Problem]) -> dict[str, list[dict[str, 
             "kind": problem.kind,
             "description": problem.description or None,
             "price_per_gb": problem.price_per_gb,
+            "currency": problem.currency,
         }
         for key, value in problem.config.model_dump(
             mode="json", by_alias=True, exclude_defaults=True
