@@ -437,6 +437,19 @@ PRICE_HELP = (
     "Price of a GB (10^9 bytes) of cross-zone traffic, for problems without their own price_per_gb: "
     "the report's savings per month (730 h)."
 )
+CURRENCY_HELP = "ISO 4217 code of the price's currency, for problems without their own currency (default USD)."
+
+
+def _currency_option(_context: click.Context, _parameter: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    code = value.strip().upper()
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        raise click.BadParameter(f"{value!r} is not an ISO 4217 currency code (three letters, such as USD or EUR)")
+    return code
+
+
+currency_option = click.option("--currency", metavar="CODE", callback=_currency_option, help=CURRENCY_HELP)
 
 
 @cli.command("pipeline")
@@ -466,6 +479,7 @@ PRICE_HELP = (
 )
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
 @click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
+@currency_option
 def pipeline_command(
     input_path: str,
     output: Path,
@@ -477,6 +491,7 @@ def pipeline_command(
     batch_size: int | None,
     report_path: Path | None,
     price_per_gb: float | None,
+    currency: str | None,
 ) -> None:
     """Solve a whole fleet: every problem with every solver, on Spark (or --local).
 
@@ -502,21 +517,22 @@ def pipeline_command(
             runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,
         )  # fmt: skip
         shown.finish(result.problems)
-    print_fleet(result, price_per_gb)
+    print_fleet(result, price_per_gb, currency)
     if report_path is not None:
-        _write_report(output, report_path, price_per_gb)
+        _write_report(output, report_path, price_per_gb, currency)
 
 
 @cli.command("report")
 @click.option("--input", "input_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="A pipeline output directory.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write.")
 @click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
-def report_command(input_dir: Path, output: Path, price_per_gb: float | None) -> None:
+@currency_option
+def report_command(input_dir: Path, output: Path, price_per_gb: float | None, currency: str | None) -> None:
     """An HTML report of a pipeline run, in one file viewable offline: where to start (cross-zone
     traffic and money saved, the zone-to-zone matrix, the Pareto curve, the applications ranked by
     saving with what changes, the configuration change alone and the cost to get there), fleet
     totals, the largest savings, problems not solved and plots."""
-    _write_report(input_dir, output, price_per_gb)
+    _write_report(input_dir, output, price_per_gb, currency)
 
 
 @cli.command("fleet")
@@ -903,11 +919,11 @@ def demo_command(seconds: float, mode: str, output: Path | None, directory: Path
         print_line(f"wrote {output}", stderr=True)
 
 
-def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None) -> None:
+def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = None, currency: str | None = None) -> None:
     from optimizer.report import write_report
 
     try:
-        written = write_report(input_dir, output, price_per_gb)
+        written = write_report(input_dir, output, price_per_gb, currency)
     except OSError as error:
         raise _cannot_write(output, error) from None
     print_line(f"report: {written.resolve()}")

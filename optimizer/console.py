@@ -28,7 +28,7 @@ from optimizer.model.issues import Issue, Severity
 from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
-from optimizer.money import money_text, rate_text
+from optimizer.money import rate_text
 from optimizer.text import plural, whole
 
 if TYPE_CHECKING:
@@ -525,12 +525,28 @@ FAILED_LISTED = 20
 """Problems without an assignment named in the terminal summary (the report lists them all)."""
 
 
-def print_fleet(result: PipelineResult, price_per_gb: float | None = None) -> None:
+def reduction(before: float, after: float, unit: str = "") -> str:
+    """`2,390 -> 1,146 (1,244 or 52.1 % less)`: a figure before and after, the change said as a
+    reduction or an increase in words, not as a signed percentage."""
+    change = after - before
+    if change == 0:
+        return f"{whole(before)}{unit} -> {whole(after)}{unit} (unchanged)"
+    word = "less" if change < 0 else "more"
+    percent = f" or {abs(change) / before * 100:.1f} %" if before else ""
+    return f"{whole(before)}{unit} -> {whole(after)}{unit} ({whole(abs(change))}{unit}{percent} {word})"
+
+
+def hours_text(hours: float) -> str:
+    """`3.2 h`, `45 min` below an hour."""
+    return f"{hours * 60:.0f} min" if hours < 1 else f"{hours:,.1f} h"
+
+
+def print_fleet(result: PipelineResult, price_per_gb: float | None = None, currency: str | None = None) -> None:
     """The terminal summary of a pipeline run: per solver, Kafka against the exact solver, the
     money, and the problems not solved."""
     from optimizer.report import failed_rows, fleet_totals, unproven_rows
 
-    totals = fleet_totals(result.summary, price_per_gb)
+    totals = fleet_totals(result.summary, price_per_gb, currency)
     title = f"Fleet: {plural(result.problems, 'problem')}, {plural(result.rows, 'row')}, {result.seconds:.1f} s end to end"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     widest = max((len(name) for name in totals["per_solver"]), default=0)
@@ -555,30 +571,36 @@ def print_fleet(result: PipelineResult, price_per_gb: float | None = None) -> No
     )
     c = totals["comparison"]
     if c:
-
-        def saved(figure: int, percent: float | None) -> str:
-            return f"saved {whole(figure)}" + ("" if percent is None else f" ({percent:+.1f} %)")
-
         out.print(
-            f"{c['reference']} vs {c['baseline']} on {plural(c['problems'], 'problem')}: cross-rack partitions now "
-            f"{whole(c['baseline_cross_rack'])} -> {whole(c['reference_cross_rack'])}, {saved(c['saved'], c['saved_percent'])}; "
-            f"at the targets {whole(c['baseline_target_cross_rack'])} -> {whole(c['reference_target_cross_rack'])}, "
-            f"{saved(c['target_saved'], c['target_saved_percent'])}; moves now {whole(c['baseline_moves'])} -> "
-            f"{whole(c['reference_moves'])}; probing rounds {whole(c['baseline_rounds'])} -> {whole(c['reference_rounds'])}, "
-            f"restore offsets {whole(c['baseline_restore_offsets'])} -> {whole(c['reference_restore_offsets'])}; "
-            f"better now on {c['better']}, equal on {c['equal']}, worse on {c['worse']} "
-            "(goals rank before cross-rack traffic: see the report)"
+            f"{c['reference']} vs {c['baseline']} on {plural(c['problems'], 'problem')}: cross-rack partitions applied now "
+            f"{reduction(c['baseline_cross_rack'], c['reference_cross_rack'])}; at the targets "
+            f"{reduction(c['baseline_target_cross_rack'], c['reference_target_cross_rack'])}; "
+            f"better now on {c['better']}, equal on {c['equal']}, worse on {c['worse']} (goals rank before cross-rack traffic: see the report)"
+        )
+        out.print(
+            f"getting there: moves applied now {reduction(c['baseline_moves'], c['reference_moves'])}; probing rebalances "
+            f"{reduction(c['baseline_rounds'], c['reference_rounds'])}; changelog offsets restored "
+            f"{reduction(c['baseline_restore_offsets'], c['reference_restore_offsets'])}; hours to the targets, summed over the "
+            f"problems, {hours_text(c['baseline_hours_to_target'])} -> {hours_text(c['reference_hours_to_target'])} "
+            f"(the longest {hours_text(c['baseline_longest_hours'])} -> {hours_text(c['reference_longest_hours'])}; "
+            "at least: one probing.rebalance.interval.ms per round)"
         )
     money = totals["money"]
     if c and money:
+        by_currency = money["by_currency"]
         priced = (
-            f"; {money_text(money['money_saved'])} on the {plural(money['priced'], 'problem')} with a price"
-            if money["money_saved"] is not None
-            else "; no price (--price-per-gb) for money"
+            "; ".join(
+                f"{code} {m['baseline_money']:,.2f} -> {m['baseline_money'] - m['money_saved']:,.2f} a month "
+                f"({abs(m['money_saved']):,.2f} {'more' if m['money_saved'] < 0 else 'less'}) on the {plural(m['priced'], 'problem')} priced in {code}"
+                for code, m in by_currency.items()
+            )
+            if by_currency
+            else "no price (--price-per-gb) for money"
         )
         out.print(
             f"cross-zone traffic at the targets on {plural(money['with_bytes'], 'problem')} with throughputs: "
-            f"{rate_text(money['baseline_bytes'])} -> {rate_text(money['reference_bytes'])}, saved {rate_text(money['bytes_saved'])}{priced}"
+            f"{rate_text(money['baseline_bytes'])} -> {rate_text(money['reference_bytes'])} "
+            f"({rate_text(abs(money['bytes_saved']))} {'more' if money['bytes_saved'] < 0 else 'less'}); {priced}"
         )
         curve = totals["pareto"]
         if curve and curve["top"]:

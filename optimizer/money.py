@@ -37,6 +37,14 @@ def rate_text(bytes_per_second: float | None) -> str:
     raise AssertionError("unreachable")
 
 
-def money_text(amount: float | None) -> str:
-    """A monthly amount, currency-neutral (`1,234.56 / month`)."""
-    return "-" if amount is None else f"{amount:,.2f} / month"
+DEFAULT_CURRENCY = "USD"
+"""The currency of a price that names none (neither the problem's `currency` nor `--currency`):
+the cloud providers publish their cross-zone prices in US dollars."""
+
+
+def money_text(amount: float | None, currency: str | None = DEFAULT_CURRENCY, *, monthly: bool = True) -> str:
+    """An amount with its currency, per month unless `monthly` is false (`USD 1,234.56 / month`);
+    `-` when unknown."""
+    if amount is None:
+        return "-"
+    return f"{currency or DEFAULT_CURRENCY} {amount:,.2f}" + (" / month" if monthly else "")

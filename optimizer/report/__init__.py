@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None) -> Path:
+def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None, currency: str | None = None) -> Path:
     """Write the HTML report of pipeline output directory `input_dir` to `output` (a file, or an
     existing directory to hold `report.html`); return the path written.
 
@@ -47,4 +47,4 @@ def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float 
             f"the report needs pyarrow and matplotlib ({error.name or error} is missing): "
             "pip install 'kafka-assignment-optimizer[spark]'"
         ) from error
-    return write(input_dir, output, price_per_gb)
+    return write(input_dir, output, price_per_gb, currency)

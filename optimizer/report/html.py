@@ -67,19 +67,20 @@ _TEXT_CELL = ""
 _NUM_CELL = ' class="num"'
 
 
-def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None) -> Path:
+def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None, currency: str | None = None) -> Path:
     """Write the HTML report of the pipeline output directory `input_dir` to `output` (a file
     path, or an existing directory to write `report.html` into); return the path written.
-    `price_per_gb`: the price of cross-zone traffic for problems that give none of their own.
+    `price_per_gb`: the price of cross-zone traffic for problems that give none of their own;
+    `currency`: its currency, and that of problems with a price but no currency (default USD).
 
     Raises InvalidInputError when `input_dir` is not a pipeline output directory (missing, empty,
     no readable summary table, columns missing, no rows)."""
     input_dir = Path(input_dir)
     table = read_summary(input_dir)
     rows = table.to_pylist()
-    totals = fleet_totals(rows, price_per_gb)
+    totals = fleet_totals(rows, price_per_gb, currency)
     changes = read_changes(input_dir, totals, CHANGES_LISTED)
-    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, changes)
+    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, changes, currency)
     output = Path(output)
     if output.is_dir():
         output = output / REPORT_FILE
@@ -175,10 +176,11 @@ def render_report(
     generated: datetime,
     price_per_gb: float | None = None,
     changes: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
+    currency: str | None = None,
 ) -> str:
     """The whole HTML document for summary `rows` (dicts, one per (problem, solver));
     `changes`: `read_changes` (None: the assignments were not read)."""
-    totals = fleet_totals(rows, price_per_gb)
+    totals = fleet_totals(rows, price_per_gb, currency)
     parts = [
         _head(),
         _header(totals, rows, plugins, input_dir, generated),

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from optimizer.catalogue import EXACT_SOLVERS, SOLVER_ORDER
 from optimizer.model.solution import GoalStatus
-from optimizer.money import monthly_cost
+from optimizer.money import DEFAULT_CURRENCY, monthly_cost
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
 BASELINE_SOLVER = "kafka"
@@ -83,7 +83,11 @@ def comparison_skipped_reason(solvers: Sequence[str]) -> str | None:
 
 
 def compared_problems(
-    summary: Any, baseline: str = BASELINE_SOLVER, reference: str | None = None, price_per_gb: float | None = None
+    summary: Any,
+    baseline: str = BASELINE_SOLVER,
+    reference: str | None = None,
+    price_per_gb: float | None = None,
+    currency: str | None = None,
 ) -> list[dict[str, Any]]:
     """One entry per problem solved by both `baseline` and `reference` (default: the best
     exact-type solver present), in problem-name order.
@@ -92,10 +96,11 @@ def compared_problems(
     reference cross-rack partitions as applied now: positive when the reference reads less across
     racks), `target_saving` (the same between the targets the plans reach) and, per side,
     cross_rack / moves / load_skew (applied now), target_cross_rack, rounds (follow-up
-    rebalances) and restore_offsets (over the plan) under the keys `baseline_*` and
+    rebalances), restore_offsets and seconds_to_target (over the plan) under the keys `baseline_*` and
     `reference_*`. In bytes and money, between the targets (the steady state): baseline_bytes,
     reference_bytes and bytes_saving (None without rates), price (the problem's own price per GB,
-    else `price_per_gb`), money_saving (per month; None without rates or price); and what a
+    else `price_per_gb`), currency (the problem's own, else `currency`, else USD), money_saving
+    (per month; None without rates or price); and what a
     configuration change alone gets (the baseline's `config_change`): config_change,
     config_bytes_saving, config_partition_saving, config_money_saving (None without one; 0 where
     the change would read more, as nobody would make it)."""
@@ -133,17 +138,20 @@ def compared_problems(
                 "reference_rounds": _int(theirs.get("followup_rebalances")),
                 "baseline_restore_offsets": _int(ours.get("restore_offsets")),
                 "reference_restore_offsets": _int(theirs.get("restore_offsets")),
-                **_money(ours, theirs, price_per_gb),
+                "baseline_seconds_to_target": float(ours.get("seconds_to_target") or 0.0),
+                "reference_seconds_to_target": float(theirs.get("seconds_to_target") or 0.0),
+                **_money(ours, theirs, price_per_gb, currency),
             }
         )
     return entries
 
 
-def _money(ours: Mapping[str, Any], theirs: Mapping[str, Any], default_price: float | None) -> dict[str, Any]:
+def _money(ours: Mapping[str, Any], theirs: Mapping[str, Any], default_price: float | None, default_currency: str | None) -> dict[str, Any]:
     """The bytes and money figures of a compared entry (see `compared_problems`)."""
     mine, yours = _target_bytes(ours), _target_bytes(theirs)
     price = ours.get("price_per_gb")
     price = default_price if price is None else float(price)
+    currency = ours.get("currency") or default_currency or DEFAULT_CURRENCY
     saving = None if mine is None or yours is None else mine - yours
     change = ours.get("config_change")
     config_bytes = ours.get("config_target_cross_rack_bytes")
@@ -155,6 +163,7 @@ def _money(ours: Mapping[str, Any], theirs: Mapping[str, Any], default_price: fl
         "reference_bytes": yours,
         "bytes_saving": saving,
         "price": price,
+        "currency": currency,
         "money_saving": monthly_cost(saving, price),
         "baseline_money": monthly_cost(mine, price),
         "config_change": change,
@@ -179,10 +188,14 @@ PARETO_SHARE = 80.0
 
 def ranked_savings(entries: Sequence[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]]]:
     """The entries that save something, largest saving first (ties by name), and the unit they
-    are ranked in: `money` when any entry has a money saving (only those entries), else `bytes`
-    (entries with rates), else `partitions` (cross-rack partitions at the targets). One unit per
-    ranking: never money for some and partitions for others."""
+    are ranked in: `money` when any entry has a money saving (only those entries) and all of those
+    are in one currency, else `bytes` (entries with rates), else `partitions` (cross-rack
+    partitions at the targets). One unit per ranking: never money for some and partitions for
+    others, nor two currencies in one ranking."""
+    currencies = {entry.get("currency") for entry in entries if entry.get("money_saving") is not None and entry["money_saving"] > 0}
     for unit, key in (("money", "money_saving"), ("bytes", "bytes_saving"), ("partitions", "target_saving")):
+        if unit == "money" and len(currencies) > 1:
+            continue
         ranked = [entry for entry in entries if entry.get(key) is not None and entry[key] > 0]
         if ranked or unit == "partitions":
             ranked.sort(key=lambda entry: (-entry[key], entry["problem"]))
@@ -284,7 +297,7 @@ def solver_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def fleet_totals(summary: Any, price_per_gb: float | None = None) -> dict[str, Any]:
+def fleet_totals(summary: Any, price_per_gb: float | None = None, currency: str | None = None) -> dict[str, Any]:
     """The fleet's headline figures: per solver, and `kafka` against the best exact solver.
 
     `summary`: the summary table (`pyarrow.Table`) or its rows as dicts. Returns:
@@ -302,13 +315,17 @@ def fleet_totals(summary: Any, price_per_gb: float | None = None) -> dict[str, A
       baseline), better / equal / worse (problems where the reference reads fewer / as many /
       more cross-rack partitions); all as applied now, and the targets' baseline_target_cross_rack,
       reference_target_cross_rack, target_saved, target_saved_percent, with each side's rounds
-      and restore offsets over the plans;
+      and restore offsets over the plans, and its hours to the targets: `*_hours_to_target`
+      summed over the problems (the probing rebalances' wait, at least), `*_longest_hours` the
+      longest one;
     * `compared`: the `compared_problems` entries behind `comparison` (empty without one), with
-      `price_per_gb` for problems that give no price of their own;
+      `price_per_gb` and `currency` for problems that give no price or currency of their own;
     * `money`: over the compared problems with rates, at the targets: `with_bytes`, `priced`
       (those with a price), baseline_bytes, reference_bytes, bytes_saved, baseline_money,
       money_saved (per month, priced problems only; None when none is priced), config_money_saved
-      and config_bytes_saved (a configuration change alone); `pareto` (see `pareto`) and `zones`
+      and config_bytes_saved (a configuration change alone), `currency` (of the money figures;
+      None when the priced problems name several, whose sums are then only in `by_currency`:
+      currency -> priced, baseline_money, money_saved, config_money_saved); `pareto` (see `pareto`) and `zones`
       (`zone_matrix` of the baseline and the reference over the problems with rates).
     """
     rows = summary_rows(summary)
@@ -319,7 +336,7 @@ def fleet_totals(summary: Any, price_per_gb: float | None = None) -> dict[str, A
     skipped = comparison_skipped_reason(solvers)
     if skipped is None:
         reference = reference_solver(solvers)
-        entries = compared_problems(rows, BASELINE_SOLVER, reference, price_per_gb)
+        entries = compared_problems(rows, BASELINE_SOLVER, reference, price_per_gb, currency)
         if not entries:
             skipped = f"No problem has an assignment from both {BASELINE_SOLVER} and {reference}."
         else:
@@ -348,6 +365,10 @@ def fleet_totals(summary: Any, price_per_gb: float | None = None) -> dict[str, A
                 "reference_rounds": sum(entry["reference_rounds"] for entry in entries),
                 "baseline_restore_offsets": sum(entry["baseline_restore_offsets"] for entry in entries),
                 "reference_restore_offsets": sum(entry["reference_restore_offsets"] for entry in entries),
+                "baseline_hours_to_target": sum(entry["baseline_seconds_to_target"] for entry in entries) / 3600,
+                "reference_hours_to_target": sum(entry["reference_seconds_to_target"] for entry in entries) / 3600,
+                "baseline_longest_hours": max(entry["baseline_seconds_to_target"] for entry in entries) / 3600,
+                "reference_longest_hours": max(entry["reference_seconds_to_target"] for entry in entries) / 3600,
                 "better": sum(1 for entry in entries if entry["saving"] > 0),
                 "equal": sum(1 for entry in entries if entry["saving"] == 0),
                 "worse": sum(1 for entry in entries if entry["saving"] < 0),
@@ -374,19 +395,30 @@ def _money_totals(rows: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[s
         return None
     priced = [entry for entry in with_bytes if entry["money_saving"] is not None]
     configured = [entry for entry in with_bytes if entry["config_bytes_saving"] is not None]
+    by_currency = {
+        currency: {
+            "priced": len(same),
+            "baseline_money": sum(entry["baseline_money"] for entry in same),
+            "money_saved": sum(entry["money_saving"] for entry in same),
+            "config_money_saved": sum(entry["config_money_saving"] for entry in same if entry["config_money_saving"] is not None),
+        }
+        for currency in sorted({entry["currency"] for entry in priced})
+        for same in [[entry for entry in priced if entry["currency"] == currency]]
+    }
+    one = next(iter(by_currency.values())) if len(by_currency) == 1 else None  # sums in several currencies are no sum
     return {
         "with_bytes": len(with_bytes),
         "priced": len(priced),
         "baseline_bytes": sum(entry["baseline_bytes"] for entry in with_bytes),
         "reference_bytes": sum(entry["reference_bytes"] for entry in with_bytes),
         "bytes_saved": sum(entry["bytes_saving"] for entry in with_bytes),
-        "baseline_money": sum(entry["baseline_money"] for entry in priced) if priced else None,
-        "money_saved": sum(entry["money_saving"] for entry in priced) if priced else None,
+        "currency": next(iter(by_currency)) if one is not None else None,
+        "by_currency": by_currency,
+        "baseline_money": one["baseline_money"] if one is not None else None,
+        "money_saved": one["money_saved"] if one is not None else None,
         "configured": len(configured),
         "config_bytes_saved": sum(entry["config_bytes_saving"] for entry in configured),
-        "config_money_saved": sum(entry["config_money_saving"] for entry in configured if entry["config_money_saving"] is not None)
-        if priced
-        else None,
+        "config_money_saved": one["config_money_saved"] if one is not None else None,
         "zones": zone_matrix(rows, [comparison["baseline"], comparison["reference"]], [entry["problem"] for entry in with_bytes]),
     }
 
