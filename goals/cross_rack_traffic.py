@@ -66,6 +66,7 @@ def consumer_cross(formulation: ConsumerFormulationAPI, in_bytes: bool = False) 
 class CrossRackTraffic(Goal):
     name = "cross_rack_traffic"
     summary = "partitions read across racks: actives' sources, standbys' changelogs (KIP-925, KIP-881)"
+    value_unit = "partitions"
     compressible = True
     in_bytes: ClassVar[bool] = False
     """Whether a read counts its partition's bytes per second (else 1)."""
@@ -152,4 +153,5 @@ def _streams_unit(problem: StreamsProblem) -> int:
 class CrossRackBytes(CrossRackTraffic):
     name = "cross_rack_bytes"
     summary = "bytes per second read across racks (cross-zone traffic): cross_rack_traffic weighted by throughput"
+    value_unit = "bytes_per_second"
     in_bytes = True

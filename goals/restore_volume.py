@@ -34,6 +34,7 @@ def restore_costs(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
 class RestoreVolume(Goal):
     name = "restore_volume"
     summary = "changelog offsets clients replay to hold their stateful actives and standbys (lags)"
+    value_unit = "offsets"
     compressible = True
     kinds = ("streams",)
 

@@ -46,11 +46,12 @@ from optimizer.console import (
 )
 from optimizer.deadline import deadline_after, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
-from optimizer.evaluate import evaluate, record_evaluation
+from optimizer.evaluate import evaluate, headline, record_evaluation
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem, solution_to_data
 from optimizer.model.solution import Solution
+from optimizer.money import cross_zone, price_and_currency
 from optimizer.solve import solve
 from optimizer.sources import PROBLEM_SUFFIXES
 from optimizer.sources.problem_file import load_problem, load_solution, save_solution
@@ -151,6 +152,26 @@ def validate(problems: tuple[Path, ...], as_json: bool) -> None:
     sys.exit(ExitCode.INVALID_INPUT if failed else ExitCode.OK)
 
 
+PRICE_HELP = (
+    "Price of a GB (10^9 bytes) of cross-zone traffic, for problems without their own price_per_gb: "
+    "the report's savings per month (730 h)."
+)
+CURRENCY_HELP = "ISO 4217 code of the price's currency, for problems without their own currency (default USD)."
+
+
+def _currency_option(_context: click.Context, _parameter: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    code = value.strip().upper()
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        raise click.BadParameter(f"{value!r} is not an ISO 4217 currency code (three letters, such as USD or EUR)")
+    return code
+
+
+currency_option = click.option("--currency", metavar="CODE", callback=_currency_option, help=CURRENCY_HELP)
+price_option = click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
+
+
 @cli.command("evaluate")
 @click.argument("problem_path", metavar="PROBLEM", type=_FILE)
 @click.argument("solution_path", metavar="SOLUTION", type=_FILE)
@@ -161,8 +182,10 @@ def validate(problems: tuple[Path, ...], as_json: bool) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the solution with its metrics and the problem's warnings recorded.",
 )
+@price_option
+@currency_option
 def evaluate_command(
-    problem_path: Path, solution_path: Path, as_json: bool, output: Path | None
+    problem_path: Path, solution_path: Path, as_json: bool, output: Path | None, price_per_gb: float | None, currency: str | None
 ) -> None:
     """Check an assignment against its problem and print its metrics.
 
@@ -202,10 +225,13 @@ def evaluate_command(
     evaluation = evaluate(problem, solution)
     if output is not None:
         _write(record_evaluation(solution, evaluation, problem), output)
+    price = price_and_currency(problem.price_per_gb, problem.currency, price_per_gb, currency)
     if as_json:
-        click.echo(evaluation.model_dump_json(indent=2))
+        data = evaluation.model_dump(mode="json")
+        data["cross_zone"] = cross_zone(headline(evaluation.metrics).get("cross_rack_bytes"), *price)
+        click.echo(json.dumps(data, indent=2))
     else:
-        print_evaluation(problem_path, solution_path, problem, evaluation)
+        print_evaluation(problem_path, solution_path, problem, evaluation, price)
     sys.exit(ExitCode.OK if evaluation.valid else ExitCode.INVALID_INPUT)
 
 
@@ -276,6 +302,8 @@ _COMMAND_TIME_LIMIT = click.option(
 @click.option("--no-warmups", is_flag=True, help="Return the exact target without KIP-441 warm-up planning.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the solution file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON.")
+@price_option
+@currency_option
 def solve_command(
     problem_path: Path,
     solver: str,
@@ -285,6 +313,8 @@ def solve_command(
     no_warmups: bool,
     output: Path | None,
     as_json: bool,
+    price_per_gb: float | None,
+    currency: str | None,
 ) -> None:
     """Assign a problem's tasks or partitions and print the assignment.
 
@@ -309,7 +339,7 @@ def solve_command(
     if as_json:
         click.echo(json.dumps(solution_to_data(solution), indent=2))
     else:
-        print_solution(problem, solution)
+        print_solution(problem, solution, price_and_currency(problem.price_per_gb, problem.currency, price_per_gb, currency))
     if solution.solver is not None and solution.solver.options.get("fallback"):
         sys.exit(ExitCode.NO_SOLUTION)
 
@@ -344,7 +374,11 @@ def _write(solution, output: Path) -> None:
     "groups, KIP-1071 for Streams), beside the exact optimum: cross-rack reads, balance, movement.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare_command(problem_path: Path, goal_names: str | None, time_limit: float | None, protocols: bool, as_json: bool) -> None:
+@price_option
+@currency_option
+def compare_command(
+    problem_path: Path, goal_names: str | None, time_limit: float | None, protocols: bool, as_json: bool, price_per_gb: float | None, currency: str | None
+) -> None:
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
     deadline = deadline_after(time_limit)  # the whole command, reading the file included
@@ -354,7 +388,9 @@ def compare_command(problem_path: Path, goal_names: str | None, time_limit: floa
             by_protocol = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
             data, table = by_protocol.to_dict(), protocol_comparison_table(by_protocol)
         else:
-            comparison = compare(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+            comparison = compare(
+                problem, goals=_goal_list(goal_names), time_limit=remaining(deadline), price_per_gb=price_per_gb, currency=currency
+            )
             data, table = comparison.to_dict(), comparison_table(comparison)
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -433,23 +469,6 @@ def examples(directory: Path) -> None:
     sys.exit(ExitCode.INVALID_INPUT if failures else ExitCode.OK)
 
 
-PRICE_HELP = (
-    "Price of a GB (10^9 bytes) of cross-zone traffic, for problems without their own price_per_gb: "
-    "the report's savings per month (730 h)."
-)
-CURRENCY_HELP = "ISO 4217 code of the price's currency, for problems without their own currency (default USD)."
-
-
-def _currency_option(_context: click.Context, _parameter: click.Parameter, value: str | None) -> str | None:
-    if value is None:
-        return None
-    code = value.strip().upper()
-    if len(code) != 3 or not code.isascii() or not code.isalpha():
-        raise click.BadParameter(f"{value!r} is not an ISO 4217 currency code (three letters, such as USD or EUR)")
-    return code
-
-
-currency_option = click.option("--currency", metavar="CODE", callback=_currency_option, help=CURRENCY_HELP)
 
 
 @cli.command("pipeline")
@@ -478,7 +497,7 @@ currency_option = click.option("--currency", metavar="CODE", callback=_currency_
     help="Problems per Spark task (default: batches shrinking from 1/(2 x cores) of the fleet to 1/(32 x cores)).",
 )
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the HTML report here.")
-@click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
+@price_option
 @currency_option
 def pipeline_command(
     input_path: str,
@@ -525,7 +544,7 @@ def pipeline_command(
 @cli.command("report")
 @click.option("--input", "input_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="A pipeline output directory.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write.")
-@click.option("--price-per-gb", type=click.FloatRange(min=0), metavar="PRICE", help=PRICE_HELP)
+@price_option
 @currency_option
 def report_command(input_dir: Path, output: Path, price_per_gb: float | None, currency: str | None) -> None:
     """An HTML report of a pipeline run, in one file viewable offline: where to start (cross-zone

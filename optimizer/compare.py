@@ -18,6 +18,7 @@ from optimizer.evaluate import headline
 from optimizer.model.group_protocol import PROTOCOLS, assignor_label, with_protocol
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
+from optimizer.money import DEFAULT_CURRENCY, monthly_cost, price_and_currency
 from optimizer.solve import solve
 from optimizer.text import whole
 
@@ -44,6 +45,8 @@ class GoalComparison:
     notes: dict[str, str] = field(default_factory=dict)
     """Column (`kafka_now`, `kafka`, `exact_now`) -> why its value beats the proven bound (an
     assignment applied now is not the target yet; Kafka's target is worse on an earlier goal)."""
+    unit: str | None = None
+    """What the values count (the goal's `value_unit`): `bytes_per_second`, ...; None: a count or score."""
 
 
 @dataclass
@@ -63,21 +66,38 @@ class Comparison:
     reads: str | None = None
     """How cross-rack reads are counted, when Kafka's assignors count them otherwise
     (`reads_counted`); None when both count alike."""
+    price_per_gb: float | None = None
+    """The price of a GB of cross-zone traffic (the problem's own, else the one given); None: no money figures."""
+    currency: str = DEFAULT_CURRENCY
+    """The price's currency (ISO 4217)."""
 
     def figures(self) -> dict[str, dict[str, float]]:
         """Headline figure -> column (`kafka_now`, `kafka`, `exact_now`, `exact`) -> value: the
-        evaluator's metrics as the pipeline's summary counts them, and each plan's costs."""
+        evaluator's metrics as the pipeline's summary counts them (`cross_rack_bytes` in bytes per
+        second and, with a price, `money_per_month` for the same reads), and each plan's costs."""
         columns = {"kafka_now": self.kafka, "kafka": self.kafka, "exact_now": self.exact, "exact": self.exact}
         figures: dict[str, dict[str, float]] = {}
         for column, solution in columns.items():
             measured = headline(solution.metrics if column.endswith("_now") else (solution.target_metrics or solution.metrics))
             for name, value in measured.items():
+                if name == "cross_rack_bytes" and value is None:
+                    continue  # the problem gives no rates: no traffic figures, rather than a column of dashes
                 figures.setdefault(name, {})[column] = value
+                cost = monthly_cost(value, self.price_per_gb) if name == "cross_rack_bytes" else None
+                if cost is not None:
+                    figures.setdefault("money_per_month", {})[column] = round(cost, 2)
         for name, value in _plan_figures(self.kind, self.kafka).items():
             figures.setdefault(name, {})["kafka"] = value
         for name, value in _plan_figures(self.kind, self.exact).items():
             figures.setdefault(name, {})["exact"] = value
         return figures
+
+    def units(self) -> dict[str, str]:
+        """Figure or goal -> what its values count, where that is not a plain count: the goals'
+        units (`bytes_per_second`, ...), `money_per_month` in the currency, `hours`."""
+        units = {g.name: g.unit for g in self.goals if g.unit is not None}
+        units.update(cross_rack_bytes="bytes_per_second", money_per_month=f"{self.currency} per month", hours_to_target="hours")
+        return units
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +105,8 @@ class Comparison:
             "kind": self.kind,
             "goals": [vars(g) for g in self.goals],
             "figures": self.figures(),
+            "units": self.units(),
+            "price": {"per_gb": self.price_per_gb, "currency": self.currency},
             "plans": {
                 "kafka": _plan_data(self.kafka),
                 "exact": _plan_data(self.exact),
@@ -137,7 +159,7 @@ def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
         "followup_rebalances": plan.followup_rebalances,
         "warmups": plan.warmups,
         "restore_offsets": plan.restore_offsets,
-        "minutes_to_target": plan.seconds_to_target / 60,
+        "hours_to_target": plan.seconds_to_target / 3600,
     }
     if plan.restore_unknown:  # not in restore_offsets: the size of their changelog is not known
         figures["restore_unknown"] = plan.restore_unknown
@@ -177,9 +199,12 @@ def compare(
     goals: Sequence[str] | None = None,
     time_limit: float | None = None,
     solver: str = "exact",
+    price_per_gb: float | None = None,
+    currency: str | None = None,
 ) -> Comparison:
     """Solve with Kafka's heuristic and exactly, and set them side by side as applied now and as
-    their targets. `time_limit` covers both, Kafka's first."""
+    their targets. `time_limit` covers both, Kafka's first. `price_per_gb` and `currency` price
+    the cross-zone traffic of a problem that gives no price (or currency) of its own."""
     goal_objects = resolve_goals(goals, problem)
     names = [g.name for g in goal_objects]
     deadline = deadline_after(time_limit)
@@ -201,13 +226,15 @@ def compare(
             result.seconds,
             float(theirs.value_now or 0.0),
             result.value_now,
+            unit=result.unit,
         )
         reasons = zip(("kafka_now", "kafka", "exact_now"), _reasons(row, rows, problem.kind), strict=True)
         rows.append(replace(row, notes={column: why for column, why in reasons if why is not None}))
     kafka_target = kafka.target or kafka.assignment
     placed = {(c, item) for c, held in kafka_target.items() for item in held.active}
     moves = sum(1 for c, held in (exact.target or exact.assignment).items() for item in held.active if (c, item) not in placed)
-    return Comparison(problem.name, problem.kind, rows, kafka_seconds, exact_seconds, moves, kafka, exact, reads_counted(problem))
+    price, code = price_and_currency(problem.price_per_gb, problem.currency, price_per_gb, currency)
+    return Comparison(problem.name, problem.kind, rows, kafka_seconds, exact_seconds, moves, kafka, exact, reads_counted(problem), price, code)
 
 
 # What moving a group to the new protocol costs, read from the evaluator's metrics (lower is better).

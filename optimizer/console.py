@@ -22,13 +22,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.errors import InvalidInputError
-from optimizer.evaluate import Evaluation
+from optimizer.evaluate import Evaluation, headline
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.metrics import ConsumerMetrics, Metrics
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
-from optimizer.money import rate_text
+from optimizer.money import DEFAULT_CURRENCY, hours_text, money_text, monthly_cost, rate_text
 from optimizer.text import plural, whole
 
 if TYPE_CHECKING:
@@ -110,7 +110,40 @@ def print_valid(path: Path, problem: Problem, warnings: Sequence[Issue]) -> None
     print_issues(warnings, out)
 
 
-def print_evaluation(problem_path: Path, solution_path: Path, problem: Problem, evaluation: Evaluation) -> None:
+def _first_clause(description: str) -> str:
+    """A field's description up to its first full stop (or, when that is long, its first
+    parenthesis past 40 characters): the meaning column's text."""
+    text = " ".join(description.split())
+    stop = text.find(". ")
+    text = text[:stop] if stop > 0 else text.rstrip(".")
+    aside = text.find(" (", 40)
+    return text[:aside] if len(text) > 120 and aside > 0 else text
+
+
+def cross_zone_line(metrics: Metrics | None, target_metrics: Metrics | None, price: tuple[float | None, str]) -> str | None:
+    """`cross-zone traffic ...: applied now 2.0 MB/s (USD 107.01 / month), target ...` for a problem
+    with rates (None without): what the bill counts, in bytes per second and money."""
+    now = headline(metrics).get("cross_rack_bytes")
+    if now is None:
+        return None
+    per_gb, currency = price
+    warmups = " (actives, standbys and warm-ups)" if not isinstance(metrics, ConsumerMetrics) else ""
+
+    def priced(rate: float) -> str:
+        cost = monthly_cost(rate, per_gb)
+        return rate_text(rate) + ("" if cost is None else f" = {money_text(cost, currency)}")
+
+    text = f"cross-zone traffic{warmups}: "
+    target = headline(target_metrics).get("cross_rack_bytes") if target_metrics is not None else None
+    text += f"applied now {priced(now)}, target {priced(target)}" if target is not None else priced(now)
+    if per_gb is None:
+        return text + "; no price: give price_per_gb in the problem, or --price-per-gb, for money"
+    return text + f" (at {currency} {per_gb:g} per GB, a month of 730 h)"
+
+
+def print_evaluation(
+    problem_path: Path, solution_path: Path, problem: Problem, evaluation: Evaluation, price: tuple[float | None, str] = (None, DEFAULT_CURRENCY)
+) -> None:
     verdict = "[green]valid[/green]" if evaluation.valid else "[red]INVALID[/red]"
     out.print(f"{escape(str(solution_path))} for {escape(str(problem_path))}: {verdict}")
     out.print(f"  {escape(describe(problem))}")
@@ -124,18 +157,35 @@ def print_evaluation(problem_path: Path, solution_path: Path, problem: Problem, 
             table.add_row(violation.code.value, escape(violation.message))
         out.print(table)
     table = Table(title="Metrics", title_justify="left")
-    table.add_column("metric", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("meaning")
     fields = type(evaluation.metrics).model_fields
+    table.add_column("metric", no_wrap=True, min_width=max(len(name) for name in fields))
+    table.add_column("value", justify="right", max_width=24, overflow="fold")
+    table.add_column("meaning", min_width=30, ratio=1)
+    by_racks = {}
     for name, value in evaluation.metrics.model_dump(mode="json").items():
-        meaning = (fields[name].description or "").split("\n")[0].rstrip(" (")
+        if name.endswith("_by_racks"):
+            by_racks = value  # its own table below: a matrix does not fit a cell
+            continue
         if isinstance(value, dict):
-            value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "-"
-        elif isinstance(value, float):
-            value = f"{value:.3f}"
-        table.add_row(name, escape(str(value)), meaning)
+            shown = ", ".join(f"{k}: {whole(v)}" for k, v in value.items()) or "-"
+        elif "bytes" in name:  # bytes per second (per unit of capacity)
+            shown = rate_text(value)
+        else:
+            shown = whole(value) if isinstance(value, float) else str(value)
+        table.add_row(name, escape(shown), _first_clause(fields[name].description or ""))
     out.print(table)
+    if by_racks:
+        racks = Table(title="Cross-zone traffic by rack", title_justify="left")
+        racks.add_column("reader's rack", no_wrap=True)
+        racks.add_column("reads from", no_wrap=True)
+        racks.add_column("traffic", justify="right", no_wrap=True)
+        for reader, sources in by_racks.items():
+            for source, rate in sources.items():
+                racks.add_row(escape(reader), escape(source), rate_text(rate))
+        out.print(racks)
+    traffic = cross_zone_line(evaluation.metrics, None, price)
+    if traffic is not None:
+        out.print(escape(traffic))
 
 
 def figures(metrics: Metrics, target: bool = False) -> str:
@@ -174,7 +224,7 @@ def _kafka_release(solution: Solution) -> str:
     return f" (Kafka {options['kafka.version']})" if options.get("kafka.version") else ""
 
 
-def print_solution(problem: Problem, solution: Solution) -> None:
+def print_solution(problem: Problem, solution: Solution, price: tuple[float | None, str] = (None, DEFAULT_CURRENCY)) -> None:
     """A solution as `solve` prints it: the assignment, the plan, each goal, the figures, notes."""
     assert solution.solver is not None and solution.metrics is not None  # solve() recorded and evaluated it
     ran = solution.solver.name + _kafka_release(solution)
@@ -208,13 +258,17 @@ def print_solution(problem: Problem, solution: Solution) -> None:
         for line in plan_lines(solution, streams):
             out.print(escape(line))
     for goal in solution.goals:
-        bound = "" if goal.bound is None else f", bound {whole(goal.bound)}"
-        now = f", applied now {whole(goal.value_now)}" if solution.target is not None else ""
-        out.print(f"goal {escape(goal.name)}: {whole(goal.value)}{now} ({goal.status}{bound}, {goal.seconds:.3f} s)")
+        unit = goal.unit or ""
+        bound = "" if goal.bound is None else f", bound {figure_text(unit, goal.bound)}"
+        now = f", applied now {figure_text(unit, goal.value_now)}" if solution.target is not None else ""
+        out.print(f"goal {escape(goal.name)}: {figure_text(unit, goal.value)}{now} ({goal.status}{bound}, {goal.seconds:.3f} s)")
     label = "applied now" if solution.target is not None else "figures"
     out.print(f"{label}: {escape(figures(solution.metrics))}")
     if solution.target_metrics is not None:
         out.print(f"target: {escape(figures(solution.target_metrics, target=True))}")
+    traffic = cross_zone_line(solution.metrics, solution.target_metrics, price)
+    if traffic is not None:
+        out.print(escape(traffic))
     for note in solution.solver.options.get("notes", ()):
         out.print(f"note: {escape(str(note))}")
 
@@ -333,6 +387,8 @@ class ComparedGoal(Protocol):
     def exact_now(self) -> float | None: ...
     @property
     def notes(self) -> Mapping[str, str]: ...
+    @property
+    def unit(self) -> str | None: ...
 
 
 class KafkaAgainstExact(Protocol):
@@ -354,6 +410,8 @@ class KafkaAgainstExact(Protocol):
     def kafka(self) -> Solution: ...
     @property
     def reads(self) -> str | None: ...
+    @property
+    def currency(self) -> str: ...
     def figures(self) -> dict[str, dict[str, float]]: ...
 
 
@@ -397,22 +455,40 @@ CAPTIONS = {
 FIGURE_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
     "streams": (
         ("cross_rack_partitions", "cross-rack partitions (actives, standbys, warm-ups)"),
+        ("cross_rack_bytes", "cross-zone traffic (actives, standbys, warm-ups)"),
+        ("money_per_month", "cross-zone cost per month (the same reads)"),
         ("load_skew", "active tasks per thread, max - min"),
         ("moves", "active + standby moves"),
         ("followup_rebalances", "probing rebalances to the target"),
         ("warmups", "warm-up replicas over the plan"),
         ("restore_offsets", "changelog offsets restored over the plan"),
         ("restore_unknown", "copies restored whose size is unknown"),
-        ("minutes_to_target", "minutes to the target (at least)"),
+        ("hours_to_target", "time to the target (at least)"),
     ),
     "consumer": (
         ("cross_rack_partitions", "cross-rack partitions"),
+        ("cross_rack_bytes", "cross-zone traffic"),
+        ("money_per_month", "cross-zone cost per month"),
         ("load_skew", "partitions per member, max - min"),
         ("moves", "owned partitions moved or withheld"),
         ("withheld", "partitions withheld a round"),
         ("followup_rebalances", "follow-up rebalances to the target"),
     ),
 }
+
+
+def figure_text(figure: str, value: float | None, currency: str = DEFAULT_CURRENCY) -> str:
+    """A figure's or goal's value with its unit: bytes per second as kB/s, MB/s, ...; money with
+    its currency; hours; anything else as a whole number (or two decimals)."""
+    if value is None:
+        return "-"
+    if figure in ("cross_rack_bytes", "bytes_per_second"):
+        return rate_text(value)
+    if figure == "money_per_month":
+        return money_text(value, currency, monthly=False)
+    if figure == "hours_to_target":
+        return hours_text(value * 3600)
+    return whole(value)
 
 PROTOCOL_METRIC_LABELS = {
     "cross_rack_active_partitions": "cross-rack source partitions (actives)",
@@ -445,8 +521,8 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
         table.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)
     marks: list[str] = []
 
-    def marked(value: float | None, why: str | None) -> str:
-        text = whole(value)
+    def marked(value: float | None, why: str | None, unit: str | None = None) -> str:
+        text = figure_text(unit or "", value)
         if why is None:
             return text
         if why not in marks:
@@ -456,23 +532,26 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
     for number, g in enumerate(comparison.goals, start=1):
         reasons = {column: g.notes.get(column) for column in ("kafka_now", "kafka", "exact_now")}
         better = g.exact is not None and g.exact < g.kafka
-        exact = whole(g.exact)
+        exact = figure_text(g.unit or "", g.exact)
         table.add_row(
             escape(f"goal {g.name}"),
-            marked(g.kafka_now, reasons["kafka_now"]),
-            marked(g.kafka, reasons["kafka"]),
-            marked(g.exact_now, reasons["exact_now"]),
+            marked(g.kafka_now, reasons["kafka_now"], g.unit),
+            marked(g.kafka, reasons["kafka"], g.unit),
+            marked(g.exact_now, reasons["exact_now"], g.unit),
             f"[green]{exact}[/green]" if better else exact,
-            whole(g.bound),
+            figure_text(g.unit or "", g.bound),
             g.status,
             f"{g.seconds:.3f}",
             end_section=number == len(comparison.goals),
         )
     labels = dict(FIGURE_LABELS[comparison.kind])
-    for figure, values in comparison.figures().items():
+    figures = comparison.figures()
+    for figure in sorted(figures, key=lambda name: [*labels, name].index(name)):  # in the labels' order
+        values = figures[figure]
+        label = labels.get(figure, figure)
         table.add_row(
-            escape(labels.get(figure, figure)),
-            *(whole(values.get(c)) for c in ("kafka_now", "kafka", "exact_now", "exact")),
+            escape(label),
+            *(figure_text(figure, values.get(c), comparison.currency) for c in ("kafka_now", "kafka", "exact_now", "exact")),
             "",
             "",
             "",
@@ -484,6 +563,8 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
     ]
     if comparison.reads is not None:
         caption.append(comparison.reads)
+    if any(g.unit in ("partitions", "bytes_per_second") for g in comparison.goals) and comparison.kind == "streams":
+        caption.append("The cross-rack goals count the reads of actives and standbys; the figures below them add the warm-ups' reads.")
     caption += [f"({i}) {why}" for i, why in enumerate(marks, start=1)]
     table.caption = escape("\n".join(caption))
     table.caption_justify = "left"
@@ -536,11 +617,6 @@ def reduction(before: float, after: float, unit: str = "") -> str:
     return f"{whole(before)}{unit} -> {whole(after)}{unit} ({whole(abs(change))}{unit}{percent} {word})"
 
 
-def hours_text(hours: float) -> str:
-    """`3.2 h`, `45 min` below an hour."""
-    return f"{hours * 60:.0f} min" if hours < 1 else f"{hours:,.1f} h"
-
-
 def print_fleet(result: PipelineResult, price_per_gb: float | None = None, currency: str | None = None) -> None:
     """The terminal summary of a pipeline run: per solver, Kafka against the exact solver, the
     money, and the problems not solved."""
@@ -581,8 +657,8 @@ def print_fleet(result: PipelineResult, price_per_gb: float | None = None, curre
             f"getting there: moves applied now {reduction(c['baseline_moves'], c['reference_moves'])}; probing rebalances "
             f"{reduction(c['baseline_rounds'], c['reference_rounds'])}; changelog offsets restored "
             f"{reduction(c['baseline_restore_offsets'], c['reference_restore_offsets'])}; hours to the targets, summed over the "
-            f"problems, {hours_text(c['baseline_hours_to_target'])} -> {hours_text(c['reference_hours_to_target'])} "
-            f"(the longest {hours_text(c['baseline_longest_hours'])} -> {hours_text(c['reference_longest_hours'])}; "
+            f"problems, {hours_text(c['baseline_hours_to_target'] * 3600)} -> {hours_text(c['reference_hours_to_target'] * 3600)} "
+            f"(the longest {hours_text(c['baseline_longest_hours'] * 3600)} -> {hours_text(c['reference_longest_hours'] * 3600)}; "
             "at least: one probing.rebalance.interval.ms per round)"
         )
     money = totals["money"]

@@ -55,6 +55,9 @@ class Goal:
     summary: ClassVar[str] = ""
     kinds: ClassVar[tuple[str, ...]] = ("streams", "consumer")
     hard: ClassVar[bool] = False
+    value_unit: ClassVar[str | None] = None
+    """What the value counts when it is not a plain count or score: `bytes_per_second` (printed
+    as kB/s, MB/s, ...), `partitions`, `offsets`. Recorded with each result (`GoalResult.unit`)."""
     compressible: ClassVar[bool] = False
     """True when `encode` uses only `StreamsFormulationAPI`, never the variables of
     `StreamsVariablesAPI`: the engine may then solve it on the compressed formulation

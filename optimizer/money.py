@@ -7,6 +7,8 @@ own convention for monthly prices) and a gigabyte 10^9 bytes; a provider that bi
 
 from __future__ import annotations
 
+from typing import Any
+
 SECONDS_PER_MONTH = 730 * 3600
 """A month of 730 hours."""
 BYTES_PER_GB = 10**9
@@ -48,3 +50,34 @@ def money_text(amount: float | None, currency: str | None = DEFAULT_CURRENCY, *,
     if amount is None:
         return "-"
     return f"{currency or DEFAULT_CURRENCY} {amount:,.2f}" + (" / month" if monthly else "")
+
+
+def price_and_currency(
+    own_price: float | None, own_currency: str | None, price_per_gb: float | None = None, currency: str | None = None
+) -> tuple[float | None, str]:
+    """The price per GB and its currency that count for a problem: its own (`price_per_gb`,
+    `currency`), else those given for problems without (`--price-per-gb`, `--currency`), else no
+    price and USD."""
+    return (own_price if own_price is not None else price_per_gb), (own_currency or currency or DEFAULT_CURRENCY)
+
+
+def hours_text(seconds: float | None) -> str:
+    """A duration in hours for a person: `45 min` below an hour, else `3.2 h`; `-` when unknown."""
+    if seconds is None:
+        return "-"
+    return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:,.1f} h"
+
+
+def cross_zone(bytes_per_second: float | None, price_per_gb: float | None, currency: str) -> dict[str, Any] | None:
+    """Cross-zone traffic as `--json` gives it: `bytes_per_second`, `gb_per_month`, and with a
+    price `price_per_gb`, `currency` and `per_month`; None without a rate."""
+    if bytes_per_second is None:
+        return None
+    cost = monthly_cost(bytes_per_second, price_per_gb)
+    return {
+        "bytes_per_second": bytes_per_second,
+        "gb_per_month": round(gb_per_month(bytes_per_second), 3),
+        "price_per_gb": price_per_gb,
+        "currency": currency,
+        "per_month": None if cost is None else round(cost, 2),
+    }

@@ -92,7 +92,8 @@ def solve(
         notes, options, solver_warnings = list(answer.notes), dict(answer.options), answer.warnings
         scored = resolve_goals(goals, problem) if goals is not None else []
         goal_results = tuple(
-            GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, target or assignment)), status=GoalStatus.HEURISTIC) for g in scored
+            GoalResult(name=g.name, value=float(g.evaluate(normalized.problem, target or assignment)), status=GoalStatus.HEURISTIC, unit=g.value_unit)
+            for g in scored
         )
     else:
         goal_objects = resolve_goals(goals, problem)

@@ -208,7 +208,7 @@ def run_exact(
         else:
             status = GoalStatus.INFEASIBLE if goal.name in conflicted else stage.status
             bound, gap, seconds = stage.bound, stage.gap, round(stage.seconds, 6)
-        results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds))
+        results.append(GoalResult(name=goal.name, value=value, status=status, bound=bound, gap=gap, seconds=seconds, unit=goal.value_unit))
     followup = False
     assignment = target
     if options.get("fallback") == "kafka":

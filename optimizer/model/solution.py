@@ -71,6 +71,9 @@ class GoalResult(FrozenModel):
     """(value - bound) / max(1, |value|): 0 when proven optimal."""
     seconds: float = Field(0.0, ge=0)
     """Wall time spent on this goal."""
+    unit: Name | None = None
+    """What `value` counts, the goal's `value_unit`: `bytes_per_second`, `partitions`, `offsets`; unset
+    for a plain count or score."""
 
 
 class PluginInfo(FrozenModel):
