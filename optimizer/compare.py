@@ -16,6 +16,7 @@ from optimizer.console import comparison_table, protocol_comparison_table, text
 from optimizer.deadline import deadline_after, remaining
 from optimizer.evaluate import headline
 from optimizer.model.group_protocol import PROTOCOLS, assignor_label, with_protocol
+from optimizer.model.metrics import ConsumerMetrics
 from optimizer.model.problem import Problem
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.money import DEFAULT_CURRENCY, monthly_cost, price_and_currency
@@ -153,7 +154,8 @@ def _plan_figures(kind: str, solution: Solution) -> dict[str, float]:
     if plan is None:
         return {}
     if kind == "consumer":
-        withheld = plan.rounds[1].moves if len(plan.rounds) > 1 else 0
+        # withheld now (the metrics' count); the follow-up may move more (`plan_lines`)
+        withheld = solution.metrics.withheld_partitions if isinstance(solution.metrics, ConsumerMetrics) else 0
         return {"withheld": withheld, "followup_rebalances": plan.followup_rebalances}
     figures: dict[str, float] = {
         "followup_rebalances": plan.followup_rebalances,

@@ -280,10 +280,16 @@ def plan_lines(solution: Solution, streams: bool) -> list[str]:
     if len(plan.rounds) == 1:
         return ["plan: this assignment is the target (no follow-up rebalance)"]
     if not streams:
-        withheld = plan.rounds[1].moves
+        # What is withheld now (the metrics' count) and what the follow-up places: Kafka's
+        # cooperative assignor may also move partitions assigned now when it runs again.
+        placed = plan.rounds[1].moves
+        withheld = solution.metrics.withheld_partitions if isinstance(solution.metrics, ConsumerMetrics) else placed
+        more = placed - withheld
         return [
             f"plan: {plural(withheld, 'partition')} withheld now (cooperative), assigned in the follow-up rebalance "
-            "the revoking members trigger at once; goal values are the target's"
+            "the revoking members trigger at once"
+            + (f", which also moves {plural(more, 'partition')} assigned now" if more > 0 else "")
+            + "; goal values are the target's"
         ]
     minutes = plan.seconds_to_target / 60
     lines = [
