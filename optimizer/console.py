@@ -649,7 +649,9 @@ def print_fleet(result: PipelineResult, price_per_gb: float | None = None, curre
     out.print(table)
     out.print(
         "now: the assignments applied at this rebalance; target: where each plan ends (Streams: warm-ups caught up, "
-        "one probing rebalance per round; cooperative groups: withheld partitions assigned)."
+        "one probing rebalance per round; cooperative groups: withheld partitions assigned). cross-rack: partitions read "
+        "across racks (Streams: by actives, standbys and warm-ups); mean skew: tasks per thread (partitions per member), "
+        "max - min; probing rounds and restore offsets: over the plans."
     )
     c = totals["comparison"]
     if c:
