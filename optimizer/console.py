@@ -121,7 +121,7 @@ def _first_clause(description: str) -> str:
 
 
 def cross_zone_line(metrics: Metrics | None, target_metrics: Metrics | None, price: tuple[float | None, str]) -> str | None:
-    """`cross-zone traffic ...: applied now 2.0 MB/s (USD 107.01 / month), target ...` for a problem
+    """`cross-zone traffic ...: applied now 2.0 MB/s = USD 107.01 / month, target ...` for a problem
     with rates (None without): what the bill counts, in bytes per second and money."""
     now = headline(metrics).get("cross_rack_bytes")
     if now is None:
@@ -291,9 +291,8 @@ def plan_lines(solution: Solution, streams: bool) -> list[str]:
             + (f", which also moves {plural(more, 'partition')} assigned now" if more > 0 else "")
             + "; goal values are the target's"
         ]
-    minutes = plan.seconds_to_target / 60
     lines = [
-        f"plan: {plural(plan.followup_rebalances, 'probing rebalance')} to the target, at least {whole(round(minutes, 1))} min "
+        f"plan: {plural(plan.followup_rebalances, 'probing rebalance')} to the target, at least {hours_text(plan.seconds_to_target)} "
         f"(probing.rebalance.interval.ms); {plural(plan.warmups, 'warm-up replica')}, "
         f"{whole(plan.restore_offsets)} changelog offsets to restore"
         + (f" ({plural(plan.restore_unknown, 'copy', 'copies')} of unknown size)" if plan.restore_unknown else "")
@@ -495,6 +494,7 @@ def figure_text(figure: str, value: float | None, currency: str = DEFAULT_CURREN
     if figure == "hours_to_target":
         return hours_text(value * 3600)
     return whole(value)
+
 
 PROTOCOL_METRIC_LABELS = {
     "cross_rack_active_partitions": "cross-rack source partitions (actives)",
