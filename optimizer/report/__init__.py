@@ -8,9 +8,11 @@ summary to reuse. See docs/report.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from optimizer.errors import UsageError
+from optimizer.model.problem import Problem
 from optimizer.report.totals import (
     compared_problems,
     failed_rows,
@@ -33,9 +35,17 @@ __all__ = [
 ]
 
 
-def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None, currency: str | None = None) -> Path:
+def write_report(
+    input_dir: str | Path,
+    output: str | Path,
+    price_per_gb: float | None = None,
+    currency: str | None = None,
+    problems: str | Path | Mapping[str, Problem] | None = None,
+) -> Path:
     """Write the HTML report of pipeline output directory `input_dir` to `output` (a file, or an
-    existing directory to hold `report.html`); return the path written.
+    existing directory to hold `report.html`); return the path written. `price_per_gb` and
+    `currency` price the problems that give none; `problems` (the pipeline's input, or problems
+    by name) adds the racks, clients and previous assignments to the drill-downs.
 
     Raises InvalidInputError when `input_dir` is not a pipeline output directory. pyarrow and
     matplotlib are imported here rather than at package import, so `fleet_totals` stays usable
@@ -47,4 +57,4 @@ def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float 
             f"the report needs pyarrow and matplotlib ({error.name or error} is missing): "
             "pip install 'kafka-assignment-optimizer[spark]'"
         ) from error
-    return write(input_dir, output, price_per_gb, currency)
+    return write(input_dir, output, price_per_gb, currency, problems)

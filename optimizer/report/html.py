@@ -1,18 +1,19 @@
-"""The fleet report as one self-contained HTML file: inline CSS, plots as PNG data URIs.
+"""The fleet report as one self-contained HTML file: inline CSS and script, plots as PNG data URIs.
 
-Nothing is fetched when the file is opened (no scripts, no fonts, no stylesheets from the
-network), so it can be mailed or attached to a ticket and read offline. Every string that comes
-from the data (problem names, solver names, reasons, rack names, plugin names, the input path) is
-HTML-escaped: problem names come from users' documents.
+Nothing is fetched when the file is opened (no external scripts, fonts or stylesheets), so it can
+be mailed or attached to a ticket and read offline; the solution files it offers are data: URIs
+in the page. Every string that comes from the data (problem names, solver names, reasons, rack
+names, plugin names, the input path) is HTML-escaped: problem names come from users' documents.
 
-Figures are computed in `optimizer.report.totals`; this module only reads the tables, lays out
-and formats.
+Figures are computed in `optimizer.report.totals` (the fleet) and `optimizer.report.applications`
+(one application's drill-down); this module reads the tables, lays out and formats
+(`optimizer.report.format`).
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -22,11 +23,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from optimizer.errors import InvalidInputError
-from optimizer.model.ids import natural_key
+from optimizer.errors import InvalidInputError, KafkaAssignmentError
 from optimizer.model.issues import Issue, Severity
-from optimizer.money import money_text, rate_text
+from optimizer.model.problem import Problem, problem_from_data
 from optimizer.pipeline.status import UnsolvedStatus
+from optimizer.report import format as fmt
+from optimizer.report.applications import Application, Copies, build_application
+from optimizer.report.detail import UNIT_LABEL, applications_section, saving_text
+from optimizer.report.format import MISSING, cell, e
 from optimizer.report.plots import pareto_plot, rack_traffic_plot, solve_time_plot
 from optimizer.report.totals import (
     REFERENCE_SOLVERS,
@@ -36,7 +40,6 @@ from optimizer.report.totals import (
     is_solved,
     rack_traffic_totals,
     ranked_savings,
-    top_savings,
     unproven_rows,
 )
 from optimizer.text import plural
@@ -61,26 +64,40 @@ REQUIRED_COLUMNS = (
 REPORT_FILE = "report.html"
 """The file name used when the output given is a directory."""
 
-SAVINGS_LIMIT = 20
+DETAILED = 20
+"""Applications with a drill-down: the first of the ranking (largest saving first)."""
 
-_TEXT_CELL = ""
-_NUM_CELL = ' class="num"'
+Problems = str | Path | Mapping[str, Problem] | None
+"""The fleet's problems for the drill-downs: the pipeline's input (any form it reads), or problems by name."""
 
 
-def write_report(input_dir: str | Path, output: str | Path, price_per_gb: float | None = None, currency: str | None = None) -> Path:
+def write_report(
+    input_dir: str | Path,
+    output: str | Path,
+    price_per_gb: float | None = None,
+    currency: str | None = None,
+    problems: Problems = None,
+) -> Path:
     """Write the HTML report of the pipeline output directory `input_dir` to `output` (a file
     path, or an existing directory to write `report.html` into); return the path written.
     `price_per_gb`: the price of cross-zone traffic for problems that give none of their own;
-    `currency`: its currency, and that of problems with a price but no currency (default USD).
+    `currency`: its currency, and that of problems with a price but no currency (default USD);
+    `problems`: the pipeline's input (or problems by name), for the drill-downs' racks, clients
+    and previous assignments (without it they show what the output tables hold).
 
     Raises InvalidInputError when `input_dir` is not a pipeline output directory (missing, empty,
-    no readable summary table, columns missing, no rows)."""
+    no readable summary table, columns missing, no rows), or `problems` cannot be read."""
     input_dir = Path(input_dir)
     table = read_summary(input_dir)
     rows = table.to_pylist()
     totals = fleet_totals(rows, price_per_gb, currency)
-    changes = read_changes(input_dir, totals, CHANGES_LISTED)
-    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, changes, currency)
+    wanted = detailed_problems(totals)
+    comparison = totals["comparison"]
+    solvers = [comparison["baseline"], comparison["reference"]] if comparison else []
+    copies = read_copies(input_dir, wanted, solvers)
+    targets = read_copies(input_dir, wanted, solvers, TARGETS_TABLE) if (input_dir / TARGETS_TABLE).exists() else {}
+    known = read_problems(problems, wanted) if problems is not None else read_problem_table(input_dir, wanted)
+    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, copies, currency, known, targets)
     output = Path(output)
     if output.is_dir():
         output = output / REPORT_FILE
@@ -128,33 +145,80 @@ def read_summary(input_dir: Path) -> pa.Table:
     return table
 
 
-def read_changes(input_dir: Path, totals: Mapping[str, Any], limit: int) -> dict[str, list[tuple[str, str, str]]]:
-    """For the `limit` problems the decision table lists: the actives the reference places
-    elsewhere than the baseline, as (task, baseline's client, reference's client), from the
-    assignments table (empty when it is missing or unreadable: the table then says so)."""
-    comparison = totals["comparison"]
-    if comparison is None:
-        return {}
+def detailed_problems(totals: Mapping[str, Any]) -> list[str]:
+    """The problems that get a drill-down: the first DETAILED of the ranking."""
+    if totals["comparison"] is None:
+        return []
     _, ranked = ranked_savings(totals["compared"])
-    wanted = [entry["problem"] for entry in ranked[:limit]]
-    base, ref = comparison["baseline"], comparison["reference"]
+    return [entry["problem"] for entry in ranked[:DETAILED]]
+
+
+TARGETS_TABLE = "targets"
+"""A table like `assignments` holding each solver's target (where its plan ends), read when the
+run has it: the drill-downs' moves then lead to the target, and the solution files carry it."""
+PROBLEMS_TABLE = "problems"
+"""A table of (problem, document) rows, the problems' documents as JSON, read when the run has
+it and the report is not given the problems otherwise."""
+
+
+def read_copies(
+    input_dir: Path, problems: Sequence[str], solvers: Sequence[str], table_name: str = "assignments"
+) -> dict[str, dict[str, list[tuple[str, str, str]]]] | None:
+    """problem -> solver -> its assignment applied now as (client, task, role), from the
+    assignments table (or `table_name`), for `problems` and `solvers`; None when the table is
+    missing or unreadable (the drill-downs then say so)."""
+    if not problems:
+        return {}
     try:
         table = pq.read_table(
-            input_dir / "assignments",
+            input_dir / table_name,
             columns=["problem", "solver", "client", "task", "role"],
-            filters=[("problem", "in", wanted), ("solver", "in", [base, ref]), ("role", "=", "active")],
+            filters=[("problem", "in", list(problems)), ("solver", "in", list(solvers))],
         )
     except (pa.ArrowException, OSError, ValueError):
-        return {}
-    placed: dict[tuple[str, str], dict[str, str]] = {}
+        return None
+    copies: dict[str, dict[str, list[tuple[str, str, str]]]] = {problem: {} for problem in problems}
     for row in table.to_pylist():
-        placed.setdefault((row["problem"], row["solver"]), {})[row["task"]] = row["client"]
-    changes: dict[str, list[tuple[str, str, str]]] = {}
-    for problem in wanted:
-        ours, theirs = placed.get((problem, base), {}), placed.get((problem, ref), {})
-        moved = [(task, ours.get(task, "-"), client) for task, client in theirs.items() if ours.get(task) != client]
-        changes[problem] = sorted(moved, key=lambda change: natural_key(change[0]))
-    return changes
+        copies[row["problem"]].setdefault(row["solver"], []).append((row["client"], row["task"], row["role"]))
+    return copies
+
+
+def read_problems(problems: Problems, wanted: Sequence[str]) -> dict[str, Problem]:
+    """The problems named in `wanted` from `problems` (a location the pipeline reads, or a
+    mapping); documents that do not validate are left out (the pipeline reported them)."""
+    if problems is None or not wanted:
+        return {}
+    if isinstance(problems, Mapping):
+        return {name: problems[name] for name in wanted if name in problems}
+    from optimizer.sources import read_records
+
+    names = set(wanted)
+    found: dict[str, Problem] = {}
+    for record in read_records(problems):
+        if record.name not in names or record.input_error is not None:
+            continue
+        try:
+            found[record.name] = problem_from_data(json.loads(record.document), record.source)
+        except (ValueError, KafkaAssignmentError):
+            continue
+    return found
+
+
+def read_problem_table(input_dir: Path, wanted: Sequence[str]) -> dict[str, Problem]:
+    """The problems named in `wanted` from the run's PROBLEMS_TABLE, when it has one."""
+    if not wanted or not (input_dir / PROBLEMS_TABLE).exists():
+        return {}
+    try:
+        table = pq.read_table(input_dir / PROBLEMS_TABLE, columns=["problem", "document"], filters=[("problem", "in", list(wanted))])
+    except (pa.ArrowException, OSError, ValueError):
+        return {}
+    found: dict[str, Problem] = {}
+    for row in table.to_pylist():
+        try:
+            found[row["problem"]] = problem_from_data(json.loads(row["document"]), row["problem"])
+        except (ValueError, TypeError, KafkaAssignmentError):
+            continue
+    return found
 
 
 def read_plugins(input_dir: Path) -> list[dict[str, Any]] | None:
@@ -175,47 +239,156 @@ def render_report(
     input_dir: str,
     generated: datetime,
     price_per_gb: float | None = None,
-    changes: Mapping[str, Sequence[tuple[str, str, str]]] | None = None,
+    copies: Mapping[str, Mapping[str, Copies]] | None = None,
     currency: str | None = None,
+    problems: Mapping[str, Problem] | None = None,
+    targets: Mapping[str, Mapping[str, Copies]] | None = None,
 ) -> str:
-    """The whole HTML document for summary `rows` (dicts, one per (problem, solver));
-    `changes`: `read_changes` (None: the assignments were not read)."""
+    """The whole HTML document for summary `rows` (dicts, one per (problem, solver)); `copies`:
+    `read_copies` (None: the assignments table could not be read); `problems`: the drilled-down
+    problems by name, when known; `targets`: their targets per solver, when the run has them."""
     totals = fleet_totals(rows, price_per_gb, currency)
+    unproven = {(row.get("problem"), row.get("solver")): why for row, why in unproven_rows(rows)}
+    details = _applications(rows, totals, copies, problems or {}, unproven, targets or {})
+    anchors = {application.problem: f"app-{index}" for index, application in enumerate(details, 1)}
     parts = [
         _head(),
-        _header(totals, rows, plugins, input_dir, generated),
-        _decision_section(totals, price_per_gb, changes),
+        _header(totals, rows, input_dir, generated, currency),
+        _decision_section(totals, price_per_gb, anchors, unproven),
+        _savings_section(totals, anchors, unproven),
         _totals_section(totals),
         _protocols_section(totals),
-        _savings_section(totals),
+        _unproven_section(rows, anchors),
         _failures_section(rows),
-        _unproven_section(rows),
         _plots_section(rows, totals),
-        "</main>\n</body>\n</html>\n",
+        applications_section(details, anchors, totals, copies is None),
+        _run_section(rows, plugins),
+        f"</main>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n",
     ]
     return "".join(parts)
 
 
-# --- sections ---------------------------------------------------------------------------------
+def _applications(
+    rows: Sequence[Mapping[str, Any]],
+    totals: Mapping[str, Any],
+    copies: Mapping[str, Mapping[str, Copies]] | None,
+    problems: Mapping[str, Problem],
+    unproven: Mapping[tuple[Any, Any], str],
+    targets: Mapping[str, Mapping[str, Copies]],
+) -> list[Application]:
+    comparison = totals["comparison"]
+    if comparison is None:
+        return []
+    base, ref = comparison["baseline"], comparison["reference"]
+    by_pair = {(row["problem"], row["solver"]): row for row in rows}
+    _, ranked = ranked_savings(totals["compared"])
+    return [
+        build_application(
+            entry,
+            by_pair[(entry["problem"], base)],
+            by_pair[(entry["problem"], ref)],
+            (copies or {}).get(entry["problem"], {}),
+            problems.get(entry["problem"]),
+            unproven.get((entry["problem"], ref)),
+            targets.get(entry["problem"]),
+        )
+        for entry in ranked[:DETAILED]
+    ]
+
+
+# --- page -------------------------------------------------------------------------------------
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fff; }
-main { max-width: 1100px; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fff; line-height: 1.4; }
+main { max-width: 1200px; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
 h1 { margin-bottom: 0.2rem; }
 h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; margin-top: 2.2rem; }
-table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; vertical-align: top; }
-th { background: #f4f4f4; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-size: 0.85rem; }
-dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem; }
+h4 { margin: 1rem 0 0.3rem; }
+table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.85rem; max-width: 100%; }
+table.wide { width: 100%; }
+th, td { border: 1px solid #ddd; padding: 0.25rem 0.45rem; vertical-align: top; overflow-wrap: break-word; }
+td.name { min-width: 10rem; overflow-wrap: anywhere; }
+td.kind { white-space: nowrap; }
+th { background: #f4f4f4; text-align: left; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: normal; white-space: nowrap; }
+table.sortable thead th { cursor: pointer; }
+table.sortable thead th::after { content: " ↕"; color: #999; font-weight: normal; }
+table.sortable thead th[aria-sort="ascending"]::after { content: " ▲"; color: #222; }
+table.sortable thead th[aria-sort="descending"]::after { content: " ▼"; color: #222; }
+pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.8rem; }
+code { overflow-wrap: anywhere; }
+dl.meta { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.2rem 1rem; }
 dl.meta dt { font-weight: 600; }
-dl.meta dd { margin: 0; }
-p.note { color: #555; font-size: 0.9rem; }
-nav a { margin-right: 1rem; }
+dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+p.note { color: #555; font-size: 0.88rem; }
+nav { display: flex; flex-wrap: wrap; gap: 0.3rem 1rem; margin-top: 0.8rem; }
 figure { margin: 1.2rem 0; }
-figure img { max-width: 100%; border: 1px solid #eee; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.9rem; }
+.flag { display: inline-block; background: #fff3cd; color: #7a5a00; border: 1px solid #e6c96a; border-radius: 3px;
+        padding: 0 0.3rem; font-size: 0.78rem; white-space: nowrap; }
+p.flag { display: block; white-space: normal; padding: 0.3rem 0.5rem; font-size: 0.88rem; }
+article.app { border-top: 2px solid #bbb; margin-top: 2rem; padding-top: 0.3rem; }
+article.app h3 { margin-bottom: 0.2rem; }
+.small { font-size: 0.8rem; color: #555; }
+a.download { display: inline-block; padding: 0.3rem 0.7rem; border: 1px solid #4a7; border-radius: 4px; background: #effaf2;
+             color: #174; text-decoration: none; font-weight: 600; }
+@media (max-width: 1100px) { td.num { white-space: normal; } }
+@media print {
+  nav, p.back, .noprint { display: none; }
+  td.num { white-space: normal; }
+  th, td { padding: 0.15rem 0.3rem; }
+  body { font-size: 10pt; }
+  main { max-width: none; padding: 0; }
+  table { font-size: 8pt; }
+  tr, figure, dl { break-inside: avoid; }
+  h2, h3, h4 { break-after: avoid; }
+  article.app { break-before: page; border-top: none; }
+  table.sortable thead th::after { content: ""; }
+  a { color: inherit; text-decoration: none; }
+  a.download { border: none; background: none; padding: 0; font-weight: normal; }
+  figure img { max-height: 9cm; width: auto; }
+}
+"""
+
+# Sorting: a click (or Enter) on a header of a table.sortable orders its body by that column,
+# by the cells' data-value when they have one (figures), else their text; empty cells last.
+_SCRIPT = """
+(function () {
+  function key(row, index) {
+    var cell = row.cells[index];
+    if (!cell) return null;
+    var raw = cell.hasAttribute("data-value") ? cell.getAttribute("data-value") : cell.textContent.trim();
+    if (raw === "" || raw === "\\u2013") return null;
+    var number = Number(raw);
+    return cell.hasAttribute("data-value") && !isNaN(number) ? number : raw;
+  }
+  function sortBy(table, header, index) {
+    var ascending = header.getAttribute("aria-sort") !== "ascending";
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
+    header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a, index), y = key(b, index);
+      if (x === null || y === null) return x === y ? 0 : (x === null ? 1 : -1);
+      var order = (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y), undefined, {numeric: true});
+      return ascending ? order : -order;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (header, index) {
+      header.tabIndex = 0;
+      header.title = "sort by this column";
+      header.addEventListener("click", function () { sortBy(table, header, index); });
+      header.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sortBy(table, header, index); }
+      });
+    });
+  });
+})();
 """
 
 
@@ -228,69 +401,63 @@ def _head() -> str:
     )
 
 
-def _header(
-    totals: Mapping[str, Any],
-    rows: Sequence[Mapping[str, Any]],
-    plugins: Sequence[Mapping[str, Any]] | None,
-    input_dir: str,
-    generated: datetime,
-) -> str:
+def _header(totals: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], input_dir: str, generated: datetime, currency: str | None) -> str:
     out = ["<header id=\"header\">\n<h1>Kafka assignment fleet report</h1>\n<dl class=\"meta\">\n"]
+    money = totals["money"]
+    currencies = sorted(money["by_currency"]) if money else []
     meta = [
-        ("Input directory", f"<code>{_e(input_dir)}</code>"),
-        ("Generated", _e(generated.strftime("%Y-%m-%d %H:%M:%S %Z").strip())),
-        ("Problems", f"<span data-field=\"problems\">{_int(totals['problems'])}</span>"),
-        ("Rows (problem × solver)", f"<span data-field=\"rows\">{_int(totals['rows'])}</span>"),
-        ("Solvers", _e(", ".join(totals["solvers"]))),
+        ("Input directory", f"<code>{e(input_dir)}</code>"),
+        ("Generated", e(generated.strftime("%Y-%m-%d %H:%M:%S %Z").strip())),
+        ("Problems", f"<span data-field=\"problems\">{fmt.count(totals['problems'])}</span>"),
+        ("Rows (problem × solver)", f"<span data-field=\"rows\">{fmt.count(totals['rows'])}</span>"),
+        ("Solvers", e(", ".join(totals["solvers"]))),
+        ("Money in", e(", ".join(currencies) if currencies else (currency or "no price")) + " per month (730 h; 1 GB = 10<sup>9</sup> bytes)"),
     ]
     out += [f"<dt>{label}</dt><dd>{value}</dd>\n" for label, value in meta]
-    out.append("</dl>\n<h3>Plugins</h3>\n")
-    if plugins is None:
-        out.append("<p class=\"note\">No plugins table in this output directory.</p>\n")
-    elif not plugins:
-        out.append("<p class=\"note\">The plugins table is empty.</p>\n")
-    else:
-        out.append("<table class=\"plugins\">\n<tr><th>name</th><th>version</th></tr>\n")
-        for plugin in sorted(plugins, key=lambda p: str(p.get("name"))):
-            out.append(f"<tr><td>{_e(plugin.get('name'))}</td><td>{_e(plugin.get('version'))}</td></tr>\n")
-        out.append("</table>\n")
+    out.append("</dl>\n")
     # Rows record the plugins of the process that solved them; several signatures mean the
     # workers did not all load the same plugins, which makes rows incomparable.
     signatures = sorted({str(row.get("plugins")) for row in rows if row.get("plugins")})
     if len(signatures) > 1:
         out.append(
-            "<p class=\"note\">Warning: the rows were solved with "
+            "<p class=\"flag\">Warning: the rows were solved with "
             f"{len(signatures)} different plugin sets: "
-            + "; ".join(f"<code>{_e(s)}</code>" for s in signatures)
-            + ".</p>\n"
+            + "; ".join(f"<code>{e(s)}</code>" for s in signatures)
+            + " (see <a href=\"#run\">Run details</a>).</p>\n"
         )
-    out.append(
-        "<nav><a href=\"#decision\">Where to start</a><a href=\"#totals\">Fleet totals</a><a href=\"#savings\">Largest savings</a>"
-        "<a href=\"#failures\">Problems not solved</a><a href=\"#plots\">Plots</a></nav>\n</header>\n"
-    )
+    links = [
+        ("decision", "Where to start"),
+        ("savings", "Every application"),
+        ("totals", "Fleet totals"),
+        ("unproven", "Not proven optimal"),
+        ("failures", "Not solved"),
+        ("plots", "Plots"),
+        ("applications", "Applications in detail"),
+        ("run", "Run details"),
+    ]
+    out.append("<nav>" + "".join(f"<a href=\"#{ident}\">{label}</a>" for ident, label in links) + "</nav>\n</header>\n")
     return "".join(out)
 
 
-CHANGES_LISTED = 20
-"""Applications the decision table lists (ranked by saving)."""
-MOVES_SHOWN = 4
-"""Task moves spelled out per application; the rest are counted."""
+# --- where to start ---------------------------------------------------------------------------
 
 
-def _decision_section(totals: Mapping[str, Any], price_per_gb: float | None, changes: Mapping[str, Sequence[tuple[str, str, str]]] | None) -> str:
+def _decision_section(totals: Mapping[str, Any], price_per_gb: float | None, anchors: Mapping[str, str], unproven: Mapping[tuple[Any, Any], str]) -> str:
     out = ["<section id=\"decision\">\n<h2>Where to start</h2>\n"]
     comparison = totals["comparison"]
     curve = totals["pareto"]
     if comparison is None:
-        out.append(f"<p class=\"skipped\">{_e(totals['comparison_skipped'])}</p>\n")
+        out.append(f"<p class=\"skipped\">{e(totals['comparison_skipped'])}</p>\n")
         png = pareto_plot(None, None, totals["comparison_skipped"])
         alt = "Pareto curve of the savings: empty, there is no comparison in this run"
-        out.append(f"<figure id=\"plot-pareto\"><img src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\" alt=\"{_e(alt)}\"></figure>\n")
+        out.append(f"<figure id=\"plot-pareto\"><img src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\" alt=\"{e(alt)}\"></figure>\n")
         return "".join(out) + "</section>\n"
     base, ref = comparison["baseline"], comparison["reference"]
     money = totals["money"]
     out.append(_money_headline(money, base, ref, comparison, price_per_gb))
+    out.append(_time_headline(comparison, base, ref))
     if money is not None:
+        out.append(_config_headline(money, totals["compared"], ref))
         out.append(_zone_table(money["zones"], base, ref))
     png = pareto_plot(curve, ref, totals["comparison_skipped"])
     caption = f"Cumulative share of the saving, applications ranked by their saving (in {(curve or {}).get('unit', 'partitions')})."
@@ -298,54 +465,108 @@ def _decision_section(totals: Mapping[str, Any], price_per_gb: float | None, cha
     if curve and curve["top"]:
         saving = len(curve["cumulative"])
         out.append(
-            f"<p data-field=\"pareto\">The top <strong>{_int(curve['top'])}</strong> of {_int(curve['problems'])} compared applications and "
-            f"groups give {curve['share']:.0f} % {unit_words[curve['unit']]} ({_int(saving)} save anything).</p>\n"
+            f"<p data-field=\"pareto\">The top <strong>{fmt.count(curve['top'])}</strong> of {_applications_count(curve['problems'], 'compared ')} "
+            f"give {curve['share']:.0f} % {unit_words[curve['unit']]} ({plural(saving, 'saves', 'save')} anything).</p>\n"
         )
     out.append(
         f"<figure id=\"plot-pareto\"><img src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\" "
-        f"alt=\"{_e('Pareto curve: cumulative percent of the fleet saving against the number of applications, largest saving first')}\">"
-        f"<figcaption>{_e(caption)}</figcaption></figure>\n"
+        f"alt=\"{e('Pareto curve: cumulative percent of the fleet saving against the number of applications, largest saving first')}\">"
+        f"<figcaption>{e(caption)}</figcaption></figure>\n"
     )
-    out.append(_ranked_table(totals["compared"], base, ref, changes))
+    out.append(_ranked_table(totals["compared"], base, ref, anchors, unproven))
     return "".join(out) + "</section>\n"
+
+
+def _applications_count(number: int, adjective: str = "") -> str:
+    """`1 compared application or group`, `300 compared applications and groups`."""
+    return plural(number, f"{adjective}application or group", f"{adjective}applications and groups")
+
+
+def _money_sentence(money: Mapping[str, Any], key: str) -> str:
+    """A money total of `money` in its currency, or each currency's when the fleet has several."""
+    if money["currency"] is not None:
+        return fmt.money(money[key], money["currency"])
+    return " and ".join(fmt.money(figures[key], currency) for currency, figures in money["by_currency"].items())
 
 
 def _money_headline(money: Mapping[str, Any] | None, base: str, ref: str, comparison: Mapping[str, Any], price_per_gb: float | None) -> str:
     if money is None:
         return (
             "<p class=\"note\" data-field=\"units\">No application or group in this run gives bytes per second, so traffic is counted in "
-            f"partitions read across racks, not bytes or money: at the targets {_e(ref)} reads "
-            f"{_int(comparison['target_saved'])} fewer than {_e(base)}. Give <code>bytes_per_second</code> (docs/file-formats.md, "
-            "\"Weights\") to rank by traffic, and a price to rank by money.</p>\n"
+            f"partitions read across racks, not bytes or money: at the targets {e(ref)} reads "
+            f"{fmt.reduction(comparison['target_saved'], fmt.count(abs(comparison['target_saved'])), 'fewer')} than {e(base)}. "
+            "Give <code>bytes_per_second</code> (docs/file-formats.md, \"Weights\") to rank by traffic, and a price to rank by money.</p>\n"
         )
+    saved = money["bytes_saved"]
     parts = [
-        f"<p data-field=\"bytes_headline\">On the {_int(money['with_bytes'])} compared applications and groups with throughputs, "
-        f"{_e(ref)} reads <strong>{_e(rate_text(money['bytes_saved']))}</strong> less across zones than {_e(base)} at the targets "
-        f"({_e(rate_text(money['baseline_bytes']))} → {_e(rate_text(money['reference_bytes']))}).</p>\n"
+        f"<p data-field=\"bytes_headline\">On the {_applications_count(money['with_bytes'], 'compared ')} with throughputs, "
+        f"{e(ref)} reads <strong>{e(fmt.reduction(saved, fmt.rate(abs(saved))))}</strong> across zones than {e(base)} at the targets "
+        f"({e(fmt.rate(money['baseline_bytes']))} → {e(fmt.rate(money['reference_bytes']))}, {e(fmt.share(saved, money['baseline_bytes']))}).</p>\n"
     ]
-    if money["money_saved"] is not None:
-        share = 100.0 * money["money_saved"] / money["baseline_money"] if money["baseline_money"] else None
+    if money["by_currency"]:
+        several = money["currency"] is None
+        pieces = []
+        for currency, figures in money["by_currency"].items():
+            share = fmt.share(figures["money_saved"], figures["baseline_money"])
+            pieces.append(
+                f"<strong>{e(fmt.money(figures['money_saved'], currency))}</strong> less ({e(share)} of {e(base)}'s "
+                f"{e(fmt.money(figures['baseline_money'], currency))}) on the {_applications_count(figures['priced'])} priced in {e(currency)}"
+            )
         parts.append(
-            f"<p data-field=\"money_headline\">That is <strong>{_e(money_text(money['money_saved']))}</strong> of cross-zone traffic "
-            f"({_format(share, 'percent')} of {_e(base)}'s {_e(money_text(money['baseline_money']))}) on the {_int(money['priced'])} with a "
-            "price (their own <code>price_per_gb</code>"
+            "<p data-field=\"money_headline\">In money, at the targets: "
+            + "; ".join(pieces)
+            + (" (the currencies are summed apart, never converted)" if several else "")
+            + ". Prices: each problem's own <code>price_per_gb</code> and <code>currency</code>"
             + (f", else {price_per_gb:g} per GB from <code>--price-per-gb</code>" if price_per_gb is not None else "")
-            + "; a month of 730 h, 1 GB = 10<sup>9</sup> bytes).</p>\n"
+            + ".</p>\n"
         )
     else:
         parts.append(
-            "<p class=\"note\" data-field=\"money_headline\">No price: give <code>--price-per-gb</code> (or <code>price_per_gb</code> in "
-            "the problem files) to see the saving in money.</p>\n"
-        )
-    if money["configured"]:
-        config_money = money["config_money_saved"]
-        parts.append(
-            f"<p data-field=\"config_headline\">A configuration change alone (<code>rack.aware.assignment.strategy=min_traffic</code> on "
-            f"{_int(money['configured'])} Streams applications that use another strategy) gets {_e(rate_text(money['config_bytes_saved']))} "
-            + (f"({_e(money_text(config_money))}) " if config_money is not None else "")
-            + f"of it with Kafka's own assignor; the rest needs {_e(ref)}'s assignment.</p>\n"
+            "<p class=\"note\" data-field=\"money_headline\">No price: give <code>--price-per-gb</code> and <code>--currency</code> (or "
+            "<code>price_per_gb</code> and <code>currency</code> in the problem files) to see the saving in money.</p>\n"
         )
     return "".join(parts)
+
+
+def _time_headline(comparison: Mapping[str, Any], base: str, ref: str) -> str:
+    return (
+        f"<p data-field=\"time_headline\">Getting there, over the {plural(comparison['problems'], 'compared problem')}: {e(ref)}'s plans take "
+        f"<strong>{plural(comparison['reference_rounds'], 'probing rebalance')}</strong>, "
+        f"<strong>{e(fmt.hours(comparison['reference_hours_to_target']))}</strong> summed (the longest {e(fmt.hours(comparison['reference_longest_hours']))}) "
+        f"and restore {e(fmt.offsets(comparison['reference_restore_offsets']))} changelog offsets; {e(base)}'s take "
+        f"{plural(comparison['baseline_rounds'], 'probing rebalance')}, {e(fmt.hours(comparison['baseline_hours_to_target']))} "
+        f"(the longest {e(fmt.hours(comparison['baseline_longest_hours']))}) and {e(fmt.offsets(comparison['baseline_restore_offsets']))} offsets. "
+        "Time is at least one <code>probing.rebalance.interval.ms</code> per probing rebalance (warm-ups that catch up in time).</p>\n"
+    )
+
+
+def _config_headline(money: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], ref: str) -> str:
+    if not money["configured"]:
+        return ""
+    changed = [entry for entry in entries if entry.get("config_change") and entry.get("config_bytes_saving") is not None]
+    config_money = _money_sentence(money, "config_money_saved") if money["by_currency"] else None
+    return (
+        f"<p data-field=\"config_headline\">A configuration change alone (<code>rack.aware.assignment.strategy=min_traffic</code> on "
+        f"{plural(money['configured'], 'Streams application')} that use another strategy) gets {e(fmt.rate(money['config_bytes_saved']))} "
+        + (f"({e(config_money)}) " if config_money else "")
+        + f"of it with Kafka's own assignor; the rest needs {e(ref)}'s assignment. {_config_cost_text(changed)}</p>\n"
+    )
+
+
+def _config_cost_text(changed: Sequence[Mapping[str, Any]]) -> str:
+    """What the configuration change costs, when the run recorded it (see CONFIG_COST_COLUMNS)."""
+    if not changed or any(entry.get("config_rounds") is None for entry in changed):
+        return (
+            "Its own cost (Kafka's plan with the changed configuration: rounds, time, restore volume) is not in this run's summary "
+            "table; each application's routes below show what is known."
+        )
+    rounds = sum(int(entry["config_rounds"]) for entry in changed)
+    hours = sum(float(entry.get("config_seconds_to_target") or 0.0) for entry in changed) / 3600
+    restored = sum(int(entry.get("config_restore_offsets") or 0) for entry in changed)
+    return (
+        f"On those it costs {plural(rounds, 'probing rebalance')}, {e(fmt.hours(hours))} summed and "
+        f"{e(fmt.offsets(restored))} changelog offsets restored (Kafka's plans with the changed configuration)."
+    )
 
 
 def _zone_table(zones: Mapping[str, Mapping[str, Mapping[str, float]]], base: str, ref: str) -> str:
@@ -354,16 +575,16 @@ def _zone_table(zones: Mapping[str, Mapping[str, Mapping[str, float]]], base: st
     if not readers:
         return "<p class=\"note\">No bytes cross zones at the targets.</p>\n"
     out = [
-        f"<h3>Cross-zone traffic by zone pair, at the targets ({_e(base)} → {_e(ref)})</h3>\n"
-        "<table class=\"zones\">\n<tr><th>read by ↓ from →</th>" + "".join(f"<th>{_e(s)}</th>" for s in sources) + "</tr>\n"
+        f"<h3>Cross-zone traffic by zone pair, at the targets ({e(base)} → {e(ref)})</h3>\n"
+        "<table class=\"zones\">\n<tr><th>read by ↓ from →</th>" + "".join(f"<th>{e(s)}</th>" for s in sources) + "</tr>\n"
     ]
     for reader in readers:
-        out.append(f"<tr><th>{_e(reader)}</th>")
+        out.append(f"<tr><th>{e(reader)}</th>")
         for source in sources:
             mine = zones.get(base, {}).get(reader, {}).get(source, 0.0)
             yours = zones.get(ref, {}).get(reader, {}).get(source, 0.0)
-            cell = "" if not mine and not yours else f"{_e(rate_text(mine))} → {_e(rate_text(yours))}"
-            out.append(f"<td class=\"num\" data-reader=\"{_e(reader)}\" data-source=\"{_e(source)}\">{cell}</td>")
+            text = "" if not mine and not yours else f"{e(fmt.rate(mine))} → {e(fmt.rate(yours))}"
+            out.append(f"<td class=\"num\" data-reader=\"{e(reader)}\" data-source=\"{e(source)}\">{text}</td>")
         out.append("</tr>\n")
     out.append(
         "</table>\n<p class=\"note\">Bytes per second read by clients and members in one zone from the replica that serves them in "
@@ -374,164 +595,245 @@ def _zone_table(zones: Mapping[str, Mapping[str, Mapping[str, float]]], base: st
     return "".join(out)
 
 
-def _ranked_table(
-    entries: Sequence[Mapping[str, Any]], base: str, ref: str, changes: Mapping[str, Sequence[tuple[str, str, str]]] | None
-) -> str:
+def _problem_link(name: str, anchors: Mapping[str, str]) -> str:
+    anchor = anchors.get(name)
+    return f"<a href=\"#{anchor}\">{e(name)}</a>" if anchor else e(name)
+
+
+def _flag(why: str | None) -> str:
+    return "" if why is None else f" <span class=\"flag\" title=\"{e(why)}\">not proven optimal</span>"
+
+
+def _ranked_table(entries: Sequence[Mapping[str, Any]], base: str, ref: str, anchors: Mapping[str, str], unproven: Mapping[tuple[Any, Any], str]) -> str:
     unit, ranked = ranked_savings(entries)
     if not ranked:
-        return f"<p>{_e(ref)} saves nothing over {_e(base)} on any compared application.</p>\n"
-    shown = ranked[:CHANGES_LISTED]
-    label = {"money": "saved per month", "bytes": "cross-zone saved", "partitions": "cross-rack partitions saved"}[unit]
+        return f"<p>{e(ref)} saves nothing over {e(base)} on any compared application.</p>\n"
+    shown = ranked[:DETAILED]
+    label = UNIT_LABEL[unit]
+    money_column = unit != "money" and any(entry.get("money_saving") for entry in shown)
     out = [
-        f"<h3>The {len(shown)} applications and groups that save the most ({_e(label)}; of {len(ranked)} that save anything)</h3>\n"
-        f"<table class=\"decision\" data-unit=\"{unit}\">\n<tr><th>#</th><th>problem</th><th>kind</th><th>{_e(label)}</th>"
-        f"<th>cross-zone, {_e(base)} → {_e(ref)}</th><th>configuration change alone</th><th>what changes ({_e(ref)} against {_e(base)})</th>"
-        "<th>cost to get there</th></tr>\n"
+        f"<h3 id=\"ranked\">The {plural(len(shown), 'application or group', 'applications and groups')} that save the most "
+        f"({e(label)}; of {fmt.count(len(ranked))} that save anything)</h3>\n"
+        f"<table class=\"decision sortable wide\" data-unit=\"{unit}\">\n<thead><tr><th>#</th><th>application or group</th><th>kind</th>"
+        f"<th>{e(label)}</th><th>cross-zone at the target, {e(base)} → {e(ref)}</th>"
+        + ("<th>saved per month</th>" if money_column else "")
+        + f"<th>probing rebalances, {e(ref)}</th><th>time to the target, {e(ref)}</th><th>changelog offsets restored, {e(ref)}</th>"
+        "<th>configuration change alone</th></tr></thead>\n<tbody>\n"
     ]
     for rank, entry in enumerate(shown, 1):
-        saving = entry[SAVING_KEY[unit]]
-        value = money_text(saving) if unit == "money" else rate_text(saving) if unit == "bytes" else _int(saving)
+        name = entry["problem"]
         traffic = (
-            f"{rate_text(entry['baseline_bytes'])} → {rate_text(entry['reference_bytes'])}"
+            f"{fmt.rate(entry['baseline_bytes'])} → {fmt.rate(entry['reference_bytes'])}"
             if entry["baseline_bytes"] is not None
-            else f"{_int(entry['baseline_target_cross_rack'])} → {_int(entry['reference_target_cross_rack'])} partitions"
+            else f"{fmt.count(entry['baseline_target_cross_rack'])} → {fmt.count(entry['reference_target_cross_rack'])} partitions"
         )
+        streams = entry.get("kind") == "streams"
         out.append(
-            f"<tr data-problem=\"{_e(entry['problem'])}\"><td class=\"num\">{rank}</td><td>{_e(entry['problem'])}</td><td>{_e(entry['kind'] or '')}</td>"
-            f"<td class=\"num\" data-field=\"saving\">{_e(value)}</td><td class=\"num\">{_e(traffic)}</td>"
-            f"<td>{_config_cell(entry, unit)}</td><td>{_changes_cell(entry, changes)}</td><td>{_cost_cell(entry)}</td></tr>\n"
+            f"<tr data-problem=\"{e(name)}\">{cell(rank, str(rank))}<td class=\"name\">{_problem_link(name, anchors)}{_flag(unproven.get((name, ref)))}</td>"
+            f"<td class=\"kind\">{e(entry['kind'] or '')}</td>"
+            + cell(entry[SAVING_KEY[unit]], e(saving_text(entry, unit)), "saving")
+            + cell(entry["bytes_saving"] if entry["bytes_saving"] is not None else entry["target_saving"], e(traffic), "traffic")
+            + (cell(entry.get("money_saving"), e(fmt.money(entry.get("money_saving"), entry.get("currency"))), "money") if money_column else "")
+            + cell(entry["reference_rounds"], fmt.count(entry["reference_rounds"]), "rounds")
+            + cell(entry["reference_seconds_to_target"], e(fmt.duration(entry["reference_seconds_to_target"])), "time")
+            + (
+                cell(entry["reference_restore_offsets"], e(fmt.offsets(entry["reference_restore_offsets"])), "restore")
+                if streams
+                else cell(None, "none (consumers)", "restore")
+            )
+            + f"<td>{_config_cell(entry, unit)}</td></tr>\n"
         )
     out.append(
-        "</table>\n<p class=\"note\">Savings between the targets (the steady state each plan reaches). What changes: actives "
-        f"placed on another client by {_e(ref)} than by {_e(base)}, as applied now. Cost to get there: {_e(ref)}'s moves now, "
-        "its probing rebalances until the target holds and the changelog offsets its plan restores (Streams).</p>\n"
+        "</tbody></table>\n<p class=\"note\">Savings between the targets (the steady state each plan reaches). Time to the target: "
+        f"{e(ref)}'s probing rebalances × <code>probing.rebalance.interval.ms</code>, at least. Click a name for what changes, "
+        "the plan, and the assignment to take away; click a header to sort.</p>\n"
     )
     return "".join(out)
+
+
+def _setting(change: str) -> str:
+    """`strategy=min_traffic` for `rack.aware.assignment.strategy=min_traffic` (the headline above
+    names the whole key; the cell keeps the column narrow)."""
+    key, _, value = change.partition("=")
+    return f"<code title=\"{e(change)}\">{e(key.rsplit('.', 1)[-1])}={e(value)}</code>"
 
 
 def _config_cell(entry: Mapping[str, Any], unit: str) -> str:
     change = entry.get("config_change")
     if change is None:
-        return "–"
+        return MISSING
     if not (entry.get("config_bytes_saving") or entry.get("config_partition_saving")):
-        return f"<code>{_e(change)}</code>: saves nothing here"
+        return f"{_setting(change)}: saves nothing here"
     if unit == "money" and entry.get("config_money_saving") is not None:
-        got = money_text(entry["config_money_saving"])
+        got = fmt.money(entry["config_money_saving"], entry.get("currency"))
     elif entry.get("config_bytes_saving") is not None:
-        got = rate_text(entry["config_bytes_saving"])
+        got = fmt.rate(entry["config_bytes_saving"])
     else:
-        got = f"{_int(entry['config_partition_saving'] or 0)} partitions"
-    return f"<code>{_e(change)}</code>: {_e(got)}"
+        got = plural(entry["config_partition_saving"] or 0, "partition")
+    return f"{_setting(change)}: {e(got)} less"
 
 
-def _changes_cell(entry: Mapping[str, Any], changes: Mapping[str, Sequence[tuple[str, str, str]]] | None) -> str:
-    if changes is None or entry["problem"] not in changes:
-        return "(assignments not read)"
-    moved = changes[entry["problem"]]
-    if not moved:
-        return "the same actives; standbys differ"
-    noun = "active" if entry.get("kind") == "streams" else "partition"
-    listed = ", ".join(f"{task}: {source} → {target}" for task, source, target in moved[:MOVES_SHOWN])
-    more = f", and {len(moved) - MOVES_SHOWN} more" if len(moved) > MOVES_SHOWN else ""
-    return f"{_e(plural(len(moved), noun))} elsewhere: {_e(listed)}{_e(more)}"
+# --- every compared application ---------------------------------------------------------------
 
 
-def _cost_cell(entry: Mapping[str, Any]) -> str:
-    parts = [plural(entry["reference_moves"], "move"), plural(entry["reference_rounds"], "probing rebalance")]
-    if entry.get("kind") == "streams":
-        parts.append(f"{_int(entry['reference_restore_offsets'])} offsets restored")
-    return _e(", ".join(parts))
+def _savings_section(totals: Mapping[str, Any], anchors: Mapping[str, str], unproven: Mapping[tuple[Any, Any], str]) -> str:
+    out = ["<section id=\"savings\">\n<h2>Every compared application</h2>\n"]
+    comparison = totals["comparison"]
+    if comparison is None:
+        out.append(f"<p class=\"skipped\">No savings to list: {e(totals['comparison_skipped'])}</p>\n")
+        return "".join(out) + "</section>\n"
+    base, ref = comparison["baseline"], comparison["reference"]
+    unit, ranked = ranked_savings(totals["compared"])
+    order = {entry["problem"]: index for index, entry in enumerate(ranked)}
+    key = SAVING_KEY[unit]
+    # One ranking in the whole report: the decision table's unit first, then the rest by name.
+    entries = sorted(totals["compared"], key=lambda entry: (order.get(entry["problem"], len(order)), entry["problem"]))
+    out.append(
+        f"<p>The {plural(len(entries), 'problem')} both <code>{e(base)}</code> and <code>{e(ref)}</code> solved, in the order of the ranking "
+        f"above ({e(UNIT_LABEL[unit])}; those that save nothing after, by name). Click a header to sort by another column.</p>\n"
+        "<table class=\"savings sortable wide\">\n<thead><tr><th>application or group</th><th>kind</th><th>size</th>"
+        f"<th>{e(UNIT_LABEL[unit])}</th>"
+        f"<th>cross-rack partitions at the target, {e(base)} → {e(ref)}</th>"
+        f"<th>cross-rack partitions now, {e(base)} → {e(ref)}</th>"
+        f"<th>moves now, {e(base)} → {e(ref)}</th>"
+        f"<th>load skew now, {e(base)} → {e(ref)}</th>"
+        f"<th>probing rebalances, {e(ref)}</th><th>time to the target, {e(ref)}</th></tr></thead>\n<tbody>\n"
+    )
+    for entry in entries:
+        name = entry["problem"]
+        value = entry.get(key)
+        size = entry["size"]
+        out.append(
+            f"<tr data-problem=\"{e(name)}\"><td class=\"name\">{_problem_link(name, anchors)}{_flag(unproven.get((name, ref)))}</td>"
+            f"<td class=\"kind\">{e(entry['kind'] or '')}</td>"
+            + cell(size, f"{fmt.count(entry['tasks'])} × {fmt.count(entry['clients'])}", "size")
+            + cell(value, e(saving_text(entry, unit)) if value is not None else MISSING, "saving")
+            + cell(entry["target_saving"], _pair(entry, "target_cross_rack"), "target_cross_rack")
+            + cell(entry["saving"], _pair(entry, "cross_rack"), "cross_rack")
+            + cell(entry["baseline_moves"] - entry["reference_moves"], _pair(entry, "moves"), "moves")
+            + cell(
+                entry["reference_load_skew"],
+                f"{fmt.skew(entry['baseline_load_skew'])} → {fmt.skew(entry['reference_load_skew'])}",
+                "load_skew",
+            )
+            + cell(entry["reference_rounds"], fmt.count(entry["reference_rounds"]), "rounds")
+            + cell(entry["reference_seconds_to_target"], e(fmt.duration(entry["reference_seconds_to_target"])), "time")
+            + "</tr>\n"
+        )
+    out.append(
+        "</tbody></table>\n<p class=\"note\">Sorting a column of pairs (before → after) sorts by the reduction (before − after); "
+        "load skew by the reference's. Size: tasks × clients (consumer groups: partitions × members). Load skew: active tasks per "
+        "thread (Streams) or partitions per member (groups), max − min.</p>\n"
+    )
+    return "".join(out) + "</section>\n"
 
 
-_TOTAL_COLUMNS = (
-    ("problems", "problems", "int"),
-    ("solved", "solved", "int"),
-    ("invalid", "invalid", "int"),
-    ("errors", "errors", "int"),
-    ("cross_rack_partitions", "cross-rack partitions", "int"),
-    ("moves", "moves", "int"),
-    ("streams_skew_mean", "mean skew, Streams (tasks per thread)", "float"),
-    ("consumer_skew_mean", "mean skew, groups (partitions per member)", "float"),
-    ("warmups", "warm-ups", "int"),
-    ("target_cross_rack_partitions", "cross-rack partitions at the target", "int"),
-    ("target_cross_rack_bytes", "cross-zone traffic at the target (with throughputs)", "rate"),
-    ("streams_target_skew_mean", "mean skew at the target, Streams", "float"),
-    ("consumer_target_skew_mean", "mean skew at the target, groups", "float"),
-    ("followup_rebalances", "probing rebalances to the targets", "int"),
-    ("restore_offsets", "changelog offsets restored over the plans", "int"),
-    ("seconds_total", "total seconds", "seconds"),
-    ("seconds_median", "median seconds", "seconds"),
+def _pair(entry: Mapping[str, Any], figure: str) -> str:
+    """`before → after` of a count, the baseline's and the reference's."""
+    return f"{fmt.count(entry['baseline_' + figure])} → {fmt.count(entry['reference_' + figure])}"
+
+
+# --- fleet totals -----------------------------------------------------------------------------
+
+_TOTAL_ROWS = (
+    ("problems", "problems", "count"),
+    ("solved", "solved (with an assignment)", "count"),
+    ("invalid", "invalid documents", "count"),
+    ("errors", "errors (no assignment)", "count"),
+    ("cross_rack_partitions", "cross-rack partitions, applied now (warm-ups included)", "count"),
+    ("moves", "moves, applied now", "count"),
+    ("streams_skew_mean", "mean load skew now, Streams (active tasks per thread)", "skew"),
+    ("consumer_skew_mean", "mean load skew now, groups (partitions per member)", "skew"),
+    ("warmups", "warm-ups started now", "count"),
+    ("target_cross_rack_partitions", "cross-rack partitions at the target", "count"),
+    ("target_cross_rack_bytes", "cross-zone traffic at the target (problems with throughputs)", "rate"),
+    ("streams_target_skew_mean", "mean load skew at the target, Streams", "skew"),
+    ("consumer_target_skew_mean", "mean load skew at the target, groups", "skew"),
+    ("followup_rebalances", "probing rebalances to the targets", "count"),
+    ("restore_offsets", "changelog offsets restored over the plans", "offsets"),
+    ("seconds_total", "solve time, total", "seconds"),
+    ("seconds_median", "solve time, median", "seconds"),
 )
 
 
 def _totals_section(totals: Mapping[str, Any]) -> str:
-    out = ["<section id=\"totals\">\n<h2>Fleet totals</h2>\n<table class=\"totals\">\n<tr><th>solver</th>"]
-    out += [f"<th>{label}</th>" for _, label, _ in _TOTAL_COLUMNS]
-    out.append("</tr>\n")
-    for solver, figures in totals["per_solver"].items():
-        out.append(f"<tr data-solver=\"{_e(solver)}\"><th>{_e(solver)}</th>")
-        for key, _, kind in _TOTAL_COLUMNS:
-            value = _format(figures[key], kind)
-            out.append(f"<td class=\"num\" data-solver=\"{_e(solver)}\" data-field=\"{key}\">{value}</td>")
+    solvers = list(totals["per_solver"])
+    out = [
+        "<section id=\"totals\">\n<h2>Fleet totals</h2>\n<table class=\"totals\">\n<thead><tr><th>figure</th>"
+        + "".join(f"<th data-solver=\"{e(s)}\">{e(s)}</th>" for s in solvers)
+        + "</tr></thead>\n<tbody>\n"
+    ]
+    for key, label, kind in _TOTAL_ROWS:
+        out.append(f"<tr><th>{e(label)}</th>")
+        for solver in solvers:
+            value = totals["per_solver"][solver][key]
+            text = MISSING if value is None else e(getattr(fmt, kind)(value))
+            out.append(f"<td class=\"num\" data-solver=\"{e(solver)}\" data-field=\"{key}\" data-value=\"{e(value)}\">{text}</td>")
         out.append("</tr>\n")
-    out.append("</table>\n")
+    out.append("</tbody></table>\n")
     out.append(
-        "<p class=\"note\">Solved: rows with an assignment. Cross-rack partitions, moves, load skew and "
-        "warm-ups are those of the assignments applied now; the target columns those of the targets the plans "
-        "reach (Streams: warm-ups caught up, one probing rebalance per round; cooperative consumer groups: "
-        "withheld partitions assigned), with the plans' rounds and restore volume. All are over solved rows; "
-        "seconds over every row with a time (failed solves cost time too). "
-        "Skew is active tasks per thread (max − min) for Streams and partitions per member "
-        "(max − min) for consumer groups: one column each. Cross-zone traffic sums the rows whose problems give "
-        "throughputs.</p>\n"
+        "<p class=\"note\">One column per solver. \"Now\": the assignments applied at this rebalance (Kafka's with its warm-ups "
+        "pending or partitions withheld, as the exact ones); \"at the target\": where the plans end (Streams: warm-ups caught up, "
+        "one probing rebalance per round; cooperative consumer groups: withheld partitions assigned). All over solved rows; solve "
+        "time over every row with a time (failed solves cost time too). Load skew is counted per kind, never mixed.</p>\n"
     )
     out.append("<h3 id=\"comparison\">Kafka's heuristic against the exact optimum</h3>\n")
     comparison = totals["comparison"]
     if comparison is None:
-        out.append(f"<p class=\"skipped\" data-field=\"comparison_skipped\">{_e(totals['comparison_skipped'])}</p>\n")
+        out.append(f"<p class=\"skipped\" data-field=\"comparison_skipped\">{e(totals['comparison_skipped'])}</p>\n")
         return "".join(out) + "</section>\n"
     base, ref = comparison["baseline"], comparison["reference"]
     out.append(
-        f"<p>Compared on <span data-field=\"compared\">{_int(comparison['problems'])}</span> problems where both "
-        f"<code>{_e(base)}</code> and <code>{_e(ref)}</code> produced an assignment"
-        + (
-            f" (<code>{_e(ref)}</code> is the first of {_e(', '.join(REFERENCE_SOLVERS))} in this run)"
-            if ref != REFERENCE_SOLVERS[0]
-            else ""
-        )
+        f"<p>Compared on <span data-field=\"compared\">{fmt.count(comparison['problems'])}</span> problems where both "
+        f"<code>{e(base)}</code> and <code>{e(ref)}</code> produced an assignment"
+        + (f" (<code>{e(ref)}</code> is the first of {e(', '.join(REFERENCE_SOLVERS))} in this run)" if ref != REFERENCE_SOLVERS[0] else "")
         + ".</p>\n"
     )
-    percent = comparison["saved_percent"]
-    saved = f"{_int(comparison['saved'])}"
+    saved, target_saved, moves = comparison["saved"], comparison["target_saved"], -comparison["moves_difference"]
+    rounds = comparison["baseline_rounds"] - comparison["reference_rounds"]
+    restored = comparison["baseline_restore_offsets"] - comparison["reference_restore_offsets"]
+    hours = comparison["baseline_hours_to_target"] - comparison["reference_hours_to_target"]
+    def figure(key: str, label: str, form: Any) -> tuple[str, str, Any, str]:
+        return key, label, comparison[key], form(comparison[key])
+
     lines = [
-        ("baseline_cross_rack", f"cross-rack partitions applied now, {base}", _int(comparison["baseline_cross_rack"])),
-        ("reference_cross_rack", f"cross-rack partitions applied now, {ref}", _int(comparison["reference_cross_rack"])),
-        ("saved", f"saved now by {ref} ({base} − {ref})", saved),
-        ("saved_percent", f"saved now, % of {base}'s", _format(percent, "percent")),
-        ("baseline_target_cross_rack", f"cross-rack partitions at the target, {base}", _int(comparison["baseline_target_cross_rack"])),
-        ("reference_target_cross_rack", f"cross-rack partitions at the target, {ref}", _int(comparison["reference_target_cross_rack"])),
-        ("target_saved", f"saved at the targets by {ref} ({base} − {ref})", _int(comparison["target_saved"])),
-        ("target_saved_percent", f"saved at the targets, % of {base}'s", _format(comparison["target_saved_percent"], "percent")),
-        ("baseline_rounds", f"probing rebalances to the targets, {base}", _int(comparison["baseline_rounds"])),
-        ("reference_rounds", f"probing rebalances to the targets, {ref}", _int(comparison["reference_rounds"])),
-        ("baseline_restore_offsets", f"changelog offsets restored over the plans, {base}", _int(comparison["baseline_restore_offsets"])),
-        ("reference_restore_offsets", f"changelog offsets restored over the plans, {ref}", _int(comparison["reference_restore_offsets"])),
-        ("baseline_moves", f"moves now, {base}", _int(comparison["baseline_moves"])),
-        ("reference_moves", f"moves now, {ref}", _int(comparison["reference_moves"])),
-        ("moves_difference", f"moves difference ({ref} − {base})", _signed(comparison["moves_difference"])),
-        ("better", f"problems where {ref} reads fewer cross-rack partitions", _int(comparison["better"])),
-        ("equal", "problems where both read as many", _int(comparison["equal"])),
-        ("worse", f"problems where {ref} reads more", _int(comparison["worse"])),
+        figure("baseline_cross_rack", f"cross-rack partitions applied now, {base}", fmt.count),
+        figure("reference_cross_rack", f"cross-rack partitions applied now, {ref}", fmt.count),
+        ("saved", f"reduction now ({base} − {ref})", saved, fmt.reduction(saved, fmt.count(abs(saved)), "fewer")),
+        ("saved_percent", f"reduction now, share of {base}'s", comparison["saved_percent"], fmt.share(saved, comparison["baseline_cross_rack"])),
+        figure("baseline_target_cross_rack", f"cross-rack partitions at the target, {base}", fmt.count),
+        figure("reference_target_cross_rack", f"cross-rack partitions at the target, {ref}", fmt.count),
+        ("target_saved", f"reduction at the targets ({base} − {ref})", target_saved, fmt.reduction(target_saved, fmt.count(abs(target_saved)), "fewer")),
+        (
+            "target_saved_percent",
+            f"reduction at the targets, share of {base}'s",
+            comparison["target_saved_percent"],
+            fmt.share(target_saved, comparison["baseline_target_cross_rack"]),
+        ),
+        figure("baseline_rounds", f"probing rebalances to the targets, {base}", fmt.count),
+        figure("reference_rounds", f"probing rebalances to the targets, {ref}", fmt.count),
+        ("rounds_saved", "probing rebalances, reduction", rounds, fmt.reduction(rounds, fmt.count(abs(rounds)), "fewer")),
+        figure("baseline_hours_to_target", f"time to the targets, summed over the problems, {base}", fmt.hours),
+        figure("reference_hours_to_target", f"time to the targets, summed over the problems, {ref}", fmt.hours),
+        ("hours_saved", "time to the targets, reduction", hours, fmt.reduction(hours, fmt.hours(abs(hours)))),
+        figure("baseline_longest_hours", f"longest time to a target, {base}", fmt.hours),
+        figure("reference_longest_hours", f"longest time to a target, {ref}", fmt.hours),
+        figure("baseline_restore_offsets", f"changelog offsets restored over the plans, {base}", fmt.offsets),
+        figure("reference_restore_offsets", f"changelog offsets restored over the plans, {ref}", fmt.offsets),
+        ("restore_saved", "changelog offsets restored, reduction", restored, fmt.reduction(restored, fmt.offsets(abs(restored)), "fewer")),
+        figure("baseline_moves", f"moves now, {base}", fmt.count),
+        figure("reference_moves", f"moves now, {ref}", fmt.count),
+        ("moves_saved", f"moves now, reduction ({base} − {ref})", moves, fmt.reduction(moves, fmt.count(abs(moves)), "fewer")),
+        figure("better", f"problems where {ref} reads fewer cross-rack partitions now", fmt.count),
+        figure("equal", "problems where both read as many", fmt.count),
+        figure("worse", f"problems where {ref} reads more", fmt.count),
     ]
-    out.append("<table class=\"comparison\">\n")
-    out += [
-        f"<tr><th>{_e(label)}</th><td class=\"num\" data-field=\"{key}\">{value}</td></tr>\n"
-        for key, label, value in lines
-    ]
-    out.append("</table>\n")
+    out.append("<table class=\"comparison\">\n<tbody>\n")
+    out += [f"<tr><th>{e(label)}</th>{cell(value, e(text), key)}</tr>\n" for key, label, value, text in lines]
+    out.append("</tbody></table>\n")
     if comparison["worse"]:
         out.append(
-            f"<p class=\"note\">{_e(ref)} optimises its goals in priority order, and by default balance (among "
+            f"<p class=\"note\">{e(ref)} optimises its goals in priority order, and by default balance (among "
             "others) comes before cross-rack traffic: it reads more across racks where that buys a better "
             "higher-priority goal (see each row's goals).</p>\n"
         )
@@ -549,72 +851,28 @@ def _protocols_section(totals: Mapping[str, Any]) -> str:
         "<section id=\"protocols\">\n<h2>Classic protocol against the new one</h2>\n"
         "<p>Kafka's assignor under the classic protocol, under the new one (<code>kafka:new</code>: KIP-848's "
         "broker-side assignor for consumer groups, KIP-1071's for Streams) and the exact optimum, on the "
-        "problems all of them solved (docs/assignors/protocols.md).</p>\n"
+        "problems all of them solved (docs/assignors/protocols.md). Figures of the assignments applied now.</p>\n"
     ]
     for kind, entry in protocols.items():
         columns = list(entry["columns"])
         out.append(
-            f"<h3>{_e(kind)} ({_e(plural(entry['problems'], 'problem'))})</h3>\n<table class=\"protocols\" data-kind=\"{_e(kind)}\">\n"
-            "<tr><th></th>" + "".join(f"<th>{_e(c)}</th>" for c in columns) + "</tr>\n"
+            f"<h3>{e(kind)} ({e(plural(entry['problems'], 'problem'))})</h3>\n<table class=\"protocols\" data-kind=\"{e(kind)}\">\n"
+            "<tr><th></th>" + "".join(f"<th>{e(c)}</th>" for c in columns) + "</tr>\n"
         )
         for key, label, form in (
-            ("cross_rack_partitions", "cross-rack partitions", "int"),
-            ("moves", "moves", "int"),
-            ("load_skew_mean", f"load skew, mean ({_UNITS[kind]}, max − min)", "float"),
+            ("cross_rack_partitions", "cross-rack partitions now", fmt.count),
+            ("moves", "moves now", fmt.count),
+            ("load_skew_mean", f"mean load skew now ({_UNITS[kind]}, max − min)", fmt.skew),
         ):
-            out.append(f"<tr><th>{_e(label)}</th>")
-            out += [
-                f"<td class=\"num\" data-solver=\"{_e(c)}\" data-field=\"{key}\">{_format(entry['columns'][c][key], form)}</td>"
-                for c in columns
-            ]
+            out.append(f"<tr><th>{e(label)}</th>")
+            values = {c: entry["columns"][c][key] for c in columns}
+            out += [f"<td class=\"num\" data-solver=\"{e(c)}\" data-field=\"{key}\" data-value=\"{e(values[c])}\">{form(values[c])}</td>" for c in columns]
             out.append("</tr>\n")
         out.append("</table>\n")
     return "".join(out) + "</section>\n"
 
 
-def _savings_section(totals: Mapping[str, Any]) -> str:
-    out = ["<section id=\"savings\">\n<h2>Largest savings</h2>\n"]
-    comparison = totals["comparison"]
-    if comparison is None:
-        out.append(f"<p class=\"skipped\">No savings to list: {_e(totals['comparison_skipped'])}</p>\n")
-        return "".join(out) + "</section>\n"
-    base, ref = comparison["baseline"], comparison["reference"]
-    entries = top_savings(totals["compared"], SAVINGS_LIMIT)
-    if not entries:
-        out.append(
-            f"<p>{_e(ref)} saves no cross-rack partition over {_e(base)} on any of the "
-            f"{_int(comparison['problems'])} compared problems.</p>\n"
-        )
-        return "".join(out) + "</section>\n"
-    out.append(
-        f"<p>The {len(entries)} applications or groups where <code>{_e(ref)}</code> saves the most cross-rack "
-        f"partitions over <code>{_e(base)}</code> (at most {SAVINGS_LIMIT}; only positive savings).</p>\n"
-        "<table class=\"savings\">\n<tr><th>problem</th><th>kind</th><th>size (tasks × clients)</th>"
-        f"<th>cross-rack, {_e(base)}</th><th>cross-rack, {_e(ref)}</th><th>saving</th>"
-        f"<th>moves, {_e(base)}</th><th>moves, {_e(ref)}</th>"
-        f"<th>load skew, {_e(base)}</th><th>load skew, {_e(ref)}</th></tr>\n"
-    )
-    for entry in entries:
-        cells = [
-            ("kind", _e(entry["kind"] or "")),
-            ("size", f"{_format(entry['tasks'], 'int')} × {_format(entry['clients'], 'int')}"),
-            ("baseline_cross_rack", _int(entry["baseline_cross_rack"])),
-            ("reference_cross_rack", _int(entry["reference_cross_rack"])),
-            ("saving", _int(entry["saving"])),
-            ("baseline_moves", _int(entry["baseline_moves"])),
-            ("reference_moves", _int(entry["reference_moves"])),
-            ("baseline_load_skew", _format(entry["baseline_load_skew"], "float")),
-            ("reference_load_skew", _format(entry["reference_load_skew"], "float")),
-        ]
-        out.append(f"<tr data-problem=\"{_e(entry['problem'])}\"><td>{_e(entry['problem'])}</td>")
-        # kind and size are text; only the counts align right.
-        out += [
-            f"<td{_TEXT_CELL if key in ('kind', 'size') else _NUM_CELL} data-field=\"{key}\">{value}</td>"
-            for key, value in cells
-        ]
-        out.append("</tr>\n")
-    out.append("</table>\n")
-    return "".join(out) + "</section>\n"
+# --- what went wrong --------------------------------------------------------------------------
 
 
 def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -623,43 +881,51 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
     if not failed:
         out.append("<p class=\"none\">none: every (problem, solver) pair has an assignment.</p>\n")
         return "".join(out) + "</section>\n"
-    invalid = sum(1 for row in failed if row.get("status") == UnsolvedStatus.INVALID)
-    out.append(
-        f"<p>{_int(len(failed))} rows without an assignment: {_int(invalid)} invalid (the document was "
-        f"rejected before any solver ran), {_int(len(failed) - invalid)} errors (the solver could not run "
-        "on it).</p>\n<table class=\"failures\">\n"
-        "<tr><th>problem</th><th>kind</th><th>solver</th><th>status</th><th>reason</th></tr>\n"
-    )
+    # One line per problem and reason: an invalid document is the same failure for every solver.
+    grouped: dict[tuple[str, str, str, str], list[str]] = {}
     for row in failed:
+        key = (str(row.get("problem")), str(row.get("kind") or ""), str(row.get("status")), str(row.get("error") or "(no reason recorded)"))
+        grouped.setdefault(key, []).append(str(row.get("solver")))
+    invalid = len({problem for problem, _, status, _ in grouped if status == UnsolvedStatus.INVALID})
+    others = sum(1 for row in failed if row.get("status") != UnsolvedStatus.INVALID)
+    out.append(
+        f"<p>{plural(invalid, 'invalid document')} (rejected before any solver ran: listed once, with every solver it was given to) "
+        f"and {plural(others, 'row')} where a solver could not run or found nothing in time.</p>\n<table class=\"failures wide\">\n"
+        "<thead><tr><th>problem</th><th>kind</th><th>solvers</th><th>status</th><th>reason</th></tr></thead>\n<tbody>\n"
+    )
+    for (problem, kind, status, error), solvers in grouped.items():
         out.append(
-            f"<tr><td>{_e(row.get('problem'))}</td><td>{_e(row.get('kind') or '')}</td>"
-            f"<td>{_e(row.get('solver'))}</td><td>{_e(row.get('status'))}</td>"
-            f"<td><pre>{_e(row.get('error') or '(no reason recorded)')}</pre></td></tr>\n"
+            f"<tr data-problem=\"{e(problem)}\"><td>{e(problem)}</td><td>{e(kind)}</td><td data-field=\"solvers\">{e(', '.join(sorted(solvers)))}</td>"
+            f"<td>{e(status)}</td><td><pre>{e(error)}</pre></td></tr>\n"
         )
-    out.append("</table>\n")
+    out.append("</tbody></table>\n")
     return "".join(out) + "</section>\n"
 
 
-def _unproven_section(rows: Sequence[Mapping[str, Any]]) -> str:
+def _unproven_section(rows: Sequence[Mapping[str, Any]], anchors: Mapping[str, str]) -> str:
     out = ["<section id=\"unproven\">\n<h2>Answers not proven optimal</h2>\n"]
     unproven = unproven_rows(rows)
     if not unproven:
         out.append("<p class=\"none\">none: every exact answer is proven optimal, goal by goal.</p>\n")
         return "".join(out) + "</section>\n"
     out.append(
-        f"<p>{_int(len(unproven))} rows have an assignment whose goals are not all proven optimal: a time limit "
+        f"<p>{plural(len(unproven), 'row has', 'rows have')} an assignment whose goals are not all proven optimal: a time limit "
         "cut a stage (its value is the best found, the gap to the proven bound beside it), or hard goals "
         "conflicted. Their figures are what the assignment reaches, not what is possible; a longer "
-        "<code>--time-limit</code> may do better.</p>\n<table class=\"failures\">\n"
-        "<tr><th>problem</th><th>kind</th><th>solver</th><th>status</th><th>stages not proven</th></tr>\n"
+        "<code>--time-limit</code> may do better. They are flagged <span class=\"flag\">not proven optimal</span> wherever they appear.</p>\n"
+        "<table class=\"unproven wide\">\n<thead><tr><th>problem</th><th>kind</th><th>solver</th><th>status</th><th>stages not proven</th></tr></thead>\n"
+        "<tbody>\n"
     )
     for row, why in unproven:
         out.append(
-            f"<tr><td>{_e(row.get('problem'))}</td><td>{_e(row.get('kind') or '')}</td>"
-            f"<td>{_e(row.get('solver'))}</td><td>{_e(row.get('status'))}</td><td>{_e(why)}</td></tr>\n"
+            f"<tr data-problem=\"{e(row.get('problem'))}\"><td>{_problem_link(str(row.get('problem')), anchors)}</td><td>{e(row.get('kind') or '')}</td>"
+            f"<td>{e(row.get('solver'))}</td><td>{e(row.get('status'))}</td><td>{e(why)}</td></tr>\n"
         )
-    out.append("</table>\n")
+    out.append("</tbody></table>\n")
     return "".join(out) + "</section>\n"
+
+
+# --- plots ------------------------------------------------------------------------------------
 
 
 def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> str:
@@ -692,49 +958,32 @@ def _plots_section(rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any])
             "Scatter plot, log-log: solve time in seconds against tasks × clients, one marker per solver",
             "Solve time against size (solved rows; the evaluator's check included).",
         ),
-        (
-            "plot-racks",
-            traffic_png,
-            traffic_alt,
-            traffic_caption,
-        ),
+        ("plot-racks", traffic_png, traffic_alt, traffic_caption),
     ]
     out = ["<section id=\"plots\">\n<h2>Plots</h2>\n"]
     for ident, png, alt, caption in figures:
         out.append(
             f"<figure id=\"{ident}\"><img src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\" "
-            f"alt=\"{_e(alt)}\"><figcaption>{_e(caption)}</figcaption></figure>\n"
+            f"alt=\"{e(alt)}\"><figcaption>{e(caption)}</figcaption></figure>\n"
         )
     return "".join(out) + "</section>\n"
 
 
-# --- formatting -------------------------------------------------------------------------------
+# --- run details ------------------------------------------------------------------------------
 
 
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def _int(value: Any) -> str:
-    return f"{int(value):,}"
-
-
-def _signed(value: int) -> str:
-    return f"{int(value):+,}"
-
-
-def _format(value: Any, kind: str) -> str:
-    if value is None:
-        return "–"
-    if kind == "int":
-        return _int(value)
-    if kind == "seconds":
-        return f"{float(value):,.3f}"
-    if kind == "percent":
-        return f"{float(value):.1f}%"
-    if kind == "rate":
-        return rate_text(value)
-    return f"{float(value):,.3f}"
+def _run_section(rows: Sequence[Mapping[str, Any]], plugins: Sequence[Mapping[str, Any]] | None) -> str:
+    out = ["<section id=\"run\">\n<h2>Run details</h2>\n<h3>Plugins</h3>\n"]
+    if plugins is None:
+        out.append("<p class=\"note\">No plugins table in this output directory.</p>\n")
+    elif not plugins:
+        out.append("<p class=\"note\">The plugins table is empty.</p>\n")
+    else:
+        out.append("<table class=\"plugins\">\n<tr><th>name</th><th>version</th></tr>\n")
+        for plugin in sorted(plugins, key=lambda p: str(p.get("name"))):
+            out.append(f"<tr><td>{e(plugin.get('name'))}</td><td>{e(plugin.get('version'))}</td></tr>\n")
+        out.append("</table>\n")
+    return "".join(out) + "</section>\n"
 
 
 def _issue(location: str, message: str) -> Issue:

@@ -103,7 +103,9 @@ def compared_problems(
     (per month; None without rates or price); and what a
     configuration change alone gets (the baseline's `config_change`): config_change,
     config_bytes_saving, config_partition_saving, config_money_saving (None without one; 0 where
-    the change would read more, as nobody would make it)."""
+    the change would read more, as nobody would make it), and what it costs when the run recorded
+    Kafka's plan with the change: config_rounds, config_seconds_to_target, config_restore_offsets
+    (None otherwise)."""
     rows = summary_rows(summary)
     if reference is None:
         reference = reference_solver(row["solver"] for row in rows)
@@ -172,6 +174,10 @@ def _money(ours: Mapping[str, Any], theirs: Mapping[str, Any], default_price: fl
         if change is None or config_partitions is None
         else max(0, _target(ours, "cross_rack_partitions") - int(config_partitions)),
         "config_money_saving": monthly_cost(config_saving, price),
+        # The change's own plan, when the run recorded it (None otherwise).
+        "config_rounds": _maybe_int(ours.get("config_followup_rebalances")) if change else None,
+        "config_seconds_to_target": _maybe_float(ours.get("config_seconds_to_target")) if change else None,
+        "config_restore_offsets": _maybe_int(ours.get("config_restore_offsets")) if change else None,
     }
 
 
@@ -508,6 +514,14 @@ def _target(row: Mapping[str, Any], figure: str) -> Any:
     if value is None:
         value = row.get(figure)
     return (float(value) if figure == "load_skew" else int(value)) if value is not None else 0
+
+
+def _maybe_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _maybe_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _int(value: Any) -> int:
