@@ -2,23 +2,33 @@
 lines for logs (CI, `| tee`, cron) otherwise.
 
 Both take the callbacks of `run_pipeline`: `phase(text)` (starting Spark, reading, solving,
-writing) and `progress(done, total)` (batches, that is Spark tasks, or problems with the local
-runner), and `finish(problems)` once the run is done. The plain lines look like
+writing) and `progress(done, total, work)` (problems solved, on Spark as with the local runner,
+and the share of the estimated work they hold), and `finish(problems)` once the run is done. The
+plain lines look like
 
     pipeline: starting Spark (local[*])
     pipeline: Spark started in 6.2 s
     pipeline: reading fleet.jsonl
     pipeline: solving 302 problems in 40 batches (Spark tasks)
-    pipeline: 4/40 batches (10 %), 12.3 s elapsed, ETA 1 min 51 s
+    pipeline: 31/302 problems (10 %), 12.3 s elapsed, ETA 1 min 51 s
     ...
-    pipeline: 40/40 batches (100 %), 70.2 s elapsed
+    pipeline: 302/302 problems (100 %), 70.2 s elapsed
     pipeline: writing the output
     pipeline: done, 302 problems in 80.1 s
 
 one line per step of about a tenth of the total (`LINES`), but no more often than every
-`MIN_INTERVAL` seconds, and one every `HEARTBEAT` seconds while nothing finishes. Elapsed time
+`MIN_INTERVAL` seconds; the first after `FIRST_LINE` seconds at the latest once a problem is
+solved (a first ETA early in a long run), then one at least every `HEARTBEAT` seconds. Elapsed time
 and the rate behind the ETA count from the start of the phase (solving), the last line from the
 start of the run. The clock and the stream are parameters, so the lines are testable exactly.
+
+The ETA (`Eta`) counts the *work* left, not the problems: the runner weighs each problem by an
+estimate of its solve time (its document's size, `optimizer.pipeline.run.problem_weight`) and
+solves them in an order whose every stretch is a fair sample of the fleet (`solving_order`), so
+the rate of the first minute is that of the run even when a few large problems hold most of the
+work. The rate is measured from the first problem solved, not from the start of the phase: Spark
+spends its first seconds starting Python workers, which a rate from the start would spread over
+the whole run.
 """
 
 from __future__ import annotations
@@ -41,8 +51,10 @@ LINES = 10
 """Progress lines per run, about: one per tenth of the total."""
 MIN_INTERVAL = 2.0
 """Seconds at least between two progress lines (the last one, all done, always shows)."""
-HEARTBEAT = 60.0
+HEARTBEAT = 30.0
 """Seconds at most without a line while the run reports progress (Spark polls twice a second)."""
+FIRST_LINE = 10.0
+"""Seconds at most into the phase before the first progress line, once a problem is solved."""
 
 
 def duration(seconds: float, *, precise: bool = False) -> str:
@@ -64,8 +76,9 @@ class PipelineProgress:
     def phase(self, text: str) -> None:
         """The run enters a phase (`starting Spark (local[*])`, `solving 302 problems`, ...)."""
 
-    def progress(self, done: int, total: int) -> None:
-        """`done` of `total` units (batches or problems) are finished."""
+    def progress(self, done: int, total: int, work: float | None = None) -> None:
+        """`done` of `total` problems are solved; `work`: the share of the estimated work they
+        hold (0 to 1; None: as many as their count)."""
 
     def finish(self, problems: int) -> None:
         """The run is done: `problems` were solved."""
@@ -89,6 +102,7 @@ class PlainProgress(PipelineProgress):
         lines: int = LINES,
         min_interval: float = MIN_INTERVAL,
         heartbeat: float = HEARTBEAT,
+        first_line: float = FIRST_LINE,
         prefix: str = PREFIX,
     ) -> None:
         self.unit = unit
@@ -97,9 +111,11 @@ class PlainProgress(PipelineProgress):
         self._lines = max(1, lines)
         self._min_interval = min_interval
         self._heartbeat = heartbeat
+        self._first_line = first_line
         self._prefix = prefix
         self._lock = threading.Lock()  # Spark reports from its polling thread
         self._started = self._phase_started = clock()
+        self._eta = Eta(self._started)
         self._last_line: float | None = None  # when the last progress line was written
         self._shown = 0  # units done at the last progress line
         self._finished_total: int | None = None  # the total whose last line is written
@@ -107,35 +123,38 @@ class PlainProgress(PipelineProgress):
     def phase(self, text: str) -> None:
         with self._lock:
             self._phase_started = self._clock()
+            self._eta = Eta(self._phase_started)
             self._last_line, self._shown, self._finished_total = None, 0, None
             self._write(text)
 
-    def progress(self, done: int, total: int) -> None:
+    def progress(self, done: int, total: int, work: float | None = None) -> None:
         if total <= 0:
             return
         with self._lock:
             now = self._clock()
             if done < self._shown:  # another Spark stage: start counting again
                 self._shown = 0
+                self._eta = Eta(now)
+            eta = self._eta.seconds(now, done, total, work)
             step = max(1, math.ceil(total / self._lines))
             since = now - (self._phase_started if self._last_line is None else self._last_line)
             if done >= total:
                 due = self._finished_total != total
             else:
-                due = (done - self._shown >= step and since >= self._min_interval) or since >= self._heartbeat
+                first = self._last_line is None and done > 0 and since >= self._first_line
+                due = (done - self._shown >= step and since >= self._min_interval) or since >= self._heartbeat or first
             if due:
-                self._write(self.line(done, total, now - self._phase_started))
+                self._write(self.line(done, total, now - self._phase_started, eta))
                 self._last_line, self._shown = now, done
                 self._finished_total = total if done >= total else None
 
-    def line(self, done: int, total: int, elapsed: float) -> str:
-        """`50/302 problems (17 %), 12.3 s elapsed, ETA 62 s` (no ETA when all or nothing is done)."""
+    def line(self, done: int, total: int, elapsed: float, eta: float | None = None) -> str:
+        """`50/302 problems (17 %), 12.3 s elapsed, ETA 62 s` (`ETA unknown` when nothing is done,
+        none when all is)."""
         percent = min(round(100 * done / total), 99) if done < total else 100
         text = f"{done}/{total} {self.unit} ({percent} %), {duration(elapsed, precise=True)} elapsed"
-        if 0 < done < total:
-            text += f", ETA {duration(elapsed * (total - done) / done)}"
-        elif done <= 0:
-            text += ", ETA unknown"
+        if done < total:
+            text += f", ETA {'unknown' if eta is None else duration(eta)}"
         return text
 
     def finish(self, problems: int) -> None:
@@ -149,27 +168,37 @@ class PlainProgress(PipelineProgress):
 
 
 class BarProgress(PipelineProgress):
-    """A rich progress bar on a terminal console; its description is the current phase."""
+    """A rich progress bar on a terminal console; its description is the current phase, its length
+    the share of the work done, then `done/total problems`, the time elapsed and the ETA."""
 
-    def __init__(self, console: Console, unit: str) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    def __init__(self, console: Console, unit: str = "problems", clock: Clock = time.monotonic) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+        self._clock = clock
+        self._eta = Eta(clock())
         self._bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
-            console=console, transient=False,
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+            TextColumn("{task.fields[eta]}"), console=console, transient=False,
         )  # fmt: skip
-        self._task = self._bar.add_task("starting...", total=None)
+        self._unit = unit
+        self._task = self._bar.add_task("starting...", total=None, count="", eta="")
 
     def phase(self, text: str) -> None:
         # `starting Spark (local[*])...` while it starts; `solving ...` shows with its bar.
+        self._eta = Eta(self._clock())
         under_way = text.split(" ", 1)[0].endswith("ing") and not text.startswith("solving")
         self._bar.update(self._task, description=f"{text}..." if under_way else text)
 
-    def progress(self, done: int, total: int) -> None:
-        self._bar.update(self._task, completed=done, total=total)
+    def progress(self, done: int, total: int, work: float | None = None) -> None:
+        if total <= 0:
+            return
+        seconds = self._eta.seconds(self._clock(), done, total, work)
+        eta = "" if done >= total else "ETA unknown" if seconds is None else f"ETA {duration(seconds)}"
+        share = done / total if work is None else work
+        self._bar.update(self._task, completed=share * total, total=total, count=f"{done}/{total} {self._unit}", eta=eta)
 
     def finish(self, problems: int) -> None:
-        self._bar.update(self._task, description=f"done, {problems} problem{'' if problems == 1 else 's'}")
+        self._bar.update(self._task, description=f"done, {problems} problem{'' if problems == 1 else 's'}", eta="")
 
     def __enter__(self) -> BarProgress:
         self._bar.start()
@@ -179,9 +208,42 @@ class BarProgress(PipelineProgress):
         self._bar.stop()
 
 
-def pipeline_progress(console: Console, unit: str, clock: Clock = time.monotonic, plain: bool = False) -> PipelineProgress:
+class Eta:
+    """The seconds left of a phase that started at `started`, from what is done (`seconds`).
+
+    The first report of a problem solved is the anchor: from then on, the work done since it (the
+    share of the estimated work, or of the problems when no weights are given) over the time
+    since it is the rate the work left is done at. Before a second report, and when nothing was
+    done since the anchor, the rate counts from the start of the phase. Problems under way count
+    as not started, so the estimate errs long while few are done."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self._anchor: tuple[float, float] | None = None  # (time, share done) at the first report
+
+    def seconds(self, now: float, done: int, total: int, work: float | None = None) -> float | None:
+        """Seconds left when `done` of `total` problems, holding the share `work` (0 to 1; None:
+        `done / total`) of the estimated work, are done at `now`: None while nothing is done."""
+        if total <= 0 or done >= total:
+            return 0.0
+        if done <= 0:
+            return None
+        share = min(1.0, work if work is not None and work > 0 else done / total)
+        if self._anchor is None:
+            self._anchor = (now, share)
+        since, before = self._anchor
+        if share > before and now > since:
+            return (now - since) * (1.0 - share) / (share - before)
+        return max(0.0, now - self.started) * (1.0 - share) / share
+
+
+def pipeline_progress(console: Console, unit: str = "problems", clock: Clock = time.monotonic, plain: bool = False) -> PipelineProgress:
     """The bar when `console` is a terminal (not a dumb one), else plain lines on its file;
-    plain lines too when `plain` (the command's output goes to a log: `> run.log`, `| tee`)."""
+    plain lines too when `plain` (the command's output goes to a log: `> run.log`, `| tee`).
+
+    Both runners count problems since issue 34 (item 5): `unit` is the word shown after the counts,
+    and `batches` (what the command line passed for Spark before) is shown as `problems`."""
+    unit = "problems" if unit == "batches" else unit
     if console.is_terminal and not console.is_dumb_terminal and not plain:
-        return BarProgress(console, unit)
+        return BarProgress(console, unit, clock)
     return PlainProgress(unit, console.file, clock)

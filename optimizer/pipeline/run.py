@@ -5,8 +5,14 @@ Two runners produce the same rows (`optimizer.pipeline.worker` is all either run
 * `spark` (the default): the driver stages the problems in batches (Arrow files of JSON text,
   `plan_batches`) next to the output, and the executors solve one batch per task with
   `mapInArrow`; locally (`local[*]`) or on a cluster (`master`). A fleet read from normalised
-  tables is joined by Spark and handed to `mapInArrow` as Spark's rows.
+  tables is joined by Spark and handed to `mapInArrow` as Spark's rows. The executors mark each
+  problem solved (`optimizer.pipeline.markers`), so progress counts problems, not tasks; a JVM
+  the run starts writes its output to OUTPUT/spark.log, not to the terminal.
 * `local`: the same worker in this process, without Spark; the tests compare the two.
+
+Both solve the problems in `solving_order`, whose every stretch is a fair sample of the fleet,
+and report the share of the estimated work done (`problem_weight`): the ETA of the first minute
+is that of the run.
 
 The output directory is replaced only once everything is written (into a staging directory next
 to it), so a failed run leaves the previous output intact. Rows in = rows out is checked: one
@@ -16,6 +22,7 @@ summary row per (problem, solver), whatever happened to the problem.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import re
 import shutil
@@ -34,8 +41,9 @@ import pyarrow.parquet as pq
 
 from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, PIPELINE_SOLVERS
 from optimizer.errors import PipelineError
+from optimizer.pipeline.markers import PROGRESS, MarkReader
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
-from optimizer.pipeline.spark import requested_master, spark_session
+from optimizer.pipeline.spark import SparkStartError, log_tail, moved_log, requested_master, spark_log, spark_session
 from optimizer.pipeline.tables import spark_table_records
 from optimizer.pipeline.worker import (
     STAGED_INPUT,
@@ -74,8 +82,10 @@ class PipelineResult:
     master: str | None = None
 
 
-Progress = Callable[[int, int], None]
-"""progress(done, total): called as batches (Spark) or problems (local) complete."""
+Progress = Callable[[int, int, float | None], None]
+"""progress(done, total, work): called as problems are solved, on either runner: `done` of
+`total`, holding the share `work` (0 to 1) of the estimated work (`problem_weight`; None when the
+problems' sizes are unknown to the driver: a fleet of normalised tables joined on Spark)."""
 Phase = Callable[[str], None]
 """phase(text): called as the run enters a phase, with a line saying what it does now:
 `starting Spark (local[*])`, `Spark started in 6.2 s`, `reading fleet.jsonl`,
@@ -103,8 +113,10 @@ def run_pipeline(
 ) -> PipelineResult:
     """Run the fleet job on `input_path`, writing `output` (replaced atomically).
 
-    `progress(done, total)` is called as batches (Spark tasks) or problems (`runner="local"`)
-    complete; `phase(text)` as the run starts Spark, reads the input, solves and writes."""
+    `progress(done, total, work)` is called as problems are solved (on Spark, as the executors
+    mark them); `phase(text)` as the run starts Spark, reads the input, solves and writes. A
+    Spark the run starts itself writes its JVM's output to OUTPUT/spark.log (next to the output,
+    as OUTPUT.spark.log, when the run fails; the error quotes its end)."""
     started = time.perf_counter()
     phase = phase or _quiet
     solvers = _check_options(solvers, runner)
@@ -117,6 +129,7 @@ def run_pipeline(
         stage, lock = _new_stage(output)
     except OSError as error:
         raise PipelineError(f"cannot write next to {output}: {_reason(error)}") from None
+    spark_used = False  # whether Spark's log may say why the run failed
     try:
         if runner == "local":
             phase(f"reading {shown_location(input_path)}")
@@ -126,7 +139,8 @@ def run_pipeline(
             phase(f"solving {plural(problems, 'problem')}")
             _run_local(records, solvers, goals, time_limit, stage, progress)
         else:
-            session = spark or _started_spark(master, phase)
+            spark_used = True
+            session = spark or _started_spark(master, phase, stage / SPARK_LOG)
             master = session.sparkContext.master
             names = _run_spark(session, input_path, solvers, goals, time_limit, stage, batch_size, progress, phase)
             problems = len(names)
@@ -144,9 +158,19 @@ def run_pipeline(
         _replace(output, stage)
         (output / LOCK).unlink(missing_ok=True)  # held until the output is in place, so never stale before
     except OSError as error:  # a full or read-only disk, while writing the tables
+        _kept_log(stage, output)
         shutil.rmtree(stage, ignore_errors=True)
         raise PipelineError(f"cannot write {output}: {_reason(error)}") from None
+    except PipelineError as error:
+        kept = _kept_log(stage, output)
+        shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(error, SparkStartError):
+            raise SparkStartError(error.reason, kept or error.log) from None
+        if kept is None or not spark_used:
+            raise
+        raise PipelineError(f"{error}{log_tail(kept)}") from None
     except BaseException:
+        _kept_log(stage, output)
         shutil.rmtree(stage, ignore_errors=True)
         raise
     finally:
@@ -178,23 +202,50 @@ def _check_options(solvers: Sequence[str], runner: str) -> list[str]:
     return solvers
 
 
-def _started_spark(master: str | None, phase: Phase):
-    """A SparkSession for `master`, saying so while it starts (a new one takes seconds)."""
+SPARK_LOG = "spark.log"
+"""In the output: what the JVM a run started wrote (its warnings, task failures)."""
+
+
+def _started_spark(master: str | None, phase: Phase, log: Path):
+    """A SparkSession for `master`, saying so while it starts (a new one takes seconds); a JVM it
+    starts writes to `log`."""
     phase(f"starting Spark ({requested_master(master) or 'the master of spark-submit'})")
     starting = time.perf_counter()
-    session = spark_session(master)
+    session = spark_session(master, log=log)
     phase(f"Spark started in {time.perf_counter() - starting:.1f} s")
     return session
 
 
+def _kept_log(stage: Path, output: Path) -> Path | None:
+    """After a failed run: the JVM's log, moved out of the staging directory (which goes) to
+    OUTPUT.spark.log beside the output; the log of a JVM started earlier stays where it is."""
+    log = spark_log()
+    if log is None:
+        return None
+    if log.parent != stage:
+        return log
+    kept = output.parent / f"{output.name}.{SPARK_LOG}"
+    try:
+        os.replace(log, kept)
+    except OSError:
+        return None
+    moved_log(kept)
+    return kept
+
+
 def _run_local(records: list[Record], solvers, goals, time_limit, stage: Path, progress: Progress | None) -> None:
     # Written in parts of LOCAL_PART problems, so that memory does not grow with the fleet.
-    for start in range(0, len(records), LOCAL_PART):
+    order = solving_order(records)
+    weights = [problem_weight(record) for record in records]
+    total, work = math.fsum(weights), 0.0
+    for start in range(0, len(order), LOCAL_PART):
         rows = []
-        for done, record in enumerate(records[start : start + LOCAL_PART], start + 1):
+        for done, index in enumerate(order[start : start + LOCAL_PART], start + 1):
+            record = records[index]
             rows += solve_document(record.name, record.document, solvers, goals, time_limit, record.input_error)
+            work += weights[index]
             if progress:
-                progress(done, len(records))
+                progress(done, len(records), min(1.0, work / total))
         write_parts(rows, stage, f"{start // LOCAL_PART:05d}")
 
 
@@ -208,6 +259,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         phase(f"reading {shown_location(input_path)} (joining the tables on Spark)")
         joined = spark_table_records(spark, Path(input_path)).select("name", "document", "input_error").persist()
         names = [row["name"] for row in joined.select("name").collect()]
+        weights = None  # the documents stay on Spark: each problem counts the same
         count = _slices(spark, len(names), batch_size)
         frame = joined.repartition(count)
         solved = frame.mapInArrow(partial(arrow_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
@@ -215,6 +267,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         phase(f"reading {shown_location(input_path)}")
         records = read_records(input_path)
         names = [r.name for r in records]
+        weights = {r.name: problem_weight(r) for r in records}
         count = stage_batches(records, plan_batches(records, spark.sparkContext.defaultParallelism, batch_size), stage)
         # One partition, so one task, per batch, started in batch order.
         numbers = spark.range(0, count, 1, max(1, count))
@@ -223,7 +276,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
     tag = f"kafka-assignment-optimizer-{stage.name}"  # this run's jobs, not others in the session
     spark.sparkContext.addJobTag(tag)
     try:
-        with _SparkProgress(spark, progress):
+        with _SparkProgress(stage, names, weights, progress):
             receipts = solved.toArrow()
     except Exception as error:  # noqa: BLE001 - Spark wraps what failed in its own exceptions
         spark.sparkContext.cancelJobsWithTag(tag)  # no task of this run may write into the stage any more
@@ -233,6 +286,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         if joined is not None:
             joined.unpersist()
     shutil.rmtree(stage / STAGED_INPUT, ignore_errors=True)
+    shutil.rmtree(stage / PROGRESS, ignore_errors=True)
     # Keep only the parts some task reported (a failed attempt may have left another behind).
     reported = set(receipts.column("part").to_pylist())
     for table in ("summary", "assignments"):
@@ -250,22 +304,52 @@ def _slices(spark, count: int, batch_size: int | None) -> int:
 
 
 SHORTEST_BATCH = 32
-"""By default no batch is shorter than 1/(32 x cores) of the fleet (by document size)."""
+"""By default no batch is shorter than 1/(32 x cores) of the fleet (by estimated work)."""
+
+OVERHEAD_BYTES = 1000
+"""What a problem costs beyond its solvers' time (reading, validating, writing its rows), in
+document bytes: about 3.5 ms a problem on the generated fleet (docs/benchmarks.md)."""
+
+WEIGHT_EXPONENT = 1.2
+"""Solve times grow a little faster than documents: about size^1.2 on the generated fleet
+(4,000 problems: 2.6 ms per KB below 2 KB, 7.7 ms per KB above 34 KB; docs/benchmarks.md)."""
+
+GOLDEN = (math.sqrt(5) - 1) / 2
+
+
+def problem_weight(record: Record) -> float:
+    """An estimate of the time `record` takes to solve, in the units of a document byte: (its
+    document's length + `OVERHEAD_BYTES`) ^ `WEIGHT_EXPONENT`; a record already known invalid
+    costs the overhead only. Only ratios matter (the ETA's shares, the batches' sizes)."""
+    return ((0 if record.input_error is not None else len(record.document)) + OVERHEAD_BYTES) ** WEIGHT_EXPONENT
+
+
+def solving_order(records: Sequence[Record]) -> list[int]:
+    """The records (indexes) in the order they are solved: the largest first, then every stretch
+    of the order a fair sample of the fleet's sizes, so that the rate of the first minute is that
+    of the run (the ETA's premise) and no core is left with the large ones at the end.
+
+    The records sorted by size are dealt by the golden ratio (the one at rank r goes to position
+    `frac(r x 0.618...)`): any m consecutive ones hold about m/n of every size class."""
+    by_size = sorted(range(len(records)), key=lambda i: (-problem_weight(records[i]), records[i].name))
+    keys = (np.arange(len(by_size)) * GOLDEN) % 1.0
+    return [by_size[k] for k in np.argsort(keys, kind="stable")]
 
 
 def plan_batches(records: Sequence[Record], cores: int, batch_size: int | None = None) -> list[list[int]]:
     """The records (indexes) of each batch, in the order Spark starts them.
 
-    Largest documents first (document size stands in for solve time), so that long problems
-    start early. By default batch sizes fall as the work runs out (guided self-scheduling): each
-    batch takes 1/(2 x cores) of what is left, down to 1/(SHORTEST_BATCH x cores) of the fleet,
-    so the first batches are long (few tasks: each costs Spark about 0.1 s) and the last are
-    short (the cores finish close together). With `batch_size`, batches of that many problems."""
-    order = sorted(range(len(records)), key=lambda i: (-len(records[i].document), records[i].name))
+    In `solving_order`: every batch a fair sample of the fleet, the largest problem in the first.
+    By default batch sizes fall as the work runs out (guided self-scheduling): each batch takes
+    1/(2 x cores) of the estimated work left (`problem_weight`), down to 1/(SHORTEST_BATCH x
+    cores) of the fleet, so the first batches are long (few tasks: each costs Spark about 0.1 s)
+    and the last are short (the cores finish close together). With `batch_size`, batches of
+    that many problems."""
+    order = solving_order(records)
     if batch_size:
         return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     cores = max(1, cores)
-    sizes = np.array([len(records[i].document) + 1 for i in order], dtype=float)
+    sizes = np.array([problem_weight(records[i]) for i in order], dtype=float)
     total = float(sizes.sum())
     shortest = total / (SHORTEST_BATCH * cores)
     bounds, done = [], 0.0
@@ -278,14 +362,24 @@ def plan_batches(records: Sequence[Record], cores: int, batch_size: int | None =
     return [part.tolist() for part in np.split(np.array(order, dtype=np.int64), cuts) if len(part)]
 
 
-class _SparkProgress:
-    """Reports finished batches (Spark tasks) while a job runs, from Spark's status tracker."""
+POLL_SECONDS = 0.5
+"""How often the driver reads the executors' marks while a Spark job runs."""
 
-    def __init__(self, spark, progress: Progress | None):
-        self._tracker = spark.sparkContext.statusTracker()
+
+class _SparkProgress:
+    """Reports problems solved while a Spark job runs, from the marks the executors write under
+    the staging directory (`optimizer.pipeline.markers`): Spark's status tracker counts tasks,
+    and a task solves a batch."""
+
+    def __init__(self, stage: Path, names: Sequence[str], weights: dict[str, float] | None, progress: Progress | None):
+        self._marks = MarkReader(stage)
+        self._names = set(names)
+        self._weights = weights
+        self._total_work = math.fsum(weights.values()) if weights else 0.0
+        self._done = 0
+        self._work = 0.0
         self._progress = progress
         self._stop = threading.Event()
-        self._total = 0
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def __enter__(self):
@@ -297,24 +391,24 @@ class _SparkProgress:
         self._stop.set()
         if self._progress:
             self._thread.join()
-            if exc_type is None and self._total:  # the stage is gone once done: report it whole
-                self._progress(self._total, self._total)
+            if exc_type is None and self._names:  # every problem is solved: report it whole
+                self._progress(len(self._names), len(self._names), 1.0)
 
     def _poll(self) -> None:
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(POLL_SECONDS):
             self._report()
 
     def _report(self) -> None:
-        done = total = 0
-        for stage_id in self._tracker.getActiveStageIds():
-            info = self._tracker.getStageInfo(stage_id)
-            if info is not None:
-                done += info.numCompletedTasks
-                total += info.numTasks
-        if total:
-            self._total = total
-            assert self._progress is not None  # the polling thread is started only with a callback (__enter__)
-            self._progress(done, total)
+        new = self._marks.poll() & self._names
+        if not new:
+            return
+        self._done += len(new)
+        if self._weights:
+            self._work += math.fsum(self._weights[name] for name in new)
+        assert self._progress is not None  # the polling thread is started only with a callback (__enter__)
+        work = min(1.0, self._work / self._total_work) if self._weights else None
+        if self._done < len(self._names):  # the last line waits for the tables (__exit__)
+            self._progress(self._done, len(self._names), work)
 
 
 def _plugins_table() -> pa.Table:

@@ -31,6 +31,7 @@ from optimizer.model.problem import problem_from_data, problem_from_document, pr
 from optimizer.model.racks import reads_across_racks
 from optimizer.model.solution import GoalStatus, Solution
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
+from optimizer.pipeline.markers import MarkWriter
 from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
 from optimizer.solve import solve
@@ -118,12 +119,13 @@ def arrow_batches(
         names = batch.column("name").to_pylist()
         documents = batch.column("document").to_pylist()
         errors = batch.column("input_error").to_pylist()
-        rows = [
-            row
-            for name, document, error in zip(names, documents, errors, strict=True)
-            for row in solve_document(name, document, solvers, goals, time_limit, error)
-        ]
         part = hashlib.sha1("\n".join(names).encode()).hexdigest()[:16]
+        rows = []
+        with MarkWriter(stage, part) as marks:  # the driver counts problems by these marks
+            for name, document, error in zip(names, documents, errors, strict=True):
+                started = time.perf_counter()
+                rows += solve_document(name, document, solvers, goals, time_limit, error)
+                marks.mark(name, time.perf_counter() - started)
         write_parts(rows, stage, part)
         yield pa.RecordBatch.from_pylist(
             [{"problem": r["problem"], "solver": r["solver"], "part": part} for r in rows], schema=RECEIPT_SCHEMA

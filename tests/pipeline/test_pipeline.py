@@ -120,30 +120,44 @@ def test_spark_gives_the_local_runners_rows(spark, fleet, local_run, tmp_path):
     progress = []
     result = run_pipeline(
         fleet, tmp_path / "spark", solvers=SOLVERS, spark=spark, time_limit=30, batch_size=3,
-        progress=lambda done, total: progress.append((done, total)),
+        progress=lambda done, total, work: progress.append((done, total, work)),
     )  # fmt: skip
     assert result.runner == "spark" and result.rows == local_run.rows
     assert _comparable(result.output) == _comparable(local_run.output)
-    # One Spark task per batch of 3 (each writes its part); the staged input is gone.
+    # Progress counts problems (the executors' marks), not the batches (Spark tasks).
+    assert progress and progress[-1] == (result.problems, result.problems, 1.0)
+    assert all(total == result.problems for _, total, _ in progress)
+    assert [done for done, _, _ in progress] == sorted({done for done, _, _ in progress})
+    # One Spark task per batch of 3 (each writes its part); the staged input and the marks are gone.
     batches = -(-result.problems // 3)
-    assert progress and progress[-1] == (batches, batches)
     assert len(list((result.output / "assignments").glob("part-*.parquet"))) == batches
     assert sorted(p.name for p in result.output.iterdir()) == ["assignments", "plugins", "summary"]
 
 
-def test_batches_start_with_the_largest_documents_and_shrink_towards_the_end():
+def test_batches_start_with_the_largest_document_are_fair_samples_and_shrink_towards_the_end():
     def records(sizes):
-        return [Record(f"p{i:02d}", "x" * size, "test") for i, size in enumerate(sizes)]
+        return [Record(f"p{i:03d}", "x" * size, "test") for i, size in enumerate(sizes)]
 
     # Equal documents, 2 cores: each batch a quarter of what is left, down to 1/64 of the fleet.
     batches = run_module.plan_batches(records([99] * 640), cores=2)
-    assert [len(b) for b in batches] == [160, 120, 90, 68, 51, 38, 28, 21, 16, 12, 10, 10, 10, 6]
+    ideal = [160, 120, 90, 68, 51, 38, 28, 21, 16, 12, 10, 10, 10, 6]  # within one (a weight's rounding)
+    assert len(batches) == len(ideal) and all(abs(len(b) - n) <= 1 for b, n in zip(batches, ideal, strict=True)), [len(b) for b in batches]
     assert sorted(i for b in batches for i in b) == list(range(640))
-    # Largest first: a document larger than all the others together is the first batch alone;
-    # the small ones, in name order, make up the rest.
-    batches = run_module.plan_batches(records([1] * 19 + [1000]), cores=1)
-    assert batches[0] == [19] and [i for b in batches[1:] for i in b] == list(range(19))
-    assert run_module.plan_batches(records([5, 7, 6]), cores=2, batch_size=2) == [[1, 2], [0]]
+    # Sizes 1 to 400 bytes: the largest is solved first, and every batch, the first ones as the
+    # last, holds small and large documents alike (its median near the fleet's), so the share
+    # of the work done early is that of the problems done.
+    fleet = records(range(1, 401))
+    batches = run_module.plan_batches(fleet, cores=2)
+    assert batches[0][0] == 399 and sorted(i for b in batches for i in b) == list(range(400))
+    order = [i for batch in batches for i in batch]
+    for solved in range(20, 401, 10):  # every stretch from the start: mean size 200.5 within 10 %
+        assert abs(sum(len(fleet[i].document) for i in order[:solved]) / solved / 200.5 - 1) < 0.1, solved
+    for batch in batches[:8]:  # the long batches: small and large alike
+        sizes = sorted(len(fleet[i].document) for i in batch)
+        assert 150 <= sizes[len(sizes) // 2] <= 250 and sizes[0] <= 40 and sizes[-1] >= 360, sizes
+    # Sorted by size, the records are dealt by the golden ratio: ranks 0, 5, 2, 7 of 8 open the order.
+    assert run_module.solving_order(records([8, 7, 6, 5, 4, 3, 2, 1]))[:4] == [0, 5, 2, 7]
+    assert run_module.plan_batches(records([5, 7, 6]), cores=2, batch_size=2) == [[1, 0], [2]]
     assert run_module.plan_batches([], cores=2) == []
 
 
