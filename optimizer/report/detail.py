@@ -50,7 +50,7 @@ def applications_section(details: Sequence[Application], anchors: Mapping[str, s
     entries = {entry["problem"]: entry for entry in totals["compared"]}
     unit, _ = ranked_savings(totals["compared"])
     out.append(
-        f"<p>The first {plural(len(details), 'application')} of the ranking, each with its racks and clients, what "
+        f"<p>Each application of the ranking above ({plural(len(details), 'application')}), with its racks and clients, what "
         f"{e(comparison['reference'])}'s assignment moves where, the routes to a lower traffic with their cost, the plan round by "
         "round, and the assignment to take away.</p>\n"
     )

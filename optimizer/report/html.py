@@ -547,7 +547,8 @@ def _config_headline(money: Mapping[str, Any], entries: Sequence[Mapping[str, An
     config_money = _money_sentence(money, "config_money_saved") if money["by_currency"] else None
     return (
         f"<p data-field=\"config_headline\">A configuration change alone (<code>rack.aware.assignment.strategy=min_traffic</code> on "
-        f"{plural(money['configured'], 'Streams application')} that use another strategy) gets {e(fmt.rate(money['config_bytes_saved']))} "
+        f"{plural(money['configured'], 'Streams application that uses', 'Streams applications that use')} another strategy) "
+        f"gets {e(fmt.rate(money['config_bytes_saved']))} "
         + (f"({e(config_money)}) " if config_money else "")
         + f"of it with Kafka's own assignor; the rest needs {e(ref)}'s assignment. {_config_cost_text(changed)}</p>\n"
     )
@@ -612,7 +613,7 @@ def _ranked_table(entries: Sequence[Mapping[str, Any]], base: str, ref: str, anc
     label = UNIT_LABEL[unit]
     money_column = unit != "money" and any(entry.get("money_saving") for entry in shown)
     out = [
-        f"<h3 id=\"ranked\">The {plural(len(shown), 'application or group', 'applications and groups')} that save the most "
+        f"<h3 id=\"ranked\">The {_applications_count(len(shown))} that {'saves' if len(shown) == 1 else 'save'} the most "
         f"({e(label)}; of {fmt.count(len(ranked))} that save anything)</h3>\n"
         f"<table class=\"decision sortable wide\" data-unit=\"{unit}\">\n<thead><tr><th>#</th><th>application or group</th><th>kind</th>"
         f"<th>{e(label)}</th><th>cross-zone at the target, {e(base)} → {e(ref)}</th>"
@@ -888,9 +889,13 @@ def _failures_section(rows: Sequence[Mapping[str, Any]]) -> str:
         grouped.setdefault(key, []).append(str(row.get("solver")))
     invalid = len({problem for problem, _, status, _ in grouped if status == UnsolvedStatus.INVALID})
     others = sum(1 for row in failed if row.get("status") != UnsolvedStatus.INVALID)
+    said = []
+    if invalid:
+        said.append(f"{plural(invalid, 'invalid document')} (rejected before any solver ran; each listed once, with every solver it was given to)")
+    if others:
+        said.append(f"{plural(others, 'row')} where a solver could not run or found nothing in time")
     out.append(
-        f"<p>{plural(invalid, 'invalid document')} (rejected before any solver ran: listed once, with every solver it was given to) "
-        f"and {plural(others, 'row')} where a solver could not run or found nothing in time.</p>\n<table class=\"failures wide\">\n"
+        f"<p>{' and '.join(said)}.</p>\n<table class=\"failures wide\">\n"
         "<thead><tr><th>problem</th><th>kind</th><th>solvers</th><th>status</th><th>reason</th></tr></thead>\n<tbody>\n"
     )
     for (problem, kind, status, error), solvers in grouped.items():

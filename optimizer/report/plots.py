@@ -15,6 +15,7 @@ from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
@@ -37,6 +38,7 @@ def pareto_plot(curve: Mapping[str, Any] | None, reference: str | None, note: st
         )
     axes.set_ylim(0, 105)
     axes.set_xlim(0, len(shares) - 1)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # applications are counted whole, even in a fleet of three
     unit = {"money": "money per month", "bytes": "cross-zone bytes per second", "partitions": "cross-rack partitions"}[curve["unit"]]
     axes.set_xlabel(f"applications and groups, largest saving first ({len(shares) - 1} save anything, of {curve['problems']})")
     axes.set_ylabel(f"% of the fleet's saving ({unit})")
