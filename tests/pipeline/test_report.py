@@ -89,7 +89,7 @@ def _solver_cells(text: str) -> dict[tuple[str, str], str]:
 
 def _field_cells(text: str) -> dict[str, str]:
     """field -> the figure a cell holds (its data-value)."""
-    return dict(re.findall(r'<td class="num" data-field="([^"]+)" data-value="([^"]*)">', text))
+    return {field: value for value, field in re.findall(r'<td class="num" data-value="([^"]*)" data-field="([^"]+)">', text)}
 
 
 def _solved(row: dict) -> bool:
@@ -239,7 +239,7 @@ def test_every_compared_application_is_listed_in_the_ranking_order(report, rows)
     assert [html.unescape(name) for name, _ in listed] == [name for name, _, _ in expected]
     assert 'class="savings sortable wide"' in section
     for (_, cells), (_, kafka, exact) in zip(listed, expected, strict=True):
-        fields = dict(re.findall(r'data-field="([^"]+)" data-value="([^"]*)"', cells))
+        fields = {field: value for value, field in re.findall(r'data-value="([^"]*)" data-field="([^"]+)"', cells)}
         assert _number(fields["target_cross_rack"]) == kafka["target_cross_rack_partitions"] - exact["target_cross_rack_partitions"]
         assert _number(fields["cross_rack"]) == kafka["cross_rack_partitions"] - exact["cross_rack_partitions"]
         assert _number(fields["moves"]) == kafka["moves"] - exact["moves"]
@@ -442,7 +442,7 @@ def test_the_report_ranks_applications_by_money_saved(money_report):
     # Money per entry: the saved bytes per second over a month of 730 h, at 0.02 per 10^9 bytes.
     for entry in entries:
         assert entry["money_saving"] == pytest.approx(entry["bytes_saving"] * 730 * 3600 / 1e9 * 0.02)
-    ranked = re.findall(r'<tr data-problem="([^"]+)"><td class="num" data-value="(\d+)">', decision)
+    ranked = re.findall(r'<tr data-problem="([^"]+)"><td class="num" data-value="(\d+)"', decision)
     expected = sorted(entries, key=lambda entry: (-entry["money_saving"], entry["problem"]))
     assert [html.unescape(name) for name, _ in ranked] == [entry["problem"] for entry in expected]
     assert 'data-unit="money"' in decision and "/ month" in decision

@@ -207,6 +207,6 @@ def test_unproven_answers_and_the_configuration_change_cost_are_shown(worker_row
     pq.write_table(pa.Table.from_pylist(frame, schema=schema), run / "summary" / "part-00000.parquet")
     text = write_report(run, tmp_path / "cost.html", price_per_gb=0.02).read_text()
     route = re.search(r'<tr data-route="1">.*?</tr>', _articles(text)["fraud-app-143"], re.DOTALL).group(0)
-    assert 'data-field="rounds" data-value="8">8<' in route
-    assert ">1.3 h<" in route and ">57.5 M<" in route and 'data-field="moves" data-value="40"' in route
+    assert 'data-value="8" data-field="rounds">8<' in route
+    assert ">1.3 h<" in route and ">57.5 M<" in route and 'data-value="40" data-field="moves"' in route
     assert "costs 16 probing rebalances, 2.7 h summed and 115.0 M changelog offsets restored" in _section(text, "decision")
