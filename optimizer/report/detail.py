@@ -77,6 +77,7 @@ def _application(application: Application, entry: Mapping[str, Any], anchor: str
         )
     money = entry.get("money_saving")
     currency = entry.get("currency")
+    rebalance_noun = "probing rebalance" if streams else "follow-up rebalance"
     facts = [
         (
             "Cross-zone traffic at the target",
@@ -99,9 +100,9 @@ def _application(application: Application, entry: Mapping[str, Any], anchor: str
         ),
         (
             "Getting there",
-            f"{plural(entry['reference_rounds'], 'probing rebalance')}, {e(fmt.duration(entry['reference_seconds_to_target']))} to the target"
+            f"{plural(entry['reference_rounds'], rebalance_noun)}, {e(fmt.duration(entry['reference_seconds_to_target']))} to the target"
             + (f", {e(fmt.offsets(entry['reference_restore_offsets']))} changelog offsets restored" if streams else "")
-            + f" ({e(ref)}'s plan; {e(base)}'s: {plural(entry['baseline_rounds'], 'probing rebalance')}, "
+            + f" ({e(ref)}'s plan; {e(base)}'s: {plural(entry['baseline_rounds'], rebalance_noun)}, "
             + f"{e(fmt.duration(entry['baseline_seconds_to_target']))})",
         ),
     ]
@@ -121,7 +122,7 @@ def _routes_table(application: Application, entry: Mapping[str, Any], unit: str)
     out = [
         "<h4>Routes to a lower traffic, with their cost</h4>\n<table class=\"routes wide\">\n<thead><tr><th>route</th>"
         "<th>cross-zone at the target</th><th>reduction at the target</th><th>cross-rack partitions at the target</th>"
-        "<th>probing rebalances</th><th>time to the target</th><th>changelog offsets restored</th><th>moves now</th></tr></thead>\n<tbody>\n"
+        "<th>follow-up rebalances</th><th>time to the target</th><th>changelog offsets restored</th><th>moves now</th></tr></thead>\n<tbody>\n"
     ]
     for index, route in enumerate(application.routes):
         if index == 0:

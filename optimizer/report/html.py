@@ -507,9 +507,10 @@ def _money_headline(money: Mapping[str, Any] | None, base: str, ref: str, compar
         several = money["currency"] is None
         pieces = []
         for currency, figures in money["by_currency"].items():
-            share = fmt.share(figures["money_saved"], figures["baseline_money"])
+            share = 100.0 * figures["money_saved"] / figures["baseline_money"] if figures["baseline_money"] else None
             pieces.append(
-                f"<strong>{e(fmt.money(figures['money_saved'], currency))}</strong> less ({e(share)} of {e(base)}'s "
+                f"<strong>{e(fmt.reduction(figures['money_saved'], fmt.money(abs(figures['money_saved']), currency)))}</strong> "
+                f"({e(fmt.percent(share))} of {e(base)}'s "
                 f"{e(fmt.money(figures['baseline_money'], currency))}) on the {_applications_count(figures['priced'])} priced in {e(currency)}"
             )
         parts.append(
@@ -531,10 +532,10 @@ def _money_headline(money: Mapping[str, Any] | None, base: str, ref: str, compar
 def _time_headline(comparison: Mapping[str, Any], base: str, ref: str) -> str:
     return (
         f"<p data-field=\"time_headline\">Getting there, over the {plural(comparison['problems'], 'compared problem')}: {e(ref)}'s plans take "
-        f"<strong>{plural(comparison['reference_rounds'], 'probing rebalance')}</strong>, "
+        f"<strong>{plural(comparison['reference_rounds'], 'follow-up rebalance')}</strong>, "
         f"<strong>{e(fmt.hours(comparison['reference_hours_to_target']))}</strong> summed (the longest {e(fmt.hours(comparison['reference_longest_hours']))}) "
         f"and restore {e(fmt.offsets(comparison['reference_restore_offsets']))} changelog offsets; {e(base)}'s take "
-        f"{plural(comparison['baseline_rounds'], 'probing rebalance')}, {e(fmt.hours(comparison['baseline_hours_to_target']))} "
+        f"{plural(comparison['baseline_rounds'], 'follow-up rebalance')}, {e(fmt.hours(comparison['baseline_hours_to_target']))} "
         f"(the longest {e(fmt.hours(comparison['baseline_longest_hours']))}) and {e(fmt.offsets(comparison['baseline_restore_offsets']))} offsets. "
         "Time is at least one <code>probing.rebalance.interval.ms</code> per probing rebalance (warm-ups that catch up in time).</p>\n"
     )
@@ -618,8 +619,8 @@ def _ranked_table(entries: Sequence[Mapping[str, Any]], base: str, ref: str, anc
         f"<table class=\"decision sortable wide\" data-unit=\"{unit}\">\n<thead><tr><th>#</th><th>application or group</th><th>kind</th>"
         f"<th>{e(label)}</th><th>cross-zone at the target, {e(base)} → {e(ref)}</th>"
         + ("<th>saved per month</th>" if money_column else "")
-        + f"<th>probing rebalances, {e(ref)}</th><th>time to the target, {e(ref)}</th><th>changelog offsets restored, {e(ref)}</th>"
-        "<th>configuration change alone</th></tr></thead>\n<tbody>\n"
+        + f"<th>follow-up rebalances, {e(ref)}</th><th>time to the target, {e(ref)}</th><th>changelog offsets restored, {e(ref)}</th>"
+        f"<th>configuration change alone (<code>{e(_changes(entries))}</code>)</th></tr></thead>\n<tbody>\n"
     ]
     for rank, entry in enumerate(shown, 1):
         name = entry["problem"]
@@ -652,11 +653,10 @@ def _ranked_table(entries: Sequence[Mapping[str, Any]], base: str, ref: str, anc
     return "".join(out)
 
 
-def _setting(change: str) -> str:
-    """`strategy=min_traffic` for `rack.aware.assignment.strategy=min_traffic` (the headline above
-    names the whole key; the cell keeps the column narrow)."""
-    key, _, value = change.partition("=")
-    return f"<code title=\"{e(change)}\">{e(key.rsplit('.', 1)[-1])}={e(value)}</code>"
+def _changes(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The configuration changes the column shows (the worker tries one: the KIP-925 strategy)."""
+    changes = sorted({str(entry["config_change"]) for entry in entries if entry.get("config_change")})
+    return ", ".join(changes) or "none tried"
 
 
 def _config_cell(entry: Mapping[str, Any], unit: str) -> str:
@@ -664,14 +664,14 @@ def _config_cell(entry: Mapping[str, Any], unit: str) -> str:
     if change is None:
         return MISSING
     if not (entry.get("config_bytes_saving") or entry.get("config_partition_saving")):
-        return f"{_setting(change)}: saves nothing here"
+        return "saves nothing here"
     if unit == "money" and entry.get("config_money_saving") is not None:
         got = fmt.money(entry["config_money_saving"], entry.get("currency"))
     elif entry.get("config_bytes_saving") is not None:
         got = fmt.rate(entry["config_bytes_saving"])
     else:
         got = plural(entry["config_partition_saving"] or 0, "partition")
-    return f"{_setting(change)}: {e(got)} less"
+    return f"{e(got)} less"
 
 
 # --- every compared application ---------------------------------------------------------------
@@ -698,7 +698,7 @@ def _savings_section(totals: Mapping[str, Any], anchors: Mapping[str, str], unpr
         f"<th>cross-rack partitions now, {e(base)} → {e(ref)}</th>"
         f"<th>moves now, {e(base)} → {e(ref)}</th>"
         f"<th>load skew now, {e(base)} → {e(ref)}</th>"
-        f"<th>probing rebalances, {e(ref)}</th><th>time to the target, {e(ref)}</th></tr></thead>\n<tbody>\n"
+        f"<th>follow-up rebalances, {e(ref)}</th><th>time to the target, {e(ref)}</th></tr></thead>\n<tbody>\n"
     )
     for entry in entries:
         name = entry["problem"]
@@ -750,7 +750,7 @@ _TOTAL_ROWS = (
     ("target_cross_rack_bytes", "cross-zone traffic at the target (problems with throughputs)", "rate"),
     ("streams_target_skew_mean", "mean load skew at the target, Streams", "skew"),
     ("consumer_target_skew_mean", "mean load skew at the target, groups", "skew"),
-    ("followup_rebalances", "probing rebalances to the targets", "count"),
+    ("followup_rebalances", "follow-up rebalances to the targets (Streams: probing)", "count"),
     ("restore_offsets", "changelog offsets restored over the plans", "offsets"),
     ("seconds_total", "solve time, total", "seconds"),
     ("seconds_median", "solve time, median", "seconds"),
@@ -811,9 +811,9 @@ def _totals_section(totals: Mapping[str, Any]) -> str:
             comparison["target_saved_percent"],
             fmt.share(target_saved, comparison["baseline_target_cross_rack"]),
         ),
-        figure("baseline_rounds", f"probing rebalances to the targets, {base}", fmt.count),
-        figure("reference_rounds", f"probing rebalances to the targets, {ref}", fmt.count),
-        ("rounds_saved", "probing rebalances, reduction", rounds, fmt.reduction(rounds, fmt.count(abs(rounds)), "fewer")),
+        figure("baseline_rounds", f"follow-up rebalances to the targets, {base}", fmt.count),
+        figure("reference_rounds", f"follow-up rebalances to the targets, {ref}", fmt.count),
+        ("rounds_saved", "follow-up rebalances, reduction", rounds, fmt.reduction(rounds, fmt.count(abs(rounds)), "fewer")),
         figure("baseline_hours_to_target", f"time to the targets, summed over the problems, {base}", fmt.hours),
         figure("reference_hours_to_target", f"time to the targets, summed over the problems, {ref}", fmt.hours),
         ("hours_saved", "time to the targets, reduction", hours, fmt.reduction(hours, fmt.hours(abs(hours)))),

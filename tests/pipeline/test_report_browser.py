@@ -6,8 +6,9 @@ the report; Chromium opens it at 1,280 px and checks what a reader meets: nothin
 page or its column (on screen and in print), sorting by a header, the drill-down links, and each
 drill-down's solution file, downloaded and checked by the evaluator against its problem.
 
-Screenshots (PNG) and the printed PDF are kept in KAO_TEST_ARTIFACTS/report-browser when that is
-set (CI keeps files), else in pytest's temporary directory; the test prints where.
+Screenshots (PNG), the printed PDF and the downloaded solution files are kept in
+$KAO_TEST_ARTIFACTS/report-browser, by default out/test-artifacts/report-browser (CI keeps files);
+the test prints where.
 
 Never skipped: without Chromium or Playwright it fails saying how to get them (`./run tests`
 installs Chromium with apt-get).
@@ -30,7 +31,10 @@ from optimizer.model.problem import problem_from_data, solution_from_data
 from optimizer.pipeline.run import run_pipeline
 from optimizer.report import write_report
 
-FLEET = Path(__file__).resolve().parents[2] / "examples" / "fleet" / "fleet.jsonl.gz"
+ROOT = Path(__file__).resolve().parents[2]
+FLEET = ROOT / "examples" / "fleet" / "fleet.jsonl.gz"
+ARTIFACTS = ROOT / "out" / "test-artifacts"
+"""Where screenshots go unless KAO_TEST_ARTIFACTS says otherwise (out/ is not versioned)."""
 PICKED = ("fraud-app-143", "search-app-262", "identity-app-099", "shipping-group-025", "payments-app-180", "broken-app-0", "broken-group-1")
 """Applications of the sample fleet that save something (one with a configuration change, one
 consumer group, one with many probing rebalances) and its two invalid documents."""
@@ -76,9 +80,9 @@ def _chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def artifacts(tmp_path_factory) -> Path:
-    root = os.environ.get("KAO_TEST_ARTIFACTS")
-    directory = Path(root) / "report-browser" if root else tmp_path_factory.mktemp("report-browser")
+def artifacts() -> Path:
+    directory = Path(os.environ.get("KAO_TEST_ARTIFACTS") or ARTIFACTS) / "report-browser"
+    shutil.rmtree(directory, ignore_errors=True)  # this run's files only
     directory.mkdir(parents=True, exist_ok=True)
     print(f"\nreport browser test artifacts: {directory}")
     return directory

@@ -114,7 +114,7 @@ def test_money_keeps_each_currency_and_time_is_in_hours(worker_rows, documents, 
     euros = _articles(text)[IN_EUROS]
     assert "EUR " in euros and "USD" not in euros.split("<h4>Routes")[0]
     # Time to the target, restore volume; reductions never carry a plus sign.
-    assert re.search(r"time_headline.*probing rebalances.*(\d h|\d min).*changelog offsets", decision, re.DOTALL)
+    assert re.search(r"time_headline.*follow-up rebalances.*(\d h|\d min).*changelog offsets", decision, re.DOTALL)
     for ident in ("decision", "totals", "savings", "applications"):
         assert not re.search(r">\+\d|\(\+\d| \+\d", _section(text, ident)), ident
     assert "fewer" in _section(text, "totals") or "no change" in _section(text, "totals")
