@@ -178,7 +178,7 @@ def _racks_table(application: Application, base: str, ref: str) -> str:
     for rack in application.racks:
         members = ", ".join(f"{client} ({threads})" if threads != 1 else client for client, threads in rack.clients) or MISSING
         out.append(
-            f"<tr data-rack=\"{e(rack.name)}\"><td>{e(rack.name)}</td><td class=\"small\">{e(members)}</td>"
+            f"<tr data-rack=\"{e(rack.name)}\"><td class=\"nowrap\">{e(rack.name)}</td><td class=\"small\">{e(members)}</td>"
             + cell(rack.reads.get(base, 0) - rack.reads.get(ref, 0), f"{fmt.count(rack.reads.get(base))} → {fmt.count(rack.reads.get(ref))}", "reads")
             + cell(
                 rack.bytes.get(base, 0.0) - rack.bytes.get(ref, 0.0),
@@ -212,6 +212,7 @@ def _moves_table(application: Application, base: str, ref: str) -> str:
             "rounds (the plan below).</p>\n"
         )
     shown = application.moves[:MOVE_GROUPS_SHOWN]
+    places_class = " class=\"nowrap\"" if application.racks_known else ""  # rack names stay whole; client lists wrap
     out.append(
         f"<table class=\"moves sortable wide\">\n<thead><tr><th>{group}</th><th>from ({places})</th><th>to ({places})</th><th>actives</th>"
         + ("<th>standbys</th><th>warm-ups started</th>" if streams else "")
@@ -220,7 +221,7 @@ def _moves_table(application: Application, base: str, ref: str) -> str:
     for move in shown:
         within = " <span class=\"small\">(same rack)</span>" if move.source == move.destination and application.racks_known else ""
         out.append(
-            f"<tr><td>{e(move.group)}</td><td>{e(move.source)}</td><td>{e(move.destination)}{within}</td>"
+            f"<tr><td>{e(move.group)}</td><td{places_class}>{e(move.source)}</td><td{places_class}>{e(move.destination)}{within}</td>"
             + cell(move.actives, fmt.count(move.actives), "actives")
             + (cell(move.standbys, fmt.count(move.standbys), "standbys") + cell(move.warmups, fmt.count(move.warmups), "warmups") if streams else "")
             + f"<td class=\"small\">{e(', '.join(move.examples))}</td></tr>\n"

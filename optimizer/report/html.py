@@ -309,7 +309,7 @@ table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.85rem; max-wid
 table.wide { width: 100%; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.45rem; vertical-align: top; overflow-wrap: break-word; }
 td.name { min-width: 10rem; overflow-wrap: anywhere; }
-td.kind { white-space: nowrap; }
+td.kind, td.nowrap { white-space: nowrap; }
 th { background: #f4f4f4; text-align: left; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: normal; white-space: nowrap; }
 table.sortable thead th { cursor: pointer; }
