@@ -89,6 +89,8 @@ class Route:
     seconds_to_target: float | None
     restore_offsets: int | None
     moves: int | None
+    setting: str | None = None
+    """The configuration change the route makes (`key=value`), when it is one."""
 
 
 @dataclass(frozen=True)
@@ -359,7 +361,8 @@ def _routes(entry: Mapping[str, Any], base_row: Mapping[str, Any], ref_row: Mapp
         routes.append(
             Route(
                 name=f"{base} with {key.rsplit('.', 1)[-1]}={value}",
-                description=f"Kafka's own assignor after a configuration change alone, {change} (no plug-in)",
+                description="Kafka's own assignor after a configuration change alone (no plug-in)",
+                setting=str(change),
                 target_bytes=_maybe_int(base_row.get("config_target_cross_rack_bytes")),
                 target_cross_rack=_maybe_int(base_row.get("config_target_cross_rack_partitions")),
                 rounds=_maybe_int(base_row.get("config_followup_rebalances")),

@@ -141,7 +141,9 @@ def _routes_table(application: Application, entry: Mapping[str, Any], unit: str)
         unknown = MISSING
         restore = fmt.offsets(route.restore_offsets) if route.restore_offsets is not None else ("none" if application.kind == "consumer" else unknown)
         out.append(
-            f"<tr data-route=\"{index}\"><td><code>{e(route.name)}</code><br><span class=\"small\">{e(route.description)}</span></td>"
+            f"<tr data-route=\"{index}\"><td><code>{e(route.name)}</code><br><span class=\"small\">{e(route.description)}"
+            + (f": <code>{e(route.setting)}</code>" if route.setting else "")
+            + "</span></td>"
             + cell(route.target_bytes, e(fmt.rate(route.target_bytes)), "target_bytes")
             + f"<td>{e(reduction)}</td>"
             + cell(route.target_cross_rack, fmt.count(route.target_cross_rack), "target_cross_rack")

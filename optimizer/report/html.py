@@ -336,7 +336,7 @@ a.download { display: inline-block; padding: 0.3rem 0.7rem; border: 1px solid #4
              color: #174; text-decoration: none; font-weight: 600; }
 @media (max-width: 1100px) { td.num { white-space: normal; } }
 @media print {
-  nav, p.back, .noprint { display: none; }
+  nav, a.back, .noprint { display: none; }
   td.num { white-space: normal; }
   th, td { padding: 0.15rem 0.3rem; }
   body { font-size: 10pt; }
