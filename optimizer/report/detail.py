@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import optimizer.report.format as fmt
 from optimizer.money import monthly_cost
-from optimizer.report import format as fmt
 from optimizer.report.applications import CONFIG_COST_COLUMNS, Application
 from optimizer.report.format import MISSING, cell, e
 from optimizer.report.totals import SAVING_KEY, ranked_savings

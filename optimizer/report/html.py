@@ -23,11 +23,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import optimizer.report.format as fmt
 from optimizer.errors import InvalidInputError, KafkaAssignmentError
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.problem import Problem, problem_from_data
 from optimizer.pipeline.status import UnsolvedStatus
-from optimizer.report import format as fmt
 from optimizer.report.applications import Application, Copies, build_application
 from optimizer.report.detail import UNIT_LABEL, applications_section, saving_text
 from optimizer.report.format import MISSING, cell, e
