@@ -186,7 +186,10 @@ class BarProgress(PipelineProgress):
     def phase(self, text: str) -> None:
         # `starting Spark (local[*])...` while it starts; `solving ...` shows with its bar.
         self._eta = Eta(self._clock())
-        under_way = text.split(" ", 1)[0].endswith("ing") and not text.startswith("solving")
+        activity = text.split(" ", 1)[0].endswith("ing")
+        under_way = activity and not text.startswith("solving")
+        if not activity:  # a statement (`Spark started in 6.2 s`, entries not read) stays above the bar
+            self._bar.console.print(text, markup=False, highlight=False)
         self._bar.update(self._task, description=f"{text}..." if under_way else text)
 
     def progress(self, done: int, total: int, work: float | None = None) -> None:

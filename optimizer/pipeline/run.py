@@ -133,7 +133,7 @@ def run_pipeline(
     try:
         if runner == "local":
             phase(f"reading {shown_location(input_path)}")
-            records = read_records(input_path)
+            records = _read(input_path, phase)
             problems = len(records)
             names = [r.name for r in records]
             phase(f"solving {plural(problems, 'problem')}")
@@ -202,6 +202,21 @@ def _check_options(solvers: Sequence[str], runner: str) -> list[str]:
     return solvers
 
 
+SHOWN_NOT_READ = 5
+"""Entries of an input directory that are not problem documents, named in the reading phase's line."""
+DOCUMENT_NAMES = "those end in .json, .yaml, .yml, .jsonl or .ndjson, .gz too"
+
+
+def _read(input_path, phase: Phase) -> list[Record]:
+    """The input's records, saying which entries of a directory are not problem documents."""
+    not_read: list[str] = []
+    records = read_records(input_path, not_read)
+    if not_read:
+        shown = ", ".join(not_read[:SHOWN_NOT_READ]) + (", ..." if len(not_read) > SHOWN_NOT_READ else "")
+        phase(f"{plural(len(not_read), 'entry', 'entries')} not read (not problem documents: {DOCUMENT_NAMES}): {shown}")
+    return records
+
+
 SPARK_LOG = "spark.log"
 """In the output: what the JVM a run started wrote (its warnings, task failures)."""
 
@@ -265,7 +280,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
         solved = frame.mapInArrow(partial(arrow_batches, **options), from_arrow_schema(RECEIPT_SCHEMA))
     else:
         phase(f"reading {shown_location(input_path)}")
-        records = read_records(input_path)
+        records = _read(input_path, phase)
         names = [r.name for r in records]
         weights = {r.name: problem_weight(r) for r in records}
         count = stage_batches(records, plan_batches(records, spark.sparkContext.defaultParallelism, batch_size), stage)

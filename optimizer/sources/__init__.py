@@ -112,13 +112,21 @@ def open_source(location: str | Path) -> Source:
     return form.open(location)
 
 
-def read_records(location: str | Path) -> list[Record]:
+def read_records(location: str | Path, not_read: list[str] | None = None) -> list[Record]:
     """The fleet at `location`: a JSON Lines file, a problem file, a directory of problem files
     and JSON Lines files (searched recursively, in name order; `*.solution.*` files skipped), or
-    a directory of normalised tables (see `optimizer.sources.tables`)."""
+    a directory of normalised tables (see `optimizer.sources.tables`).
+
+    `not_read`, when given, gets the entries of a directory that are not problem documents, each
+    with why (a source's `not_read`, read after its records); entries that are documents but
+    cannot be read are records with an `input_error`."""
     path = Path(location)
     try:
-        return open_source(location).records()
+        source = open_source(location)
+        records = source.records()
+        if not_read is not None:
+            not_read.extend(getattr(source, "not_read", ()))
+        return records
     except OSError as error:  # an unreadable directory or file: the input as a whole
         reason = error.strerror or str(error)
         where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
