@@ -270,7 +270,7 @@ def _move_groups(before: Copies, after: Copies, kind: str, rack_of: Mapping[str,
             actives=slot["actives"],
             standbys=slot["standbys"],
             warmups=slot["warmups"],
-            examples=tuple(sorted(slot["examples"], key=natural_key)[:EXAMPLES]),
+            examples=tuple(sorted(set(slot["examples"]), key=natural_key)[:EXAMPLES]),
         )
         for (group, source, destination), slot in counts.items()
     ]
@@ -302,7 +302,7 @@ def _per_group(counts: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> tupl
             actives=slot["actives"],
             standbys=slot["standbys"],
             warmups=slot["warmups"],
-            examples=tuple(sorted(slot["examples"], key=natural_key)[:EXAMPLES]),
+            examples=tuple(sorted(set(slot["examples"]), key=natural_key)[:EXAMPLES]),
         )
         for group, slot in sorted(merged.items(), key=lambda item: natural_key(item[0]))
     )
@@ -324,8 +324,8 @@ def _rounds(plan: Mapping[str, Any], seconds_to_target: float, followups: int, r
         number = int(entry.get("round") or len(rounds) + 1)
         warmups = entry.get("warmups") or {}
         per_rack: dict[str, int] = {}
-        for client, tasks in warmups.items():
-            rack = rack_of.get(client, "(rack unknown)") if rack_of else "(rack unknown)"
+        for client, tasks in warmups.items() if rack_of else ():  # by rack only when racks are known
+            rack = rack_of.get(client, "(no rack)")
             per_rack[rack] = per_rack.get(rack, 0) + len(tasks)
         rounds.append(
             Round(

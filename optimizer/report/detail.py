@@ -241,7 +241,7 @@ def _rounds_table(application: Application, ref: str) -> str:
     streams = application.kind == "streams"
     out.append(
         "<table class=\"rounds\">\n<thead><tr><th>round</th><th>starts after</th><th>actives that change client</th>"
-        + ("<th>warm-ups started (by rack)</th><th>changelog offsets restored</th>" if streams else "")
+        + (f"<th>warm-ups started{' (by rack)' if application.racks_known else ''}</th><th>changelog offsets restored</th>" if streams else "")
         + "</tr></thead>\n<tbody>\n"
     )
     for plan_round in application.rounds:
