@@ -167,8 +167,8 @@ def unusable(document: Mapping[str, Any], problem: Problem | None) -> str | None
             return f"it does not read as a solution: {error}"
         if verdict.valid:
             return None
-        shown = "; ".join(violation.message for violation in verdict.violations[:3])
-        more = len(verdict.violations) - 3
+        shown = verdict.violations[0].message
+        more = len(verdict.violations) - 1
         return f"the evaluator rejects it: {shown}" + (f" (and {more} more)" if more > 0 else "")
     if document.get("kind") == "consumer" and document.get("followup_rebalance") and "target" not in document:
         return "it withholds partitions now, and the pipeline's tables do not hold the target that assigns them"
@@ -225,6 +225,9 @@ def group_of(task: str, kind: str) -> str:
     return subtopology or task
 
 
+NOT_HELD = ("(new)", "(unowned)")
+"""Where an active comes from when no client ran it before (Streams), or a partition no member owned (groups)."""
+
 EXAMPLES = 3
 """Task or partition ids named per group of moves (the rest are counted)."""
 
@@ -250,7 +253,7 @@ def _move_groups(before: Copies, after: Copies, kind: str, rack_of: Mapping[str,
     for task, clients in held["active"].items():
         previous = sorted(was["active"].get(task, ()))
         for client in sorted(clients - set(previous)):
-            add(task, place(previous[0]) if previous else "(new)", place(client), "actives")
+            add(task, place(previous[0]) if previous else NOT_HELD[kind == "consumer"], place(client), "actives")
     for task, clients in held["standby"].items():
         before_holders = was["standby"].get(task, set()) | was["active"].get(task, set())
         lost = sorted(was["standby"].get(task, set()) - clients - held["active"].get(task, set()))

@@ -100,10 +100,11 @@ def _application(application: Application, entry: Mapping[str, Any], anchor: str
         ),
         (
             "Getting there",
-            f"{plural(entry['reference_rounds'], rebalance_noun)}, {e(fmt.duration(entry['reference_seconds_to_target']))} to the target"
+            f"{plural(entry['reference_rounds'], rebalance_noun)}, "
+            f"{e(fmt.time_to_target(entry['reference_seconds_to_target'], entry['reference_rounds']))} to the target"
             + (f", {e(fmt.offsets(entry['reference_restore_offsets']))} changelog offsets restored" if streams else "")
             + f" ({e(ref)}'s plan; {e(base)}'s: {plural(entry['baseline_rounds'], rebalance_noun)}, "
-            + f"{e(fmt.duration(entry['baseline_seconds_to_target']))})",
+            + f"{e(fmt.time_to_target(entry['baseline_seconds_to_target'], entry['baseline_rounds']))})",
         ),
     ]
     out.append("<dl class=\"meta\">\n" + "".join(f"<dt>{label}</dt><dd>{value}</dd>\n" for label, value in facts) + "</dl>\n")
@@ -139,6 +140,7 @@ def _routes_table(application: Application, entry: Mapping[str, Any], unit: str)
         else:
             reduction = MISSING
         unknown = MISSING
+        time = fmt.time_to_target(route.seconds_to_target, route.rounds)
         restore = fmt.offsets(route.restore_offsets) if route.restore_offsets is not None else ("none" if application.kind == "consumer" else unknown)
         out.append(
             f"<tr data-route=\"{index}\"><td><code>{e(route.name)}</code><br><span class=\"small\">{e(route.description)}"
@@ -148,7 +150,7 @@ def _routes_table(application: Application, entry: Mapping[str, Any], unit: str)
             + f"<td>{e(reduction)}</td>"
             + cell(route.target_cross_rack, fmt.count(route.target_cross_rack), "target_cross_rack")
             + cell(route.rounds, fmt.count(route.rounds) if route.rounds is not None else unknown, "rounds")
-            + cell(route.seconds_to_target, e(fmt.duration(route.seconds_to_target)) if route.seconds_to_target is not None else unknown, "time")
+            + cell(route.seconds_to_target, e(time) if route.seconds_to_target is not None else unknown, "time")
             + cell(route.restore_offsets, e(restore), "restore")
             + cell(route.moves, fmt.count(route.moves) if route.moves is not None else unknown, "moves")
             + "</tr>\n"
@@ -248,7 +250,7 @@ def _rounds_table(application: Application, ref: str) -> str:
         racks = ", ".join(f"{rack}: {count}" for rack, count in plan_round.warmup_racks.items())
         out.append(
             f"<tr>{cell(plan_round.number, str(plan_round.number))}"
-            + cell(plan_round.starts_after_seconds, "now" if plan_round.number == 1 else e(fmt.duration(plan_round.starts_after_seconds)))
+            + cell(plan_round.starts_after_seconds, "now" if plan_round.number == 1 else e(fmt.time_to_target(plan_round.starts_after_seconds, 1)))
             + cell(plan_round.moves, fmt.count(plan_round.moves))
             + (
                 cell(plan_round.warmups, fmt.count(plan_round.warmups) + (f" <span class=small>({e(racks)})</span>" if racks else ""))

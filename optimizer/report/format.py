@@ -57,6 +57,14 @@ def duration(value_seconds: Any) -> str:
     return f"{total / 3600:,.1f} h"
 
 
+def time_to_target(value_seconds: Any, rounds: Any) -> str:
+    """Time to a target after `rounds` follow-up rebalances: `at once` when they take no time
+    (a consumer group's members rejoin at once), `none` when there are none."""
+    if value_seconds is not None and float(value_seconds) <= 0 and rounds:
+        return "at once"
+    return duration(value_seconds)
+
+
 def hours(value_hours: Any) -> str:
     return MISSING if value_hours is None else duration(float(value_hours) * 3600)
 

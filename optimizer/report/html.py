@@ -637,7 +637,7 @@ def _ranked_table(entries: Sequence[Mapping[str, Any]], base: str, ref: str, anc
             + cell(entry["bytes_saving"] if entry["bytes_saving"] is not None else entry["target_saving"], e(traffic), "traffic")
             + (cell(entry.get("money_saving"), e(fmt.money(entry.get("money_saving"), entry.get("currency"))), "money") if money_column else "")
             + cell(entry["reference_rounds"], fmt.count(entry["reference_rounds"]), "rounds")
-            + cell(entry["reference_seconds_to_target"], e(fmt.duration(entry["reference_seconds_to_target"])), "time")
+            + cell(entry["reference_seconds_to_target"], e(fmt.time_to_target(entry["reference_seconds_to_target"], entry["reference_rounds"])), "time")
             + (
                 cell(entry["reference_restore_offsets"], e(fmt.offsets(entry["reference_restore_offsets"])), "restore")
                 if streams
@@ -718,7 +718,7 @@ def _savings_section(totals: Mapping[str, Any], anchors: Mapping[str, str], unpr
                 "load_skew",
             )
             + cell(entry["reference_rounds"], fmt.count(entry["reference_rounds"]), "rounds")
-            + cell(entry["reference_seconds_to_target"], e(fmt.duration(entry["reference_seconds_to_target"])), "time")
+            + cell(entry["reference_seconds_to_target"], e(fmt.time_to_target(entry["reference_seconds_to_target"], entry["reference_rounds"])), "time")
             + "</tr>\n"
         )
     out.append(

@@ -270,7 +270,7 @@ def test_what_the_reader_is_told(page, fleet):
     racks = {rack for problem in fleet["problems"].values() for rack in _racks(problem)}
     for i in range(moves.count()):
         source, destination = moves.nth(i).locator("td").nth(1).inner_text(), moves.nth(i).locator("td").nth(2).inner_text()
-        assert source in racks | {"(new)", "(new copy)"}, source
+        assert source in racks | {"(new)", "(unowned)", "(new copy)"}, source
         assert destination.split(" (same rack)")[0] in racks, destination
 
 

@@ -97,6 +97,7 @@ def _download(article: str) -> dict | None:
 def test_figures_are_written_in_their_units():
     assert [fmt.skew(v) for v in (1.0, 0, 0.5, 1.8333, 12.0)] == ["1", "0", "0.5", "1.83", "12"]
     assert [fmt.duration(v) for v in (0, 30, 600, 3600, 28_800)] == ["none", "1 min", "10 min", "1.0 h", "8.0 h"]
+    assert fmt.time_to_target(0, 1) == "at once" and fmt.time_to_target(0, 0) == "none" and fmt.time_to_target(600, 1) == "10 min"
     assert fmt.hours(141.73) == "141.7 h"
     assert [fmt.offsets(v) for v in (0, 999_999, 49_093_399)] == ["0", "999,999", "49.1 M"]
     assert fmt.reduction(675, "675", "fewer") == "675 fewer" and fmt.reduction(-3, "3", "fewer") == "3 more"
@@ -138,7 +139,7 @@ def test_drill_downs_group_moves_by_rack_and_offer_valid_solution_files(worker_r
         moves = re.findall(r"<tr><td>([^<]*)</td><td[^>]*>([^<]*)</td><td[^>]*>([^<]*)", article.split('class="moves')[1])
         assert moves, name
         for _, source, destination in moves:
-            assert source in racks | {"(new)", "(new copy)"} and destination.strip() in racks, (name, source, destination)
+            assert source in racks | {"(new)", "(unowned)", "(new copy)"} and destination.strip() in racks, (name, source, destination)
         assert "<h4>The plan:" in article
         document = _download(article)
         if name == WITHHOLDS:
