@@ -283,10 +283,16 @@ def _config_change(problem: StreamsProblem | ConsumerProblem, goals, time_limit)
     except KafkaAssignmentError:
         return {}
     target = headline(solution.target_metrics or solution.metrics)
+    plan = solution.plan
     return {
         "config_change": change,
         "config_target_cross_rack_partitions": target["cross_rack_partitions"],
         "config_target_cross_rack_bytes": target["cross_rack_bytes"],
+        # what the change costs to reach, as the row's own plan columns count it
+        "config_moves": headline(solution.metrics)["moves"],
+        "config_followup_rebalances": plan.followup_rebalances if plan else 0,
+        "config_restore_offsets": plan.restore_offsets if plan else None,
+        "config_seconds_to_target": plan.seconds_to_target if plan else 0.0,
     }
 
 
