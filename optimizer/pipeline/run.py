@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, PIPELINE_SOLVERS
 from optimizer.errors import PipelineError
 from optimizer.pipeline.markers import PROGRESS, MarkReader
-from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA
+from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, TABLES
 from optimizer.pipeline.spark import SparkStartError, log_tail, moved_log, requested_master, spark_log, spark_session
 from optimizer.pipeline.tables import spark_table_records
 from optimizer.pipeline.worker import (
@@ -304,7 +304,7 @@ def _run_spark(spark, input_path, solvers, goals, time_limit, stage: Path, batch
     shutil.rmtree(stage / PROGRESS, ignore_errors=True)
     # Keep only the parts some task reported (a failed attempt may have left another behind).
     reported = set(receipts.column("part").to_pylist())
-    for table in ("summary", "assignments"):
+    for table in TABLES:
         for path in (stage / table).glob("*"):
             if path.name.removeprefix("part-").removesuffix(".parquet") not in reported:
                 path.unlink()

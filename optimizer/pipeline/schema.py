@@ -1,12 +1,16 @@
 """The pipeline's tables: what every run writes, whichever runner wrote it.
 
-An output directory holds three Parquet tables:
+An output directory holds five Parquet tables:
 
 * `summary/`: one row per (problem, solver): how it went (`status`, `error`), sizes, the headline
   metrics in columns of their own, as applied now and (`target_*`) where the plan ends, the plan's
   rounds and restore volume, every goal (target value and value now) and every metric as JSON,
   the solve time;
 * `assignments/`: one row per task or partition copy: (problem, solver, client, task, role);
+* `targets/`: the same for the target each plan reaches (the assignment itself when it is the
+  target): what the report's solution files and "what moves where" read;
+* `problems/`: (problem, document): each valid problem's document as read, for the report's
+  racks and clients;
 * `plugins/`: the plugins loaded (name, version), the same on the driver and every worker.
 
 Statuses: a solver's own (`optimal`, `feasible`, `time_limit`, `infeasible`, `heuristic`: the worst
@@ -73,14 +77,29 @@ SUMMARY_SCHEMA = pa.schema([(name, type_) for name, type_, _ in SUMMARY_COLUMNS]
 
 ASSIGNMENT_STRUCT = pa.struct(ASSIGNMENT_FIELDS)
 
-WORKER_SCHEMA = SUMMARY_SCHEMA.append(pa.field("assignment", pa.list_(ASSIGNMENT_STRUCT)))
-"""What a worker builds per (problem, solver): a summary row with its copies nested."""
+WORKER_SCHEMA = pa.schema(
+    [
+        *SUMMARY_SCHEMA,
+        pa.field("assignment", pa.list_(ASSIGNMENT_STRUCT)),
+        pa.field("target", pa.list_(ASSIGNMENT_STRUCT)),
+        pa.field("document", pa.string()),
+    ]
+)
+"""What a worker builds per (problem, solver): a summary row with its copies applied now and at
+the target nested, and on the first row of a valid problem its document."""
 
 RECEIPT_SCHEMA = pa.schema([("problem", pa.string()), ("solver", pa.string()), ("part", pa.string())])
 """What a Spark task hands back per summary row it wrote: which part file holds it."""
 
 ASSIGNMENTS_SCHEMA = pa.schema([("problem", pa.string()), ("solver", pa.string()), *ASSIGNMENT_FIELDS])
-"""The assignments table: role is active, standby or warmup."""
+"""The assignments table (each answer applied now) and the targets table (where each plan ends;
+the assignment itself when it is the target): role is active, standby or warmup."""
+
+PROBLEMS_SCHEMA = pa.schema([("problem", pa.string()), ("document", pa.string())])
+"""The problems table: each valid problem's document as read (JSON text), for the report."""
+
+TABLES = ("summary", "assignments", "targets", "problems")
+"""The tables a worker writes parts of under the stage."""
 
 PLUGINS_SCHEMA = pa.schema([("name", pa.string()), ("version", pa.string())])
 """The plugins table."""

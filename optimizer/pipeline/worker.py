@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,10 @@ from optimizer.model.group_protocol import with_protocol
 from optimizer.model.metrics import StreamsMetrics
 from optimizer.model.problem import problem_from_data, problem_from_document, problem_to_data
 from optimizer.model.racks import reads_across_racks
-from optimizer.model.solution import GoalStatus, Solution
+from optimizer.model.solution import ClientAssignment, GoalStatus, Solution
 from optimizer.model.streams import RackAwareStrategy, StreamsProblem
 from optimizer.pipeline.markers import MarkWriter
-from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
+from optimizer.pipeline.schema import ASSIGNMENTS_SCHEMA, INPUT_SCHEMA, PROBLEMS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, WORKER_SCHEMA
 from optimizer.pipeline.status import RowStatus, UnsolvedStatus, worst_goal_status
 from optimizer.solve import solve
 from optimizer.sources.documents import parse_document
@@ -70,22 +70,19 @@ def solve_document(
     if input_error is not None:
         kind = _kind_of(document)
         return [_empty_row(name, kind, solver, UnsolvedStatus.INVALID, input_error, signature) for solver in solvers]
-    return [_solve_row(name, problem, solver, goals, time_limit, signature) for solver in solvers]
+    rows = [_solve_row(name, problem, solver, goals, time_limit, signature) for solver in solvers]
+    if rows:
+        rows[0]["document"] = document  # the problems table: once per valid problem, as read
+    return rows
 
 
-def write_parts(rows: list[dict[str, Any]], stage: str | Path, part: str) -> None:
-    """Write worker rows as one part file of the summary and one of the assignments table.
-
-    Written to a temporary name and renamed, under a name that depends only on the batch's
-    content, so a retried or speculative Spark task replaces its own part rather than adding one.
-    """
-    stage = Path(stage)
-    table = pa.Table.from_pylist(rows, schema=WORKER_SCHEMA)
-    copies = table.column("assignment")
+def _flat(table: pa.Table, column: str) -> pa.Table:
+    """A nested list of copies (`assignment`, `target`) as rows of (problem, solver, client, task, role)."""
+    copies = table.column(column)
     lengths = pc.list_value_length(copies).fill_null(0).to_numpy()
     owner = pa.array(np.repeat(np.arange(table.num_rows), lengths))
     flat = pc.list_flatten(copies)
-    assignments = pa.table(
+    return pa.table(
         {
             "problem": pc.take(table.column("problem"), owner),
             "solver": pc.take(table.column("solver"), owner),
@@ -95,7 +92,26 @@ def write_parts(rows: list[dict[str, Any]], stage: str | Path, part: str) -> Non
         },
         schema=ASSIGNMENTS_SCHEMA,
     )
-    for name, data in (("summary", table.drop_columns(["assignment"])), ("assignments", assignments)):
+
+
+def write_parts(rows: list[dict[str, Any]], stage: str | Path, part: str) -> None:
+    """Write worker rows as one part file of each output table: the summary, the assignments
+    applied now, the targets the plans reach (`TABLES`) and the valid problems' documents.
+
+    Written to a temporary name and renamed, under a name that depends only on the batch's
+    content, so a retried or speculative Spark task replaces its own part rather than adding one.
+    """
+    stage = Path(stage)
+    table = pa.Table.from_pylist(rows, schema=WORKER_SCHEMA)
+    documents = table.filter(pc.is_valid(table.column("document")))
+    problems = pa.table({"problem": documents.column("problem"), "document": documents.column("document")}, schema=PROBLEMS_SCHEMA)
+    tables = {
+        "summary": table.drop_columns(["assignment", "target", "document"]),
+        "assignments": _flat(table, "assignment"),
+        "targets": _flat(table, "target"),
+        "problems": problems,
+    }
+    for name, data in tables.items():
         directory = stage / name
         directory.mkdir(exist_ok=True)  # not the stage itself: a failed run's stage is gone for good
         temporary = directory / f".{part}.{os.getpid()}.tmp"
@@ -191,8 +207,18 @@ def _kind_of(document: str) -> str | None:
 
 def _empty_row(name: str, kind: str | None, solver: str, status: RowStatus, error: str, signature: str) -> dict[str, Any]:
     row: dict[str, Any] = {column: None for column in SUMMARY_SCHEMA.names}
-    row.update(problem=name, kind=kind, solver=solver, status=status, error=error, plugins=signature, assignment=[])
+    row.update(problem=name, kind=kind, solver=solver, status=status, error=error, plugins=signature, assignment=[], target=[])
     return row
+
+
+def _copies(assignment: Mapping[str, ClientAssignment]) -> list[dict[str, str]]:
+    """An assignment as the rows of the assignments (or targets) table, clients in name order."""
+    return [
+        {"client": client, "task": task, "role": role}
+        for client, held in sorted(assignment.items())
+        for role, tasks in (("active", held.active), ("standby", held.standby), ("warmup", held.warmup))
+        for task in tasks
+    ]
 
 
 def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str, Any]:
@@ -230,12 +256,8 @@ def _solve_row(name, problem, solver, goals, time_limit, signature) -> dict[str,
         "rack_traffic": json.dumps(rack_traffic(problem, solution), sort_keys=True),
         "warnings": json.dumps([w.model_dump(mode="json") for w in solution.warnings]),
         "plugins": signature,
-        "assignment": [
-            {"client": client, "task": task, "role": role}
-            for client, held in sorted(solution.assignment.items())
-            for role, tasks in (("active", held.active), ("standby", held.standby), ("warmup", held.warmup))
-            for task in tasks
-        ],
+        "assignment": _copies(solution.assignment),
+        "target": _copies(solution.target if solution.target is not None else solution.assignment),
     }
     now, target = headline(metrics), headline(solution.target_metrics or metrics)
     plan = solution.plan

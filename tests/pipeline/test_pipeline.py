@@ -131,7 +131,7 @@ def test_spark_gives_the_local_runners_rows(spark, fleet, local_run, tmp_path):
     # One Spark task per batch of 3 (each writes its part); the staged input and the marks are gone.
     batches = -(-result.problems // 3)
     assert len(list((result.output / "assignments").glob("part-*.parquet"))) == batches
-    assert sorted(p.name for p in result.output.iterdir()) == ["assignments", "plugins", "summary"]
+    assert sorted(p.name for p in result.output.iterdir()) == ["assignments", "plugins", "problems", "summary", "targets"]
 
 
 def test_batches_start_with_the_largest_document_are_fair_samples_and_shrink_towards_the_end():

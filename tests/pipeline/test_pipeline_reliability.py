@@ -134,7 +134,7 @@ def test_stale_staging_directories_of_killed_runs_are_removed(tmp_path):
         run_pipeline(fleet, output, solvers=["kafka"], runner="local")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == [".out.partial-live0000", ".out.partial-new00000", "fleet.jsonl", "out"]
-    assert sorted(p.name for p in output.iterdir()) == ["assignments", "plugins", "summary"]
+    assert sorted(p.name for p in output.iterdir()) == ["assignments", "plugins", "problems", "summary", "targets"]
 
 
 def test_an_output_that_is_not_a_pipeline_output_is_refused_before_any_work(tmp_path, monkeypatch):
