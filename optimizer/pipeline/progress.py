@@ -17,8 +17,8 @@ plain lines look like
     pipeline: done, 302 problems in 80.1 s
 
 one line per step of about a tenth of the total (`LINES`), but no more often than every
-`MIN_INTERVAL` seconds; the first after `FIRST_LINE` seconds at the latest once a problem is
-solved (a first ETA early in a long run), then one at least every `HEARTBEAT` seconds. Elapsed time
+`MIN_INTERVAL` seconds; one as soon as there is an ETA (`Eta`: some 20 s into the run, so that a
+long run gives one early), and one at least every `HEARTBEAT` seconds. Elapsed time
 and the rate behind the ETA count from the start of the phase (solving), the last line from the
 start of the run. The clock and the stream are parameters, so the lines are testable exactly.
 
@@ -53,8 +53,6 @@ MIN_INTERVAL = 2.0
 """Seconds at least between two progress lines (the last one, all done, always shows)."""
 HEARTBEAT = 30.0
 """Seconds at most without a line while the run reports progress (Spark polls twice a second)."""
-FIRST_LINE = 10.0
-"""Seconds at most into the phase before the first progress line, once a problem is solved."""
 
 
 def duration(seconds: float, *, precise: bool = False) -> str:
@@ -102,7 +100,6 @@ class PlainProgress(PipelineProgress):
         lines: int = LINES,
         min_interval: float = MIN_INTERVAL,
         heartbeat: float = HEARTBEAT,
-        first_line: float = FIRST_LINE,
         prefix: str = PREFIX,
     ) -> None:
         self.unit = unit
@@ -111,7 +108,6 @@ class PlainProgress(PipelineProgress):
         self._lines = max(1, lines)
         self._min_interval = min_interval
         self._heartbeat = heartbeat
-        self._first_line = first_line
         self._prefix = prefix
         self._lock = threading.Lock()  # Spark reports from its polling thread
         self._started = self._phase_started = clock()
@@ -119,12 +115,13 @@ class PlainProgress(PipelineProgress):
         self._last_line: float | None = None  # when the last progress line was written
         self._shown = 0  # units done at the last progress line
         self._finished_total: int | None = None  # the total whose last line is written
+        self._eta_shown = False  # whether a line of this phase gave an ETA
 
     def phase(self, text: str) -> None:
         with self._lock:
             self._phase_started = self._clock()
             self._eta = Eta(self._phase_started)
-            self._last_line, self._shown, self._finished_total = None, 0, None
+            self._last_line, self._shown, self._finished_total, self._eta_shown = None, 0, None, False
             self._write(text)
 
     def progress(self, done: int, total: int, work: float | None = None) -> None:
@@ -141,11 +138,12 @@ class PlainProgress(PipelineProgress):
             if done >= total:
                 due = self._finished_total != total
             else:
-                first = self._last_line is None and done > 0 and since >= self._first_line
+                first = not self._eta_shown and eta is not None and since >= self._min_interval  # the first ETA, at once
                 due = (done - self._shown >= step and since >= self._min_interval) or since >= self._heartbeat or first
             if due:
                 self._write(self.line(done, total, now - self._phase_started, eta))
                 self._last_line, self._shown = now, done
+                self._eta_shown = self._eta_shown or eta is not None
                 self._finished_total = total if done >= total else None
 
     def line(self, done: int, total: int, elapsed: float, eta: float | None = None) -> str:
@@ -211,22 +209,30 @@ class BarProgress(PipelineProgress):
         self._bar.stop()
 
 
+RATE_WINDOW = 20.0
+"""Seconds the rate is measured over before an ETA is given (unless the ETA is short, below three
+times the seconds measured): a few problems cost a hundred times the median (a time limit
+reached), and one of them in the first seconds made the first ETA of a 4,000-problem run 1.6
+times the truth (docs/benchmarks.md)."""
+
+
 class Eta:
     """The seconds left of a phase that started at `started`, from what is done (`seconds`).
 
     The first report of a problem solved is the anchor: from then on, the work done since it (the
     share of the estimated work, or of the problems when no weights are given) over the time
-    since it is the rate the work left is done at. Before a second report, and when nothing was
-    done since the anchor, the rate counts from the start of the phase. Problems under way count
-    as not started, so the estimate errs long while few are done."""
+    since it is the rate the work left is done at. Unknown (None) until the rate is measured over
+    `window` seconds, or over a third of the time it predicts. Problems under way count as not
+    started, so the estimate errs long while few are done."""
 
-    def __init__(self, started: float) -> None:
+    def __init__(self, started: float, window: float = RATE_WINDOW) -> None:
         self.started = started
+        self.window = window
         self._anchor: tuple[float, float] | None = None  # (time, share done) at the first report
 
     def seconds(self, now: float, done: int, total: int, work: float | None = None) -> float | None:
         """Seconds left when `done` of `total` problems, holding the share `work` (0 to 1; None:
-        `done / total`) of the estimated work, are done at `now`: None while nothing is done."""
+        `done / total`) of the estimated work, are done at `now`: None while it is not known."""
         if total <= 0 or done >= total:
             return 0.0
         if done <= 0:
@@ -235,9 +241,11 @@ class Eta:
         if self._anchor is None:
             self._anchor = (now, share)
         since, before = self._anchor
-        if share > before and now > since:
-            return (now - since) * (1.0 - share) / (share - before)
-        return max(0.0, now - self.started) * (1.0 - share) / share
+        if share <= before or now <= since:
+            return None
+        measured = now - since
+        left = measured * (1.0 - share) / (share - before)
+        return left if measured >= self.window or left <= 3 * measured else None
 
 
 def pipeline_progress(console: Console, unit: str = "problems", clock: Clock = time.monotonic, plain: bool = False) -> PipelineProgress:
