@@ -43,7 +43,8 @@ from optimizer.catalogue import DEFAULT_PIPELINE_SOLVERS, PIPELINE_SOLVERS
 from optimizer.errors import PipelineError
 from optimizer.pipeline.markers import PROGRESS, MarkReader
 from optimizer.pipeline.schema import PLUGINS_SCHEMA, RECEIPT_SCHEMA, SUMMARY_SCHEMA, TABLES
-from optimizer.pipeline.spark import SparkStartError, log_tail, moved_log, requested_master, spark_log, spark_session
+from optimizer.pipeline.ship import executor_archive
+from optimizer.pipeline.spark import SparkStartError, log_tail, moved_log, requested_master, ships_environment, spark_log, spark_session
 from optimizer.pipeline.tables import spark_table_records
 from optimizer.pipeline.worker import (
     STAGED_INPUT,
@@ -223,10 +224,17 @@ SPARK_LOG = "spark.log"
 
 def _started_spark(master: str | None, phase: Phase, log: Path):
     """A SparkSession for `master`, saying so while it starts (a new one takes seconds); a JVM it
-    starts writes to `log`."""
+    starts writes to `log`. On a cluster, the executors get this environment packed
+    (`optimizer.pipeline.ship`) unless PYSPARK_PYTHON names theirs."""
+    archive = None
+    if ships_environment(requested_master(master)):
+        phase("packing this environment for the executors (once per change of it)")
+        packing = time.perf_counter()
+        archive = executor_archive()
+        phase(f"the executors' environment: {archive} ({archive.stat().st_size / 1e6:,.0f} MB, {time.perf_counter() - packing:.1f} s)")
     phase(f"starting Spark ({requested_master(master) or 'the master of spark-submit'})")
     starting = time.perf_counter()
-    session = spark_session(master, log=log)
+    session = spark_session(master, log=log, archive=archive)
     phase(f"Spark started in {time.perf_counter() - starting:.1f} s")
     return session
 

@@ -39,12 +39,25 @@ def requested_master(master: str | None = None) -> str:
     return master or DEFAULT_MASTER
 
 
-def spark_session(master: str | None = None, app_name: str = "kafka-assignment-optimizer", *, log: Path | None = None):
+def ships_environment(master: str) -> bool:
+    """Whether a session for `master` (as `requested_master` gives it) gets this environment
+    packed for its executors (`optimizer.pipeline.ship`): on a cluster master the pipeline starts
+    itself, unless PYSPARK_PYTHON names the executors' Python already (the cluster's own)."""
+    return bool(master) and not master.startswith("local") and "PYSPARK_PYTHON" not in os.environ
+
+
+def spark_session(
+    master: str | None = None, app_name: str = "kafka-assignment-optimizer", *, log: Path | None = None, archive: Path | None = None
+):
     """A SparkSession for `master` (default `local[*]`), reusing a running one.
 
     `log`: the file the JVM's stdout and stderr go to, when this call starts the JVM (not under
     spark-submit, which started it, nor when one runs already: `spark_log()` says where that one
-    writes). PipelineError when the JVM does not start, with the log's last lines."""
+    writes). PipelineError when the JVM does not start, with the log's last lines.
+
+    `archive`: a packed environment (`ship.executor_archive`) the executors unpack (Spark's
+    `spark.archives`) and run their Python from (PYSPARK_PYTHON, which PySpark reads when the
+    context is created)."""
     from pyspark.sql import SparkSession
 
     master = requested_master(master)
@@ -65,6 +78,11 @@ def spark_session(master: str | None = None, app_name: str = "kafka-assignment-o
         settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
     if os.environ.get(ALLOWLIST_ENV) is not None:
         settings[f"spark.executorEnv.{ALLOWLIST_ENV}"] = os.environ[ALLOWLIST_ENV]
+    if archive is not None:
+        from optimizer.pipeline.ship import ALIAS, EXECUTOR_PYTHON
+
+        settings["spark.archives"] = f"{archive}#{ALIAS}"
+        os.environ["PYSPARK_PYTHON"] = EXECUTOR_PYTHON
     if log is not None:
         _start_jvm(settings, log)
     builder = SparkSession.builder
