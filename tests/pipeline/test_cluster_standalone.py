@@ -25,6 +25,7 @@ from pyspark.find_spark_home import _find_spark_home
 
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.problem import problem_to_data
+from optimizer.pipeline.ship import environment_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None, reason="Java is not installed: Spark needs Java 17")]
 
@@ -174,3 +175,15 @@ def test_executors_without_the_drivers_environment_solve_with_the_one_shipped_th
     assert {p.parts[len(tmp_path.parts)] for p in shipped} == {"worker-1", "worker-2"}, shipped
     log = (output / "spark.log").read_text(errors="replace")
     assert "Lost executor" in log or "ExecutorLostFailure" in log or "worker lost" in log.lower(), log[-3000:]
+
+
+def test_the_archive_holds_the_package_its_solvers_and_plugins_but_not_spark_nor_a_pointer_to_the_checkout():
+    files = dict((target, source) for source, target in environment_files(Path(sys.prefix)))
+    site = next(target.split("/optimizer/")[0] for target in files if target.endswith("/optimizer/cli.py"))
+    for module in ("optimizer/pipeline/worker.py", "goals/builtin.py", "plugins/manager.py"):  # copied from the editable install
+        assert f"{site}/{module}" in files and Path(files[f"{site}/{module}"]).is_file()
+    assert any(target.startswith(f"{site}/kafka_assignment_optimizer-") and target.endswith("/entry_points.txt") for target in files)
+    tops = {target[len(site) + 1 :].split("/")[0] for target in files if target.startswith(site + "/")}
+    assert {"highspy", "ortools", "pulp", "scipy", "pyarrow", "pandas", "pydantic", "pluggy"} <= tops
+    assert not tops & {"pyspark", "py4j", "pytest", "playwright", "mypy"}
+    assert not any("__editable__" in target for target in files) and "bin/python" in files

@@ -131,6 +131,7 @@ def test_the_bar_shows_the_phase_while_spark_starts_then_the_solving():
         assert shown._bar.tasks[0].description == "starting Spark (local[*])..."
         shown.phase("Spark started in 6.2 s")
         assert shown._bar.tasks[0].description == "Spark started in 6.2 s"
+        assert "Spark started in 6.2 s" in console.file.getvalue()  # a statement stays above the bar
         shown.phase("solving 8 problems in 2 batches (Spark tasks)")
         shown.progress(1, 2)
         assert shown._bar.tasks[0].description == "solving 8 problems in 2 batches (Spark tasks)"
