@@ -18,9 +18,9 @@ plain lines look like
 
 one line per step of about a tenth of the total (`LINES`), but no more often than every
 `MIN_INTERVAL` seconds; one as soon as there is an ETA (`Eta`: some 20 s into the run, so that a
-long run gives one early), and one at least every `HEARTBEAT` seconds. Elapsed time
-and the rate behind the ETA count from the start of the phase (solving), the last line from the
-start of the run. The clock and the stream are parameters, so the lines are testable exactly.
+long run gives one early), and one at least every `HEARTBEAT` seconds. Elapsed time counts from
+the start of the phase (solving), the last line's from the start of the run. The clock and the
+stream are parameters, so the lines are testable exactly.
 
 The ETA (`Eta`) counts the *work* left, not the problems: the runner weighs each problem by an
 estimate of its solve time (its document's size, `optimizer.pipeline.run.problem_weight`) and
@@ -147,8 +147,8 @@ class PlainProgress(PipelineProgress):
                 self._finished_total = total if done >= total else None
 
     def line(self, done: int, total: int, elapsed: float, eta: float | None = None) -> str:
-        """`50/302 problems (17 %), 12.3 s elapsed, ETA 62 s` (`ETA unknown` when nothing is done,
-        none when all is)."""
+        """`50/302 problems (17 %), 12.3 s elapsed, ETA 62 s` (`ETA unknown` while `Eta` has none,
+        no ETA when all is done)."""
         percent = min(round(100 * done / total), 99) if done < total else 100
         text = f"{done}/{total} {self.unit} ({percent} %), {duration(elapsed, precise=True)} elapsed"
         if done < total:
