@@ -157,6 +157,8 @@ def run_pipeline(
             part.unlink()
         pq.write_table(summary, stage / "summary" / "part-00000.parquet")
         _replace(output, stage)
+        if spark_log() == stage / SPARK_LOG:
+            moved_log(output / SPARK_LOG)  # the JVM writes on into it, where the output now is
         (output / LOCK).unlink(missing_ok=True)  # held until the output is in place, so never stale before
     except OSError as error:  # a full or read-only disk, while writing the tables
         _kept_log(stage, output)
