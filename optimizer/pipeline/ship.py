@@ -83,8 +83,11 @@ def environment_files(prefix: Path) -> list[tuple[str, str]]:
     kept: set[str] = set()
     extra: list[tuple[str, str]] = []
     for dist in needed_distributions(prefix / site):
-        kept.update(_installed_files(dist, prefix))
-        extra += _editable_files(dist, site)
+        if Path(os.path.normpath(str(dist.locate_file("")))).is_relative_to(prefix):
+            kept.update(_installed_files(dist, prefix))
+            extra += _editable_files(dist, site)
+        else:  # a plug-in installed beside the virtualenv (PYTHONPATH): into the archive's site-packages
+            extra += _outside_files(dist, site)
     files = []
     for file in environment.files:
         # What the needed distributions installed (in site-packages and bin/), and the Python.
@@ -95,11 +98,12 @@ def environment_files(prefix: Path) -> list[tuple[str, str]]:
 
 def needed_distributions(site: Path) -> list[Distribution]:
     """The package, PySpark's Arrow needs and the loaded goal plug-ins, with every distribution
-    they require (extras left out), as installed in `site` (site-packages), but what the
-    cluster's Spark provides."""
+    they require (extras left out), but what the cluster's Spark provides: as installed in `site`
+    (the virtualenv's site-packages), else where Python finds them (a plug-in on PYTHONPATH)."""
     from plugins.manager import plugins
 
-    installed = {_normalised(dist.metadata["Name"]): dist for dist in distributions(path=[str(site)])}
+    installed = {_normalised(dist.metadata["Name"]): dist for dist in distributions()}
+    installed |= {_normalised(dist.metadata["Name"]): dist for dist in distributions(path=[str(site)])}
     loaded = {plugin.name for plugin in plugins().loaded}
     roots = [PROJECT, *SPARK_WORKER_NEEDS]
     roots += [entry.dist.name for entry in entry_points(group=PLUGIN_GROUP) if entry.name in loaded and entry.dist is not None]
@@ -147,6 +151,18 @@ def _installed_files(dist: Distribution, prefix: Path) -> set[str]:
         if located.is_relative_to(prefix):
             targets.add(str(located.relative_to(prefix)))
     return targets
+
+
+def _outside_files(dist: Distribution, site: str) -> list[tuple[str, str]]:
+    """The files of a distribution found outside the virtualenv, where they go in its
+    site-packages (paths as its RECORD gives them under its folder; scripts left out)."""
+    files = []
+    for path in dist.files or ():
+        relative = os.path.normpath(str(path))
+        source = Path(str(dist.locate_file(path)))
+        if not relative.startswith("..") and "__pycache__" not in Path(relative).parts and source.is_file():
+            files.append((str(source), f"{site}/{relative}"))
+    return files
 
 
 def _editable_files(dist: Distribution, site: str) -> list[tuple[str, str]]:

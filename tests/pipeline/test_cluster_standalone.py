@@ -2,8 +2,9 @@
 pyspark's own jars (a master and two workers on 127.0.0.1) whose workers do not have the driver's
 virtualenv (no venv on PATH, no PYSPARK_PYTHON, nothing of it on PYTHONPATH), so the executors can
 only solve with what the pipeline ships them: this environment packed (`optimizer.pipeline.ship`),
-unpacked by Spark as `./environment`. A worker is killed (with its executor) mid-job; every
-problem is in the tables exactly once."""
+unpacked by Spark as `./environment`, with the goal plug-in the driver loads (the example `drain`
+package, installed beside the virtualenv on the driver's PYTHONPATH). A worker is killed (with
+its executor) mid-job; every problem is in the tables exactly once."""
 
 from __future__ import annotations
 
@@ -30,7 +31,14 @@ from optimizer.pipeline.ship import environment_files
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None, reason="Java is not installed: Spark needs Java 17")]
 
 PYSPARK_HOME = Path(_find_spark_home())
+REPOSITORY = Path(__file__).resolve().parents[2]
 PROBLEMS = 60
+
+
+def _version() -> str:
+    from optimizer import __version__
+
+    return __version__
 
 
 def _free_port() -> int:
@@ -127,6 +135,18 @@ def fleet(tmp_path) -> Path:
     return path
 
 
+def _plugin_beside_the_venv(tmp_path: Path) -> Path:
+    """docs/examples/drain-goal installed into a folder of its own (offline), as tests/engine does."""
+    source, target = tmp_path / "drain-goal", tmp_path / "site"
+    shutil.copytree(REPOSITORY / "docs" / "examples" / "drain-goal", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "--target", str(target), str(source)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr
+    return target
+
+
 def test_executors_without_the_drivers_environment_solve_with_the_one_shipped_through_a_lost_worker(cluster, fleet, tmp_path):
     # A worker's machine has a Python, but not the package: executors left to it could not solve.
     worker = _worker_environment(cluster.spark_home)
@@ -136,6 +156,8 @@ def test_executors_without_the_drivers_environment_solve_with_the_one_shipped_th
     environment = {key: value for key, value in os.environ.items() if not key.startswith(("PYSPARK_", "SPARK_"))}
     environment["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # packed by this run, not taken from an earlier one
     environment["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver on loopback too
+    environment["PYTHONPATH"] = str(_plugin_beside_the_venv(tmp_path))  # the driver loads `drain`; the workers never see this path
+    environment.pop("KAFKA_ASSIGNMENT_OPTIMIZER_PLUGINS", None)
     command = [
         sys.executable, "-m", "optimizer", "pipeline", "--input", str(fleet), "--output", str(output), "--master", cluster.url,
         "--solvers", "kafka,exact", "--batch-size", "2",
@@ -168,6 +190,8 @@ def test_executors_without_the_drivers_environment_solve_with_the_one_shipped_th
     expected = {(f"{kind}-{seed:03d}", solver): 1 for kind in ("app", "group") for seed in range(PROBLEMS // 2) for solver in ("kafka", "exact")}
     assert Counter((r["problem"], r["solver"]) for r in summary) == Counter(expected)
     assert all(r["status"] not in ("invalid", "error") for r in summary), [r["error"] for r in summary if r["error"]][:3]
+    # Every row was solved with the plug-in loaded (the run checks the executors' set is the driver's).
+    assert {r["plugins"] for r in summary} == {f"builtin=={_version()},drain==1.0.0"}
     copies = [(r["problem"], r["solver"], r["client"], r["task"], r["role"]) for r in pq.read_table(output / "assignments").to_pylist()]
     assert len(copies) == len(set(copies))
     # The executors ran the shipped Python (each unpacked it), and Spark lost one of them.
