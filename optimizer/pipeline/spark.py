@@ -2,8 +2,9 @@
 
 Local masters get the offline settings this job needs on a single machine: the driver on the
 loopback address, no web UI, and the driver's own Python (the project's virtualenv) for the Python
-workers. On a cluster, the executors need the package and the same plugins installed (see
-docs/pipeline.md); the plugin allowlist variable is passed on to them.
+workers. On a cluster the executors get this environment packed (`archive`, made by
+`optimizer.pipeline.ship`; docs/pipeline.md) unless PYSPARK_PYTHON names a Python of theirs; the
+plugin allowlist variable is passed on to them.
 
 The JVM's own output (`Using incubator modules`, log4j's start-up lines, Hadoop's
 `NativeCodeLoader` warning, task failures) is not the user's: given a `log` file, the JVM this
