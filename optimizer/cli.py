@@ -528,9 +528,8 @@ def pipeline_command(
     if isinstance(location, Path) and not location.exists():
         raise UsageError(f"--input {input_path}: no such file or directory")
     runner = "local" if local_runner else "spark"
-    unit = "problems" if local_runner else "batches"
     # A bar on a terminal; plain `pipeline: ...` lines on stderr when either stream goes to a log.
-    with pipeline_progress(err, unit, plain=not out.is_terminal) as shown:
+    with pipeline_progress(err, "problems", plain=not out.is_terminal) as shown:
         result = run_pipeline(
             location, output, solvers=solvers.split(","), goals=_goal_list(goal_names), time_limit=time_limit,
             runner=runner, master=master, batch_size=batch_size, progress=shown.progress, phase=shown.phase,

@@ -252,9 +252,7 @@ def pipeline_progress(console: Console, unit: str = "problems", clock: Clock = t
     """The bar when `console` is a terminal (not a dumb one), else plain lines on its file;
     plain lines too when `plain` (the command's output goes to a log: `> run.log`, `| tee`).
 
-    Both runners count problems since issue 34 (item 5): `unit` is the word shown after the counts,
-    and `batches` (what the command line passed for Spark before) is shown as `problems`."""
-    unit = "problems" if unit == "batches" else unit
+    Both runners count problems (issue 34, item 5): `unit` is the word shown after the counts."""
     if console.is_terminal and not console.is_dumb_terminal and not plain:
         return BarProgress(console, unit, clock)
     return PlainProgress(unit, console.file, clock)

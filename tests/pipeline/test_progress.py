@@ -108,7 +108,7 @@ def test_durations_are_short_and_stay_readable_for_long_runs():
 
 def test_the_bar_is_for_terminals_and_plain_lines_for_everything_else():
     terminal = Console(file=io.StringIO(), force_terminal=True)
-    assert isinstance(pipeline_progress(terminal, "batches"), BarProgress)
+    assert isinstance(pipeline_progress(terminal, "problems"), BarProgress)
     log = io.StringIO()
     plain = pipeline_progress(Console(file=log), "problems")
     assert isinstance(plain, PlainProgress)
@@ -125,7 +125,7 @@ def test_a_dumb_terminal_gets_plain_lines(monkeypatch):
 
 def test_the_bar_shows_the_phase_while_spark_starts_then_the_solving():
     console = Console(file=io.StringIO(), force_terminal=True, width=120)
-    with pipeline_progress(console, "batches") as shown:
+    with pipeline_progress(console, "problems") as shown:
         assert isinstance(shown, BarProgress)
         shown.phase("starting Spark (local[*])")
         assert shown._bar.tasks[0].description == "starting Spark (local[*])..."
@@ -190,8 +190,8 @@ def test_spark_reports_its_start_up_and_problems(spark, fleet, tmp_path, monkeyp
     monkeypatch.setattr(run_module, "spark_session", session)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     stream = io.StringIO()
-    # What the command line asked for under Spark before issue 34: problems are counted now.
-    shown = pipeline_progress(Console(file=stream), "batches", FakeClock())
+    # Under Spark as with the local runner, the command line counts problems.
+    shown = pipeline_progress(Console(file=stream), "problems", FakeClock())
     result = run_pipeline(fleet, tmp_path / "out", solvers=["kafka"], batch_size=4, progress=shown.progress, phase=shown.phase)
     shown.finish(result.problems)
     lines = _lines(stream)
