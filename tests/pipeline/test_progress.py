@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 import re
 from pathlib import Path
 
@@ -16,14 +15,13 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from optimizer.cli import cli
-from optimizer.generate import random_consumer_problem, random_streams_problem
-from optimizer.model.problem import problem_to_data
 from optimizer.pipeline import run as run_module
 from optimizer.pipeline.markers import PROGRESS, MarkReader, MarkWriter
 from optimizer.pipeline.progress import BarProgress, Eta, PlainProgress, duration, pipeline_progress
 from optimizer.pipeline.run import run_pipeline
 from optimizer.pipeline.spark import DEFAULT_MASTER, requested_master
 from optimizer.sources.records import Record
+from tests.pipeline.conftest import small_fleet
 
 ANSI = re.compile(r"\x1b\[|\r|[━╸╺]")
 """Escape sequences, carriage returns and bar characters: what a log must not get."""
@@ -40,11 +38,7 @@ class FakeClock:
 @pytest.fixture
 def fleet(tmp_path) -> Path:
     """Eight small problems, quick to solve with Kafka's assignor."""
-    documents = [problem_to_data(random_streams_problem(seed, tasks=4, clients=2, name=f"app-{seed}")) for seed in range(4)]
-    documents += [problem_to_data(random_consumer_problem(seed, members=2, topics=1, partitions=(1, 3), name=f"group-{seed}")) for seed in range(4)]
-    path = tmp_path / "fleet.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in documents))
-    return path
+    return small_fleet(tmp_path, 4)
 
 
 def _lines(stream: io.StringIO) -> list[str]:

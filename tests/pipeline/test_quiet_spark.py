@@ -6,7 +6,6 @@ starts is its own (the tests' shared session started without a log file)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -15,19 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.generate import random_consumer_problem, random_streams_problem
-from optimizer.model.problem import problem_to_data
+from tests.pipeline.conftest import small_fleet
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Java is not installed: Spark needs Java 17")
 
 
 @pytest.fixture
 def fleet(tmp_path) -> Path:
-    documents = [problem_to_data(random_streams_problem(seed, tasks=4, clients=2, name=f"app-{seed}")) for seed in range(3)]
-    documents += [problem_to_data(random_consumer_problem(seed, members=2, topics=1, partitions=(1, 3), name=f"group-{seed}")) for seed in range(3)]
-    path = tmp_path / "fleet.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in documents))
-    return path
+    return small_fleet(tmp_path, 3)
 
 
 def _pipeline(fleet: Path, output: Path, **env: str) -> subprocess.CompletedProcess[str]:
