@@ -62,10 +62,14 @@ def price_and_currency(
 
 
 def hours_text(seconds: float | None) -> str:
-    """A duration in hours for a person: `45 min` below an hour, else `3.2 h`; `-` when unknown."""
+    """A duration in hours for a person: `45 min` below an hour (at least `1 min` when not 0),
+    else `3.2 h`; `-` when unknown."""
     if seconds is None:
         return "-"
-    return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:,.1f} h"
+    if seconds < 3600:
+        minutes = round(seconds / 60)
+        return f"{max(1, minutes) if seconds > 0 else 0} min"
+    return f"{seconds / 3600:,.1f} h"
 
 
 def cross_zone(bytes_per_second: float | None, price_per_gb: float | None, currency: str) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from optimizer.money import money_text, rate_text
+from optimizer.money import hours_text, money_text, rate_text
 
 MISSING = "–"
 """A figure that does not exist (no row, no throughput, no price)."""
@@ -50,11 +50,7 @@ def duration(value_seconds: Any) -> str:
     if value_seconds is None:
         return MISSING
     total = float(value_seconds)
-    if total <= 0:
-        return "none"
-    if total < 3600:
-        return f"{max(1, round(total / 60))} min"
-    return f"{total / 3600:,.1f} h"
+    return "none" if total <= 0 else hours_text(total)
 
 
 def time_to_target(value_seconds: Any, rounds: Any) -> str:
