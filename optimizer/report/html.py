@@ -97,7 +97,7 @@ def write_report(
     copies = read_copies(input_dir, wanted, solvers)
     targets = read_copies(input_dir, wanted, solvers, TARGETS_TABLE) if (input_dir / TARGETS_TABLE).exists() else {}
     known = read_problems(problems, wanted) if problems is not None else read_problem_table(input_dir, wanted)
-    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, copies, currency, known, targets)
+    document = render_report(rows, read_plugins(input_dir), str(input_dir), datetime.now(UTC), price_per_gb, copies, currency, known, targets, totals)
     output = Path(output)
     if output.is_dir():
         output = output / REPORT_FILE
@@ -243,11 +243,13 @@ def render_report(
     currency: str | None = None,
     problems: Mapping[str, Problem] | None = None,
     targets: Mapping[str, Mapping[str, Copies]] | None = None,
+    totals: Mapping[str, Any] | None = None,
 ) -> str:
     """The whole HTML document for summary `rows` (dicts, one per (problem, solver)); `copies`:
     `read_copies` (None: the assignments table could not be read); `problems`: the drilled-down
-    problems by name, when known; `targets`: their targets per solver, when the run has them."""
-    totals = fleet_totals(rows, price_per_gb, currency)
+    problems by name, when known; `targets`: their targets per solver, when the run has them;
+    `totals`: `fleet_totals` of the rows when the caller has it already."""
+    totals = totals if totals is not None else fleet_totals(rows, price_per_gb, currency)
     unproven = {(row.get("problem"), row.get("solver")): why for row, why in unproven_rows(rows)}
     details = _applications(rows, totals, copies, problems or {}, unproven, targets or {})
     anchors = {application.problem: f"app-{index}" for index, application in enumerate(details, 1)}

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from optimizer.catalogue import EXACT_SOLVERS, SOLVER_ORDER
 from optimizer.model.solution import GoalStatus
-from optimizer.money import DEFAULT_CURRENCY, monthly_cost
+from optimizer.money import monthly_cost, price_and_currency
 from optimizer.pipeline.status import UNSOLVED_STATUSES, UnsolvedStatus
 
 BASELINE_SOLVER = "kafka"
@@ -151,9 +151,8 @@ def compared_problems(
 def _money(ours: Mapping[str, Any], theirs: Mapping[str, Any], default_price: float | None, default_currency: str | None) -> dict[str, Any]:
     """The bytes and money figures of a compared entry (see `compared_problems`)."""
     mine, yours = _target_bytes(ours), _target_bytes(theirs)
-    price = ours.get("price_per_gb")
-    price = default_price if price is None else float(price)
-    currency = ours.get("currency") or default_currency or DEFAULT_CURRENCY
+    own = ours.get("price_per_gb")
+    price, currency = price_and_currency(None if own is None else float(own), ours.get("currency"), default_price, default_currency)
     saving = None if mine is None or yours is None else mine - yours
     change = ours.get("config_change")
     config_bytes = ours.get("config_target_cross_rack_bytes")
