@@ -700,8 +700,14 @@ class _ConsumerFlow:
     def minimise(self, terms: ConsumerFlowTerms, clock: _Clock) -> int:
         """Minimise one goal over the current face and keep its optimal face; its optimum."""
         cost, convex = self.costs(terms)
+        if self.now:  # what a member takes now is part of its size: a bound the face implies
+            self.hi[self.now_arcs] = np.minimum(self.hi[self.now_arcs], self.hi[self.sink_arcs])
         center = self.flow if self.flow is not None else self._start()
-        width = 2
+        free = self.lo < self.hi
+        # every size within the face as unit arcs where that keeps the network its size (the now
+        # arcs once balance has fixed the sizes): no window to widen; else a window around `center`
+        whole = int((self.hi - self.lo)[free & convex].sum()) <= self.n_arcs
+        width = int(self.hi.max(initial=0)) if whole else 2
         while True:
             flow, window_lo, window_hi, network = self._solve(cost, convex, center, width, clock)
             if network is not None:
