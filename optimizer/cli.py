@@ -44,13 +44,14 @@ from optimizer.console import (
     print_valid,
     protocol_comparison_table,
 )
-from optimizer.deadline import deadline_after, remaining, run_within
+from optimizer.deadline import deadline_after, now, process_started, remaining, run_within
 from optimizer.errors import ExitCode, InvalidInputError, KafkaAssignmentError, TimeLimitReached, UsageError
 from optimizer.evaluate import evaluate, headline, record_evaluation
 from optimizer.model.issues import Issue, Severity
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import Problem, solution_to_data
 from optimizer.model.solution import Solution
+from optimizer.model.streams import StreamsProblem
 from optimizer.money import cross_zone, price_and_currency
 from optimizer.solve import solve
 from optimizer.sources import PROBLEM_SUFFIXES
@@ -323,14 +324,14 @@ def solve_command(
     found nothing within the time limit (Kafka's assignment is then returned, marked so), or when
     hard goals conflict (the best assignment that minimises them is returned, marked so).
     """
-    deadline = deadline_after(time_limit)  # the whole command, reading the file included
+    deadline = deadline_after(time_limit, _started())  # the whole command, from the process's start
     with Heartbeat("solve", time_limit):  # progress lines on stderr past 2 s
         problem = _load(problem_path, deadline, time_limit)
         solution = solve(
             problem,
             solver=solver,
             goals=_goal_list(goal_names),
-            time_limit=remaining(deadline),
+            time_limit=_solving_time(problem, deadline),
             tolerances=_tolerances(tolerances),
             warmups=not no_warmups,
         )
@@ -342,6 +343,25 @@ def solve_command(
         print_solution(problem, solution, price_and_currency(problem.price_per_gb, problem.currency, price_per_gb, currency))
     if solution.solver is not None and solution.solver.options.get("fallback"):
         sys.exit(ExitCode.NO_SOLUTION)
+
+
+OUTPUT_BASE = 0.05
+OUTPUT_PER_COPY = 20e-6
+"""What a command keeps of its deadline for its output (the solution file, the terminal's table):
+seconds, and seconds per copy of a task or per partition (`_solving_time`)."""
+
+
+def _solving_time(problem: Problem, deadline: float | None) -> float | None:
+    """What is left of the command's `deadline` for solving, less what printing and writing the
+    answer take."""
+    left = remaining(deadline)
+    if left is None:
+        return None
+    if isinstance(problem, StreamsProblem):
+        copies = len(problem.tasks) * (1 + problem.config.num_standby_replicas)
+    else:
+        copies = sum(topic.partitions for topic in problem.topics)
+    return max(0.0, left - OUTPUT_BASE - OUTPUT_PER_COPY * copies)
 
 
 def _load(path: Path, deadline: float | None = None, time_limit: float | None = None) -> Problem:
@@ -381,15 +401,15 @@ def compare_command(
 ) -> None:
     """Kafka's heuristic against the exact optimum, goal by goal: values, bound, gap, times, and
     how many tasks or partitions the two place differently."""
-    deadline = deadline_after(time_limit)  # the whole command, reading the file included
+    deadline = deadline_after(time_limit, _started())  # the whole command, from the process's start
     with Heartbeat("compare", time_limit):  # progress lines on stderr past 2 s
         problem = _load(problem_path, deadline, time_limit)
         if protocols:
-            by_protocol = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=remaining(deadline))
+            by_protocol = compare_protocols(problem, goals=_goal_list(goal_names), time_limit=_solving_time(problem, deadline))
             data, table = by_protocol.to_dict(), protocol_comparison_table(by_protocol)
         else:
             comparison = compare(
-                problem, goals=_goal_list(goal_names), time_limit=remaining(deadline), price_per_gb=price_per_gb, currency=currency
+                problem, goals=_goal_list(goal_names), time_limit=_solving_time(problem, deadline), price_per_gb=price_per_gb, currency=currency
             )
             data, table = comparison.to_dict(), comparison_table(comparison)
     if as_json:
@@ -947,5 +967,17 @@ def _write_report(input_dir: Path, output: Path, price_per_gb: float | None = No
     print_line(f"report: {written.resolve()}")
 
 
+_STARTED: float | None = None
+"""When the `kafka-assign` process started (`main` sets it): what a command's time limit counts
+from, so that the interpreter's start and the imports count too; a command invoked some other
+way (from Python, as the tests do) counts from its own start."""
+
+
+def _started() -> float:
+    return _STARTED if _STARTED is not None else now()
+
+
 def main() -> None:
+    global _STARTED
+    _STARTED = process_started()
     cli(prog_name="kafka-assign")

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from types import FrameType
 from typing import Generic, NoReturn, TypeVar, cast
 
 from optimizer.errors import SolverError, TimeLimitReached
@@ -54,6 +55,20 @@ _active: list[tuple[float, object]] = []
 def now() -> float:
     """The clock deadlines are measured on (monotonic seconds)."""
     return time.monotonic()
+
+
+def process_started() -> float:
+    """When this process started, on `now()`'s clock: what a command's time limit counts from,
+    so that the interpreter's start and the imports count too (Linux: the start time in
+    /proc/self/stat, in clock ticks since boot, against CLOCK_BOOTTIME; elsewhere: now)."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])  # field 22 of proc(5), counted after the command's name
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now()
+    return now() - max(0.0, age)
 
 
 def deadline_after(seconds: float | None, start: float | None = None) -> float | None:
@@ -144,6 +159,10 @@ REPEAT = 0.1
 can catch anything), the next one stops the work again."""
 
 
+IMPORT_RETRY = 0.005
+"""Seconds until the next alarm when one struck inside an import."""
+
+
 def _arm() -> None:
     """Set the timer for the earliest deadline under way (at once if it has passed)."""
     earliest, _ = min(_active, key=lambda entry: entry[0])
@@ -175,7 +194,21 @@ def _on_alarm(signum, frame) -> None:
     if earliest > now():  # early (a nested deadline was re-armed): wait for the right moment
         _arm()
         return
+    if _importing(frame):  # never inside an import (a half-imported module fails every later import)
+        signal.setitimer(signal.ITIMER_REAL, IMPORT_RETRY, REPEAT)
+        return
     raise _Expired(token)
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether the interrupted code is inside Python's import machinery: an exception raised there
+    leaves a module half initialised (a lazy import of a solver stopped by a deadline made every
+    later import of it fail with "initialization failed")."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class Forked(Generic[T]):
@@ -204,10 +237,10 @@ class Forked(Generic[T]):
         SolverError naming it, when it cannot be pickled)."""
         ended = None if seconds is None else time.monotonic() + seconds
         while self._pipe >= 0:
-            left = None if ended is None else ended - time.monotonic()
-            if left is not None and left <= 0:
-                raise TimeLimitReached
+            left = None if ended is None else max(0.0, ended - time.monotonic())
             ready, _, _ = select.select([self._pipe], [], [], left)
+            if not ready and left is not None:
+                raise TimeLimitReached
             if ready:
                 chunk = os.read(self._pipe, 1 << 20)
                 if not chunk:
@@ -238,11 +271,13 @@ class Forked(Generic[T]):
             self._pid = None
 
 
-def _child(work: Callable[[], object], pipe: int) -> NoReturn:
-    """The forked child: `work()`'s result (or its exception) pickled into `pipe`, then exit."""
+def _child(work: Callable[[], object], pipe: int, framed: bool = False) -> NoReturn:
+    """The forked child: `work()`'s result (or its exception) pickled into `pipe`, then exit.
+    `framed`: as `Streamed` reads it, ("done", result) or ("failed", exception), length first."""
     code = 1
     try:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _active.clear()  # the parent's deadlines are the parent's: this child starts its own
         # Fresh stdio objects: a thread of the parent (the command's progress lines) may have held
         # the old ones' locks at the fork, and only this thread goes on here
         with contextlib.suppress(OSError):
@@ -250,15 +285,21 @@ def _child(work: Callable[[], object], pipe: int) -> NoReturn:
         with contextlib.suppress(OSError):
             tie_to_parent()
         try:
-            data = pickle.dumps((True, work()), pickle.HIGHEST_PROTOCOL)
+            done, result = True, work()
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
-            try:
-                data = pickle.dumps((False, error), pickle.HIGHEST_PROTOCOL)
-            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text
-                data = pickle.dumps((False, f"{type(error).__name__}: {error}"), pickle.HIGHEST_PROTOCOL)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(pipe, view) :]
+            done, result = False, error
+        try:
+            data = pickle.dumps((done, result), pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # noqa: BLE001 - what does not pickle goes as its text
+            shown = result if not done else error
+            data = pickle.dumps((False, f"{type(shown).__name__}: {shown}"), pickle.HIGHEST_PROTOCOL)
+        if framed:
+            done, result = pickle.loads(data)
+            _write_framed(pipe, ("done" if done else "failed", result))
+        else:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(pipe, view) :]
         code = 0
     finally:
         os._exit(code)
@@ -283,6 +324,89 @@ def in_child(work: Callable[[], T], seconds: float) -> tuple[bool, T | None]:
         return False, None
     finally:
         child.close()
+
+
+Send = Callable[[object], None]
+"""What a `Streamed` child's work calls to hand its parent a message at once."""
+
+
+class Streamed:
+    """`work(send)` running in a forked child process from construction on (as `Forked`), which
+    hands its parent every message it `send`s as soon as it is sent, and its return value as the
+    last one: the parent keeps the latest of them and stops waiting (and the child) when its own
+    deadline comes, whatever the child is doing (a solver's C code included). What it gets is
+    `messages`: (kind, value) pairs, kind "sent", then "done" (the return value) or "failed" (the
+    exception, or its text when it does not pickle)."""
+
+    HEADER = 8
+
+    def __init__(self, work: Callable[[Send], object]):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read_end)
+            _child(lambda: work(_sender(write_end)), write_end, framed=True)
+        os.close(write_end)
+        self._pid: int | None = pid
+        self._pipe = read_end
+        self._buffer = bytearray()
+        self.messages: list[tuple[str, object]] = []
+        self.finished = False
+        """The child has said its last (its return value or its failure), or has ended."""
+
+    def wait(self, until: float | None) -> None:
+        """Take the child's messages until it has finished or `until` (on `now()`'s clock) passes."""
+        while not self.finished:
+            left = None if until is None else until - now()
+            if left is not None and left <= 0:
+                return
+            ready, _, _ = select.select([self._pipe], [], [], left)
+            if not ready:
+                return
+            chunk = os.read(self._pipe, 1 << 20)
+            if not chunk:
+                self.finished = True
+                self.close()
+                return
+            self._buffer += chunk
+            self._take()
+
+    def _take(self) -> None:
+        while len(self._buffer) >= self.HEADER:
+            size = int.from_bytes(self._buffer[: self.HEADER], "big")
+            if len(self._buffer) < self.HEADER + size:
+                return
+            kind, value = pickle.loads(bytes(self._buffer[self.HEADER : self.HEADER + size]))
+            del self._buffer[: self.HEADER + size]
+            self.messages.append((kind, value))
+            if kind != "sent":
+                self.finished = True
+
+    def close(self) -> None:
+        """Kill the child if it still runs, and reap it."""
+        if self._pipe >= 0:
+            os.close(self._pipe)
+            self._pipe = -1
+            if self._pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGKILL)
+        if self._pid is not None:
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+
+def _sender(pipe: int) -> Send:
+    def send(message: object) -> None:
+        _write_framed(pipe, ("sent", message))
+
+    return send
+
+
+def _write_framed(pipe: int, message: tuple[str, object]) -> None:
+    data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+    view = memoryview(len(data).to_bytes(Streamed.HEADER, "big") + data)
+    while view:
+        view = view[os.write(pipe, view) :]
 
 
 class WorkBudget:

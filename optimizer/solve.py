@@ -38,7 +38,7 @@ from optimizer.activity import doing
 from optimizer.assignors.answers import KafkaAnswer, kafka_answer, reference_answer
 from optimizer.catalogue import KAFKA_SOLVERS, SOLVERS, resolve_goals
 from optimizer.deadline import Forked, deadline_after, run_within
-from optimizer.engine.policy import kafka_beside, run_exact
+from optimizer.engine.policy import in_child, run_exact
 from optimizer.engine.run import Tolerance
 from optimizer.engine.transition import consumer_plan, plan_transition
 from optimizer.errors import GoalError, NoSolutionError, SolverError, SolverUnavailableError, TimeLimitReached
@@ -102,12 +102,12 @@ def solve(
         if unknown:
             raise GoalError(f"tolerance for goal {unknown[0]!r}, which is not in the goal list")
         kafkas: Callable[[], KafkaAnswer] = functools.partial(_heuristic, normalized.problem, "kafka", problem)
-        # Kafka's answer on a large problem: computed on the second core while the engine runs
-        beside = Forked(kafkas) if kafka is None and kafka_beside(normalized.problem, deadline) else None
+        # Kafka's answer on a large problem: computed on the second core while the engine runs in a child of its own
+        beside = Forked(kafkas) if kafka is None and in_child(normalized.problem, deadline) else None
         try:
             exact = run_exact(
                 normalized.problem, problem, solver, goal_objects, time_limit, deadline, parsed, warmups,
-                (lambda: kafka) if kafka is not None else kafkas if beside is None else beside.result, beside is not None,
+                (lambda: kafka) if kafka is not None else kafkas, beside,
             )  # fmt: skip
         finally:
             if beside is not None:

@@ -145,3 +145,73 @@ def test_a_forked_child_works_beside_this_process_and_is_killed_when_closed_unas
     unasked.close()
     assert now() - started < 2.0
     assert len(forks) == 2 and all(reaped(pid) for pid in forks)
+
+
+def test_a_streamed_child_hands_each_message_over_as_it_comes_and_is_killed_at_the_deadline(forks):
+    """`Streamed`: what the child sends arrives while it still works (the parent keeps the latest
+    point of an engine it then kills), its return value last; a failure comes as one; a child
+    that never ends is killed when the parent's deadline comes, whatever it is doing."""
+    from optimizer.deadline import Streamed
+
+    def work(send):
+        for i in range(3):
+            send(("point", i))
+            time.sleep(0.05)
+        return "done"
+
+    child = Streamed(work)
+    child.wait(None)
+    child.close()
+    assert child.messages == [("sent", ("point", 0)), ("sent", ("point", 1)), ("sent", ("point", 2)), ("done", "done")]
+    assert child.finished
+
+    def stuck(send):
+        send("first point")
+        time.sleep(60)  # a solver's C code that does not look at the clock
+
+    started = now()
+    child = Streamed(stuck)
+    child.wait(now() + 0.5)
+    child.close()
+    assert now() - started < 2.0
+    assert child.messages == [("sent", "first point")] and not child.finished
+
+    child = Streamed(lambda send: 1 // 0)
+    child.wait(None)
+    child.close()
+    assert [kind for kind, _ in child.messages] == ["failed"] and isinstance(child.messages[0][1], ZeroDivisionError)
+    assert len(forks) == 3 and all(reaped(pid) for pid in forks)
+
+
+def test_the_command_lines_clock_starts_with_the_process():
+    """A command's time limit counts from the process's start (imports included): the start is
+    in the past, on the deadlines' clock."""
+    from optimizer.deadline import process_started
+
+    started = process_started()
+    assert started <= now()
+    assert now() - started < time.time() - 946684800  # after 2000-01-01: a real start, not 0
+
+
+def test_a_deadline_never_strikes_inside_an_import(tmp_path, monkeypatch):
+    """The deadline passes while a module is being imported (a solver's lazy import): the
+    import finishes, the work is stopped right after it, and the module is whole (an exception
+    inside the import left it half-initialised: "initialization failed" on every later import)."""
+    import importlib
+    import sys
+
+    (tmp_path / "kao_slow_import.py").write_text(
+        "import time\nstarted = time.monotonic()\nwhile time.monotonic() - started < 0.4:\n    pass\nREADY = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("kao_slow_import", None)
+
+    def work():
+        importlib.import_module("kao_slow_import")
+        spin(5)
+
+    started = now()
+    with pytest.raises(TimeLimitReached):
+        run_within(now() + 0.05, work)
+    assert 0.35 < now() - started < 1.5
+    assert sys.modules["kao_slow_import"].READY

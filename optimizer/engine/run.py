@@ -57,6 +57,13 @@ class Progress:
     formulation: Formulation | None = None
     solution: np.ndarray | None = None
     stages: list[Stage] = field(default_factory=list)
+    listener: Callable[[Progress], None] | None = None
+    """Told of every new point (`changed`): a forked engine hands it to its parent at once."""
+
+    def changed(self) -> None:
+        """A stage has a new point (`solution`, with `stages` up to it)."""
+        if self.listener is not None and self.solution is not None:
+            self.listener(self)
 
     def result(self, note: str) -> SequenceResult | None:
         """The assignment of the latest solution and the stages that led to it, or None when

@@ -101,6 +101,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
         if progress is not None:
             progress.solution = current
             progress.stages[:] = stages
+            progress.changed()
         notes.append(note)
         if not order:
             _held(stages, constrained, expressions, current)
@@ -125,6 +126,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
             current = first.solution
             if progress is not None:
                 progress.solution = current
+                progress.changed()
             for goal in constrained:
                 value = expressions[id(goal)].value(first.solution)
                 stages.append(Stage(goal, GoalStatus.OPTIMAL, value, float(run.limit(goal)), first.seconds, engine))
@@ -157,6 +159,7 @@ def run_stages(run: Run, formulation: Model, resolve_conflicts: bool = True) -> 
         current = result.solution
         if progress is not None:
             progress.solution = current
+            progress.changed()
         session.add_row(expression, -UNBOUNDED, run.tolerance(goal).limit(result.objective))
     if current is not None and not session.feasible(current):
         # the start, never replaced by a stage's point (the time ran out first) and no point of

@@ -40,6 +40,7 @@ from optimizer.engine.sequence import run_sequence
 from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.ids import TaskKey, parse_task_id, task_id
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus, PlanRound, TransitionPlan
 from optimizer.model.streams import StreamsProblem
@@ -182,6 +183,36 @@ class CaughtUpNow(_TowardsTarget):
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         assert formulation.kind == "streams"
         return formulation.active_cost(self._cost(formulation.problem, formulation.index))
+
+
+def safe_now(problem: StreamsProblem, target: Assignment) -> dict[str, ClientAssignment]:
+    """`target` made safe to apply now as Kafka makes its own (KIP-441's TaskMovement,
+    `optimizer.assignors.streams.task_movement`): a stateful active whose target client is not
+    caught up stays with a caught-up client, swapping roles with a standby there when one holds
+    it, else on the least loaded caught-up client; standbys stay where the target puts them (the
+    plan warms the rest up). In milliseconds: the assignment applied now when the optimised one
+    (`exact_now`) is not ready in time, and that one's start."""
+    from optimizer.assignors.streams.client_state import client_states
+    from optimizer.assignors.streams.task_movement import CaughtUp, WarmupBudget, assign_active_task_movements
+
+    clients = client_states(problem)
+    by_id = {client.id: client for client in clients}
+    for client_id, held in target.items():
+        for task in held.active:
+            by_id[client_id].assign_active(parse_task_id(task))
+        for task in held.standby:
+            by_id[client_id].assign_standby(parse_task_id(task))
+    stateful = sorted(parse_task_id(t.id) for t in problem.tasks if t.stateful)
+    warmups: dict[str, set[TaskKey]] = {}
+    # no warm-ups here (the budget is spent before the first): the plan gives them, for every target copy
+    assign_active_task_movements(clients, CaughtUp(clients, stateful, problem.config.acceptable_recovery_lag), WarmupBudget(0), warmups)
+    return {
+        client.id: ClientAssignment(
+            active=tuple(task_id(*key) for key in sorted(client.active)),
+            standby=tuple(task_id(*key) for key in sorted(client.standby - warmups.get(client.id, set()))),
+        )
+        for client in sorted(clients, key=lambda c: c.id)
+    }
 
 
 def exact_now_needed(problem: StreamsProblem, target: Assignment) -> bool:

@@ -8,9 +8,11 @@ import pytest
 from optimizer import evaluate, problem_from_data, solve
 from optimizer.catalogue import resolve_goals
 from optimizer.deadline import now
+from optimizer.engine import policy
 from optimizer.engine.policy import run_exact
 from optimizer.errors import NoSolutionError, SolverUnavailableError
 from optimizer.model.normalize import normalize
+from optimizer.results import SequenceResult
 
 # Kafka 4.4.0's StickyAssignor raises IllegalStateException on this group: member-1 claims two
 # partitions beyond topic-0's one (checked against the jars: tests/kafka/test_live_oracle.py).
@@ -40,12 +42,18 @@ def test_the_exact_engine_solves_without_kafkas_start(solver):
     assert evaluate(problem, solution).valid
 
 
-def test_out_of_time_the_engine_says_kafka_gives_no_answer_not_that_it_did_not_finish():
+def test_out_of_time_the_engine_answers_with_its_first_point_and_else_says_kafka_gives_no_answer(monkeypatch):
     problem = problem_from_data(REFUSED)
     normalised = normalize(problem).problem
 
     def kafka():
         raise SolverUnavailableError("Kafka 4.4.0's StickyAssignor raises IllegalStateException")
 
+    goals = resolve_goals(None, normalised)
+    found = run_exact(normalised, problem, "milp", goals, 0.0, now() - 1, {}, False, kafka)
+    assert any("the engine's first point" in note for note in found.notes) and "fallback" not in found.options
+    # No first point, and a sequence that finds nothing: Kafka's answer would be the fallback
+    monkeypatch.setattr(policy, "fast_start", lambda problem, goals: None)
+    monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["nothing"], True))
     with pytest.raises(NoSolutionError, match=r"found none, and Kafka's assignor, its fallback, gives no answer here: Kafka 4\.4\.0's StickyAssignor raises"):
-        run_exact(normalised, problem, "milp", resolve_goals(None, normalised), 0.0, now() - 1, {}, False, kafka)
+        run_exact(normalised, problem, "milp", goals, 5.0, now() + 5, {}, False, kafka)

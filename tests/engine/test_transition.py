@@ -126,13 +126,18 @@ def test_a_cooperative_group_plans_its_withheld_round_and_kafkas_target_is_its_n
     assert kafka.goals[0].value == exact.goals[0].value  # both targets as balanced as possible
 
 
-def test_when_the_exact_engine_finds_nothing_kafkas_answer_comes_whole():
+def test_when_the_exact_engine_finds_nothing_kafkas_answer_comes_whole(monkeypatch):
     from optimizer import load_problem
+    from optimizer.engine import policy
+    from optimizer.results import SequenceResult
     from tests.conftest import EXAMPLES
 
     problem = load_problem(EXAMPLES / "kip441" / "scaling-out-1.problem.yaml")
     kafka = solve(problem, "kafka")
-    fallback = solve(problem, time_limit=0.0)
+    # no first point of the engine's own, and a sequence that finds nothing
+    monkeypatch.setattr(policy, "fast_start", lambda problem, goals: None)
+    monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["nothing"], True))
+    fallback = solve(problem, time_limit=10.0)
     assert fallback.solver.options["fallback"] == "kafka"
     assert fallback.assignment == kafka.assignment and fallback.target == kafka.target  # warm-ups and target kept
     assert fallback.plan == kafka.plan
