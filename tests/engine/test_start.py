@@ -75,7 +75,10 @@ def test_the_first_point_of_a_large_application_meets_balance_and_places_copies_
     assert values["standby_rack_diversity"] < 0.5 * stateful * 2  # two tag dimensions, two copies beyond the first
 
 
-@pytest.mark.parametrize("raw", [random_consumer_problem(5, members=7, topics=4, partitions=(3, 30), rates=True), varied_problem(1, "consumer")], ids=lambda p: p.name)
+GROUPS = [random_consumer_problem(5, members=7, topics=4, partitions=(3, 30), rates=True), varied_problem(1, "consumer")]
+
+
+@pytest.mark.parametrize("raw", GROUPS, ids=lambda p: p.name)
 def test_a_consumer_groups_first_point_is_balanced_as_the_flow_proves(raw):
     problem, goals, start = _first_point(raw)
     assert start is not None
@@ -88,6 +91,6 @@ def test_out_of_time_the_answer_is_the_first_point_not_kafkas():
     solution = solve(raw, time_limit=0.0)
     notes = solution.solver.options["notes"]
     assert "fallback" not in solution.solver.options and any("the engine's first point" in note for note in notes)
-    problem, _, start = _first_point(raw)
+    _, _, start = _first_point(raw)
     assert solution.target == start or solution.assignment == start
     assert {g.name: str(g.status) for g in solution.goals}["balance"] == "optimal"
