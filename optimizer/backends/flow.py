@@ -713,7 +713,7 @@ class _ConsumerFlow:
             if network is not None:
                 break
             center, width = flow, width * 2  # an edge of the window binds: wider, around this flow
-        self._face(cost, convex, flow, window_lo, window_hi, network)
+        self._face(cost, convex, flow, window_lo, window_hi, network, clock)
         self.flow = flow
         linear = np.flatnonzero((cost != 0) & (flow != 0))
         value = sum(int(c) * int(f) for c, f in zip(cost[linear].tolist(), flow[linear].tolist(), strict=True))
@@ -760,12 +760,13 @@ class _ConsumerFlow:
         binding |= (flow[squared] == upper[squared]) & (upper[squared] < self.hi[squared])
         return flow, lower, upper, None if binding.any() else (tails, heads, capacities, costs, flows)
 
-    def _face(self, cost, convex, flow, window_lo, window_hi, network) -> None:
+    def _face(self, cost, convex, flow, window_lo, window_hi, network, clock: _Clock) -> None:
         """Prove `flow` optimal and keep only the optimal face: potentials from the residual
         network's shortest paths, then complementary slackness on every free arc."""
         tails, heads, capacities, costs, flows = network
         forward, backward = flows < capacities, flows > 0
         d = _potentials(
+            clock,
             self.n_nodes,
             np.concatenate([tails[forward], heads[backward]]),
             np.concatenate([heads[forward], tails[backward]]),
@@ -831,13 +832,15 @@ def _row_classes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, order[starts]
 
 
-def _potentials(n_nodes: int, tails: np.ndarray, heads: np.ndarray, costs: np.ndarray) -> np.ndarray:
+def _potentials(clock: _Clock, n_nodes: int, tails: np.ndarray, heads: np.ndarray, costs: np.ndarray) -> np.ndarray:
     """Shortest-path distances from a source joined to every node at cost 0 (Bellman-Ford, one
-    vectorised round per arc of the longest shortest path): potentials d with d(head) <= d(tail)
-    + cost on every arc. Unsupported if a negative cycle shows the flow was not optimal."""
+    vectorised round per arc of the longest shortest path: at most 9 rounds on the groups of
+    bench/consumer_flow.py): potentials d with d(head) <= d(tail) + cost on every arc.
+    Unsupported if a negative cycle shows the flow was not optimal; _OutOfTime past the limit."""
     d = np.zeros(n_nodes, dtype=np.int64)
     changed = np.ones(n_nodes, dtype=bool)
     for _ in range(n_nodes + 1):
+        clock.check()
         arcs = np.flatnonzero(changed[tails])
         candidate = d[tails[arcs]] + costs[arcs]
         better = candidate < d[heads[arcs]]
