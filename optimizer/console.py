@@ -569,6 +569,9 @@ def comparison_table(comparison: KafkaAgainstExact) -> Table:
     ]
     if comparison.reads is not None:
         caption.append(comparison.reads)
+    cut = [g.name for g in comparison.goals if str(g.status) == "time_limit"]
+    if cut:
+        caption.append(f"Cut by the time limit, not proven: {', '.join(cut)} (a longer --time-limit proves more; docs/engine.md).")
     if any(g.unit in ("partitions", "bytes_per_second") for g in comparison.goals) and comparison.kind == "streams":
         caption.append("The cross-rack goals count the reads of actives and standbys; the figures below them add the warm-ups' reads.")
     caption += [f"({i}) {why}" for i, why in enumerate(marks, start=1)]

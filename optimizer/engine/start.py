@@ -240,10 +240,15 @@ def _deal_copies(costs: _Costs, stateful: np.ndarray, standbys: int, box: Box, d
     that value's order, no task has two copies there."""
     index = costs.index
     clients = len(index.clients)
+    # A copy is priced as a standby's reads r times in 1 + r and an active's once, r x changelog +
+    # source, and tasks priced alike are a class; where the copies must be spread over two
+    # diversity dimensions or more, by their changelogs only: larger classes, more to deal apart
+    # (the first dimension is kept apart by the flow itself)
+    priced = costs.changelog[stateful] if len(costs.values) > 1 else standbys * costs.changelog[stateful] + costs.source[stateful]
     if grouped == "one":
-        classes, inverse = -(-costs.changelog[stateful].sum(axis=0, keepdims=True) // len(stateful)), np.zeros(len(stateful), dtype=np.int64)
+        classes, inverse = -(-priced.sum(axis=0, keepdims=True) // len(stateful)), np.zeros(len(stateful), dtype=np.int64)
     else:
-        classes, inverse = np.unique(costs.changelog[stateful], axis=0, return_inverse=True)
+        classes, inverse = np.unique(priced, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     sizes = np.bincount(inverse, minlength=len(classes))
     n_classes = len(classes)

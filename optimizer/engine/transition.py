@@ -32,15 +32,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from ortools.graph.python import min_cost_flow
 
 from optimizer.backends import named
 from optimizer.costs import StreamsIndex
 from optimizer.deadline import WorkBudget
 from optimizer.engine.sequence import run_sequence
+from optimizer.errors import SolverError
 from optimizer.formulation import LinExpr
 from optimizer.goal import Assignment, Goal
 from optimizer.model.consumer import ConsumerProblem
-from optimizer.model.ids import TaskKey, parse_task_id, task_id
 from optimizer.model.problem import Problem
 from optimizer.model.solution import ClientAssignment, GoalStatus, PlanRound, TransitionPlan
 from optimizer.model.streams import StreamsProblem
@@ -166,7 +167,8 @@ class CaughtUpNow(_TowardsTarget):
     def apart(self, problem: Problem) -> frozenset[str]:
         return frozenset({"state"})  # lags, and the target's clients (`distinguished`)
 
-    def _cost(self, problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
+    def cost(self, problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
+        """tasks x clients: 1 where an active breaks the rule, else 0."""
         ranks = caught_up_ranks(problem, index)
         cost = behind(problem, index, ranks)
         target = streams_placement(index, self.target).active
@@ -178,41 +180,79 @@ class CaughtUpNow(_TowardsTarget):
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         assert isinstance(problem, StreamsProblem)
         index = StreamsIndex.of(problem)
-        return streams_placement(index, assignment).active_cost(self._cost(problem, index))
+        return streams_placement(index, assignment).active_cost(self.cost(problem, index))
 
     def encode(self, formulation: FormulationAPI) -> LinExpr:
         assert formulation.kind == "streams"
-        return formulation.active_cost(self._cost(formulation.problem, formulation.index))
+        return formulation.active_cost(self.cost(formulation.problem, formulation.index))
 
 
-def safe_now(problem: StreamsProblem, target: Assignment) -> dict[str, ClientAssignment]:
-    """`target` made safe to apply now as Kafka makes its own (KIP-441's TaskMovement,
-    `optimizer.assignors.streams.task_movement`): a stateful active whose target client is not
-    caught up stays with a caught-up client, swapping roles with a standby there when one holds
-    it, else on the least loaded caught-up client; standbys stay where the target puts them (the
-    plan warms the rest up). In milliseconds: the assignment applied now when the optimised one
-    (`exact_now`) is not ready in time, and that one's start."""
-    from optimizer.assignors.streams.client_state import client_states
-    from optimizer.assignors.streams.task_movement import CaughtUp, WarmupBudget, assign_active_task_movements
+BALANCE_SCALE = 2**16
+"""`flow_now`'s price of a client's j-th active: BALANCE_SCALE x (2j - 1) / threads, rounded (the
+marginal of the sum over clients of actives squared per thread)."""
 
-    clients = client_states(problem)
-    by_id = {client.id: client for client in clients}
-    for client_id, held in target.items():
-        for task in held.active:
-            by_id[client_id].assign_active(parse_task_id(task))
-        for task in held.standby:
-            by_id[client_id].assign_standby(parse_task_id(task))
-    stateful = sorted(parse_task_id(t.id) for t in problem.tasks if t.stateful)
-    warmups: dict[str, set[TaskKey]] = {}
-    # no warm-ups here (the budget is spent before the first): the plan gives them, for every target copy
-    assign_active_task_movements(clients, CaughtUp(clients, stateful, problem.config.acceptable_recovery_lag), WarmupBudget(0), warmups)
-    return {
-        client.id: ClientAssignment(
-            active=tuple(task_id(*key) for key in sorted(client.active)),
-            standby=tuple(task_id(*key) for key in sorted(client.standby - warmups.get(client.id, set()))),
-        )
-        for client in sorted(clients, key=lambda c: c.id)
-    }
+
+def flow_now(problem: StreamsProblem, target: Assignment) -> dict[str, ClientAssignment]:
+    """The assignment applied now on the way to `target`, by one min-cost flow in milliseconds
+    (decision 105): every stateful active on one of the task's most caught-up clients
+    (`CaughtUpNow`: a task nobody has caught up goes to its target client), the active tasks per
+    thread as even as that allows (a convex price per client: the sum of actives squared per
+    thread), then as many actives on their target client as that allows; each standby where the
+    target has it, swapping with the active where the active stays on a client the target gives
+    a standby of the task (as Kafka's task movements do). Not proven: the assignment applied now
+    when the optimised one (`exact_now`, which starts from it) is not ready in its share of time."""
+    index = StreamsIndex.of(problem)
+    placement = streams_placement(index, target)
+    n_tasks, n_clients = len(index.tasks), len(index.clients)
+    allowed = CaughtUpNow(target).cost(problem, index) == 0
+    free = allowed.all(axis=1) & (placement.active >= 0)
+    held = np.flatnonzero(~free)  # stateful actives kept to their caught-up clients
+    loose = np.flatnonzero(free)
+    threads = index.threads
+    total = int(threads.sum())
+    # nodes: held tasks, loose tasks, the pool of moved loose tasks, clients, the sink
+    pool = n_tasks
+    first_client = pool + 1
+    sink = first_client + n_clients
+    balance_weight = n_tasks + 1  # balance first: one unit of it outweighs every move
+    rows, clients = np.nonzero(allowed[held])
+    rows = held[rows]
+    one, none = np.ones(len(loose), dtype=np.int64), np.zeros(len(loose), dtype=np.int64)
+    tails = [rows, loose, loose, np.full(n_clients, pool)]
+    heads = [first_client + clients, first_client + placement.active[loose], np.full(len(loose), pool), first_client + np.arange(n_clients)]
+    costs = [(clients != placement.active[rows]).astype(np.int64), none, one, np.zeros(n_clients, dtype=np.int64)]
+    capacities = [np.ones(len(rows), dtype=np.int64), one, one, np.full(n_clients, n_tasks)]
+    forced = np.bincount(clients[np.isin(rows, held[allowed[held].sum(axis=1) == 1])], minlength=n_clients)
+    for k in range(n_clients):  # the convex price of a client's actives, then beyond its window at the last price
+        window = max(int(forced[k]), -(-n_tasks * int(threads[k]) // total) + 2)
+        marginal = np.rint(BALANCE_SCALE * (2 * np.arange(1, window + 1) - 1) / threads[k]).astype(np.int64) * balance_weight
+        tails += [np.full(window + 1, first_client + k)]
+        heads += [np.full(window + 1, sink)]
+        capacities += [np.append(np.ones(window, dtype=np.int64), n_tasks)]
+        costs += [np.append(marginal, marginal[-1] + BALANCE_SCALE * balance_weight)]
+    supplies = np.zeros(sink + 1, dtype=np.int64)
+    supplies[:n_tasks] = 1
+    supplies[sink] = -n_tasks
+    solver = min_cost_flow.SimpleMinCostFlow()
+    arcs = [np.concatenate(part) for part in (tails, heads, capacities, costs)]
+    solver.add_arcs_with_capacity_and_unit_cost(*arcs)
+    solver.set_nodes_supplies(np.arange(sink + 1), supplies)
+    if solver.solve() != solver.OPTIMAL:
+        raise SolverError("the assignment applied now found no flow (a bug): every task has a client it may run on")
+    flows = np.asarray(solver.flows(np.arange(len(arcs[0]))))
+    active = np.full(n_tasks, -1, dtype=np.int64)
+    used = flows[: len(rows)] > 0
+    active[rows[used]] = clients[used]
+    stayed = flows[len(rows) : len(rows) + len(loose)] > 0
+    active[loose[stayed]] = placement.active[loose[stayed]]
+    moved = loose[~stayed]
+    spread = flows[len(rows) + 2 * len(loose) : len(rows) + 2 * len(loose) + n_clients]
+    active[moved] = np.repeat(np.arange(n_clients), spread)
+    # standbys where the target has them; one on the client the active stays on goes to the target's active client
+    standby_clients = placement.standby_clients.copy()
+    clash = standby_clients == active[placement.standby_rows]
+    standby_clients[clash] = placement.active[placement.standby_rows[clash]]
+    return index.assignment(active.tolist(), placement.standby_rows.tolist(), standby_clients.tolist())
 
 
 def exact_now_needed(problem: StreamsProblem, target: Assignment) -> bool:
@@ -229,17 +269,14 @@ def exact_now(
     backend: str,
     time_limit: float | None,
     bounded: bool = False,
-    hinted: bool = True,
     work: WorkBudget | None = None,
 ) -> tuple[dict[str, ClientAssignment] | None, list[str]]:
     """The assignment to apply now (no warm-ups yet) on the way to `target`, and notes; None
-    (with the note why) when none was found within `time_limit`: the caller applies Kafka's.
+    (with the note why) when none was found within `time_limit`: the caller applies `flow_now`'s.
 
     Goals, in order: `CaughtUpNow`, `WarmupsNow` (when `bounded`: the target's sequence bounds the
     probing rebalances), `balance` (a soft version of the registered goal, when balance is a goal
-    of the target; else None), `TargetDistance`. `start()`: a feasible start (Kafka's
-    assignment applied now, warm-ups left out; None where Kafka gives none); not `hinted`: none
-    (Kafka's assignor is still running beside).
+    of the target; else None), `TargetDistance`. `start()`: a feasible start (`flow_now`'s).
     `work`: deterministic work for its CP-SAT solves (`run_sequence`). A
     target that already meets `CaughtUpNow` is applied as it is. Flow-only back-ends cannot
     encode the distance to the target: the engine's own choice (`exact`) solves this step."""
@@ -250,7 +287,7 @@ def exact_now(
         backend = "exact"
     warmups = [WarmupsNow(target)] if bounded else []
     goals = [first, *warmups, *([balance] if balance is not None else []), TargetDistance(target)]
-    result = run_sequence(problem, goals, backend, time_limit, {}, start if hinted else None, work=work)
+    result = run_sequence(problem, goals, backend, time_limit, {}, start, work=work)
     values = {stage.goal.name: stage.objective for stage in result.stages}
     last = next((stage for stage in result.stages if stage.goal.name == "target_distance"), None)
     if result.assignment is None or any(values.get(goal.name) is None for goal in goals):

@@ -94,3 +94,35 @@ def test_out_of_time_the_answer_is_the_first_point_not_kafkas():
     _, _, start = _first_point(raw)
     assert solution.target == start or solution.assignment == start
     assert {g.name: str(g.status) for g in solution.goals}["balance"] == "optimal"
+
+
+def test_compare_says_which_stages_the_time_cut(monkeypatch):
+    """The exact engine's stages find nothing in time: `compare` shows the first point's goals
+    with their status, and says in its caption which were cut by the time limit."""
+    from optimizer.compare import compare
+    from optimizer.console import comparison_table
+    from optimizer.engine import policy
+    from optimizer.results import SequenceResult
+
+    monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["stopped"], True))
+    monkeypatch.setattr(policy, "_floor", lambda *args: None)  # here Kafka's answer is better on the figures, and would be returned
+    comparison = compare(random_streams_problem(7, tasks=40, clients=6, standby_replicas=1), time_limit=30)
+    cut = [g.name for g in comparison.goals if str(g.status) == "time_limit"]
+    assert cut and "balance" not in cut  # balance is at its lower bound: optimal
+    assert f"Cut by the time limit, not proven: {', '.join(cut)}" in str(comparison_table(comparison).caption)
+
+
+def test_an_unproven_answer_worse_than_kafkas_on_the_figures_gives_way_to_kafkas(monkeypatch):
+    """The floor: the time cut the engine before any stage (its first point is the answer), and
+    Kafka's answer, ready in time, is better on the figures a user compares (here: the same
+    balance, fewer cross-rack bytes): Kafka's is returned, marked as the fallback, with the
+    figures in a note."""
+    from optimizer.engine import policy
+    from optimizer.results import SequenceResult
+
+    monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["stopped"], True))
+    raw = random_streams_problem(7, tasks=40, clients=6, standby_replicas=1)
+    solution = solve(raw, time_limit=30)
+    assert solution.solver.options["fallback"] == "kafka"
+    assert any("Kafka's is better on the figures compared" in note for note in solution.solver.options["notes"])
+    assert solution.assignment == solve(raw, solver="kafka").assignment
