@@ -37,7 +37,7 @@ from optimizer.costs import StreamsIndex
 from optimizer.errors import GoalError
 from optimizer.formulation import UNBOUNDED, LinExpr
 from optimizer.goal import Assignment, Goal
-from optimizer.levels import balance_slack, count_hull, narrowest_width, saturated_clients
+from optimizer.levels import balance_slack, count_hull, narrowest_stateful_width, narrowest_width, saturated_clients
 from optimizer.model.problem import Problem
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI, Repair, StreamsFormulationAPI
 
@@ -58,12 +58,21 @@ class Balance(Goal):
         most `cap`): the narrowest the counts allow, or KIP-441's 1 with `balance=kip441`."""
         return Fraction(1) if self.argument == "kip441" else narrowest_width(threads, total, cap)
 
+    def copies_width(self, threads: np.ndarray, tasks: int, stateful: int, copies: int, standbys: int) -> Fraction:
+        """The width W of the balance of stateful copies (`copies` of `stateful` tasks, among
+        `tasks` actives): the narrowest that some assignment reaches together with the actives'
+        own (`narrowest_stateful_width`: both narrowest apart can leave none), or KIP-441's 1
+        with `balance=kip441`, and without standbys, where the copies are the stateful actives,
+        which the actives' narrowest counts leave little to choose from."""
+        if self.argument == "kip441" or not standbys:
+            return Fraction(1)
+        return narrowest_stateful_width(threads, tasks, self.width(threads, tasks), stateful, copies)
+
     def stateful_width(self, threads: np.ndarray, total: int, cap: int, standbys: int) -> Fraction:
-        """`width` for stateful copies; KIP-441's 1 without standbys, where the copies are the
-        stateful actives, which the actives' own narrowest counts may leave no room to narrow
-        too (threads 1, 1, 3 with two stateful tasks of three: actives 1, 1, 1 and stateful
-        copies 0, 0, 2 cannot both hold)."""
-        return self.width(threads, total, cap) if standbys else Fraction(1)
+        """The copies' own narrowest width over `threads` (the unsaturated clients) alone, not
+        tied to the actives' as `copies_width` is, which is what this goal holds: kept for the
+        engine's fast start (optimizer/engine/start.py) until it asks `copies_width`."""
+        return self.width(threads, total, cap) if standbys and self.argument != "kip441" else Fraction(1)
 
     def apart(self, problem: Problem) -> frozenset[str]:
         return frozenset()  # per-client (and per-group) counts only
@@ -90,7 +99,7 @@ class Balance(Goal):
             copies = copies + placement.standby_counts(len(index.clients), np.flatnonzero(stateful))
             total = int(copies.sum())
             saturated = saturated_clients(threads, total, n_stateful)
-            width = self.stateful_width(threads[~saturated], total - n_stateful * int(saturated.sum()), n_stateful, problem.effective_standby_replicas)
+            width = self.copies_width(threads, len(index.tasks), n_stateful, total, problem.effective_standby_replicas)
             stateful_slack = balance_slack(copies[~saturated], threads[~saturated], width)
             if saturated.any():
                 stateful_slack = max(stateful_slack, int((n_stateful - copies[saturated]).max()))
@@ -111,7 +120,7 @@ class Balance(Goal):
         if n_stateful:
             copies = n_stateful * (1 + formulation.standbys)
             saturated = saturated_clients(threads, copies, n_stateful)
-            width = self.stateful_width(threads[~saturated], copies - n_stateful * int(saturated.sum()), n_stateful, formulation.standbys)
+            width = self.copies_width(threads, n_tasks, n_stateful, copies, formulation.standbys)
             members = formulation.client_members("stateful")
             total += _level_rows(formulation, members, threads, saturated, n_stateful, copies, width, not self.hard)
         return total

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -84,34 +85,128 @@ def _narrowest_width(sorted_threads: tuple[int, ...], total: int, cap: int | Non
     most = total if cap is None else min(cap, total)
     if most * len(threads) < total:
         return Fraction(1)
-    share = Fraction(total, int(threads.sum()))
-    if sum(min(int(c), total) + 3 for c in classes.tolist()) > _MAX_BREAKPOINTS:
+    weights: list[int] = sizes.tolist()
+
+    def fits(floors: list[int], ceilings: list[int]) -> bool:
+        return sum(m * c for m, c in zip(weights, ceilings, strict=True)) >= total
+
+    return _narrowest(classes.tolist(), weights, total, most, fits)
+
+
+def _narrowest(classes: list[int], sizes: list[int], total: int, most: int, fits: Callable[[list[int], list[int]], bool]) -> Fraction:
+    """The smallest hi - lo over levels lo <= hi (multiples of 1/c) for which `fits` holds for
+    the per-class count bounds [ceil(c*lo), min(most, floor(c*hi))] (`sizes` clients of `c`
+    threads each adding up to `total`); 1 when none is narrower, and when the thread counts are
+    too varied to list the levels cheaply. `fits` must grow with the upper bounds.
+
+    The lowest load is some j/c: for each such level (from one below the even share to the share),
+    the highest load needed is the first j'/c' at which every client can hold a whole count
+    (ceil(c*lo) <= floor(c*hi)) and `fits` holds."""
+    share = Fraction(total, sum(c * m for c, m in zip(classes, sizes, strict=True)))
+    if sum(min(c, total) + 3 for c in classes) > _MAX_BREAKPOINTS:
         return Fraction(1)
-    lows = sorted({Fraction(j, c) for c in classes.tolist() for j in range(max(0, math.floor(c * (share - 1))), math.floor(c * share) + 1)})
-    highs = sorted({Fraction(j, c) for c in classes.tolist() for j in range(math.floor(c * share), math.ceil(c * (share + 1)) + 1)})
-
-    def reach(level: Fraction) -> int:
-        return int(sum(int(m) * min(most, math.floor(c * level)) for c, m in zip(classes.tolist(), sizes.tolist(), strict=True)))
-
+    lows = sorted({Fraction(j, c) for c in classes for j in range(max(0, math.floor(c * (share - 1))), math.floor(c * share) + 1)})
+    highs = sorted({Fraction(j, c) for c in classes for j in range(math.floor(c * share), math.ceil(c * (share + 1)) + 1)})
     best = Fraction(1)
     for lo in lows:
-        floors = [math.ceil(c * lo) for c in classes.tolist()]
-        if max(floors) > most or sum(int(m) * f for f, m in zip(floors, sizes.tolist(), strict=True)) > total:
+        floors = [math.ceil(c * lo) for c in classes]
+        if max(floors) > most or sum(m * f for f, m in zip(floors, sizes, strict=True)) > total:
             continue
-        least = max(Fraction(f, c) for f, c in zip(floors, classes.tolist(), strict=True))
+        least = max(Fraction(f, c) for f, c in zip(floors, classes, strict=True))
         # the candidates are the sorted highs in [max(lo, least), lo + best): a slice, searched for
-        # the first whose largest counts reach the total (reach grows with the level)
+        # the first at which `fits` holds (it grows with the level)
         i, j = bisect.bisect_left(highs, max(lo, least)), bisect.bisect_left(highs, lo + best)
         end = j
         while i < j:
             middle = (i + j) // 2
-            if reach(highs[middle]) >= total:
+            if fits(floors, [min(most, math.floor(c * highs[middle])) for c in classes]):
                 j = middle
             else:
                 i = middle + 1
         if i < end:
             best = highs[i] - lo
     return best
+
+
+def narrowest_stateful_width(threads: np.ndarray, tasks: int, active_width: Fraction, stateful: int, copies: int) -> Fraction:
+    """The narrowest width of the stateful copies (`copies`: stateful actives plus standbys of
+    `stateful` stateful tasks, at most one of each per client) that some assignment reaches
+    together with its `tasks` actives within `active_width` of a level: the smallest spread of
+    copies per thread over the clients that water filling leaves unsaturated (`saturated_clients`;
+    the saturated ones hold every stateful task), given that a client's stateful actives are
+    among both its actives and its copies. 1 when the thread counts are too varied to list the
+    levels cheaply.
+
+    Narrowing both apart can leave no assignment (threads 3, 1, 1, 1 with two stateful tasks and
+    a standby: the actives' narrowest counts are 2, 0, 0, 0, the copies' 1, 1, 1, 1, and the
+    client of 3 threads cannot hold 2 actives with 1 copy): the actives come first, as their
+    spread is what `compare` ranks, and the copies get the narrowest width that goes with them."""
+    classes, sizes = np.unique(np.asarray(threads, dtype=np.int64), return_counts=True)
+    return _stateful_width(tuple(classes.tolist()), tuple(sizes.tolist()), tasks, Fraction(active_width), stateful, copies)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stateful_width(classes: tuple[int, ...], sizes: tuple[int, ...], tasks: int, active_width: Fraction, stateful: int, copies: int) -> Fraction:
+    """`narrowest_stateful_width` by thread-count class (`sizes` clients of `classes[g]` threads), cached."""
+    threads = np.repeat(np.array(classes, dtype=np.int64), sizes)
+    full = saturated_clients(threads, copies, stateful)[np.cumsum(sizes) - 1]  # a class is saturated or not as a whole
+    free = ~full
+    if int(np.array(sizes)[free].sum()) < 2 or copies == 0:
+        return Fraction(0)
+    boxes = _class_boxes(np.array(classes, dtype=np.int64), np.array(sizes, dtype=np.int64), tasks, active_width)
+    if boxes is None:
+        return Fraction(1)
+    lower, upper = boxes  # the actives' count boxes (rows), per class (columns)
+    weights = np.array(sizes, dtype=np.int64)
+    free_copies = copies - stateful * int(weights[full].sum())
+
+    def fits(floors: list[int], ceilings: list[int]) -> bool:
+        low, high = np.full(len(classes), stateful, dtype=np.int64), np.full(len(classes), stateful, dtype=np.int64)
+        low[free], high[free] = floors, ceilings
+        if int(weights @ high) < copies:
+            return False
+        return bool((_coupled(lower, upper, low, high, weights, tasks, copies) >= stateful).any())
+
+    return _narrowest(np.array(classes)[free].tolist(), weights[free].tolist(), free_copies, min(stateful, free_copies), fits)
+
+
+def _coupled(lower: np.ndarray, upper: np.ndarray, low: np.ndarray, high: np.ndarray, sizes: np.ndarray, tasks: int, copies: int) -> np.ndarray:
+    """Per box of actives (rows of `lower`, `upper`: counts n per class adding up to `tasks`), the
+    most stateful actives s the clients can run when their copies m lie in [`low`, `high`] and add
+    up to `copies`: s <= n and s <= m client by client. n and m rise above their lower bounds only
+    as far as their totals leave (budgets P and Q); the units of s a client takes below both
+    lower bounds are free, between them they cost one budget, above both they cost both, and a
+    unit that costs one budget is never worse than one that costs two, so the greedy order is the
+    optimum."""
+    top = np.minimum(upper, high[None, :])
+    below, above = np.minimum(lower, low[None, :]), np.maximum(lower, low[None, :])
+    free = np.minimum(below, top)
+    between = np.clip(np.minimum(above, top) - below, 0, None)
+    both = np.clip(top - above, 0, None)
+    actives_budget = tasks - lower @ sizes
+    copies_budget = copies - int(low @ sizes)
+    x = np.minimum((between * (lower < low[None, :])) @ sizes, actives_budget)
+    y = np.minimum((between * (lower > low[None, :])) @ sizes, copies_budget)
+    z = np.minimum(np.minimum(both @ sizes, actives_budget - x), copies_budget - y)
+    most: np.ndarray = free @ sizes + x + y + z
+    return most
+
+
+def _class_boxes(classes: np.ndarray, sizes: np.ndarray, total: int, width: Fraction) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every per-class count box [ceil(c*L), floor(c*(L+W))] of some level L whose sums (`sizes`
+    clients per class) admit `total`, tightened to the counts that add up to it: (lower, upper),
+    a row per box. None when the thread counts are too varied to list the levels cheaply."""
+    share = Fraction(total, int(classes @ sizes))
+    found = _boxes(classes, total, max(share - width, Fraction(0)), share, width)
+    if found is None:
+        return None
+    lower, upper = found
+    admits = (lower <= upper).all(axis=1) & (lower @ sizes <= total) & (total <= upper @ sizes)
+    lower, upper = lower[admits], upper[admits]
+    low_sum, high_sum = (lower @ sizes)[:, None], (upper @ sizes)[:, None]
+    lower, upper = np.maximum(lower, total - (high_sum - upper)), np.minimum(upper, total - (low_sum - lower))
+    unique = np.unique(np.concatenate([lower, upper], axis=1), axis=0)
+    return unique[:, : len(classes)], unique[:, len(classes) :]
 
 
 def level_boxes(threads: np.ndarray, total: int, limit: int = 16, width: Fraction = Fraction(1)) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer.levels import balance_slack, count_hull, level_boxes, narrowest_width, saturated_clients
+from optimizer.levels import balance_slack, count_hull, level_boxes, narrowest_stateful_width, narrowest_width, saturated_clients
 
 threads_lists = st.lists(st.integers(1, 6), min_size=1, max_size=5)
 
@@ -60,6 +60,51 @@ def test_narrowest_width_is_the_smallest_spread_of_any_counts(threads, total, ca
     # and counts within that width of a level are exactly the narrowest ones
     for counts, spread in found.items():
         assert (slack_by_definition(list(counts), threads, width) == 0) == (spread <= width)
+
+
+def joint_width_by_definition(threads: list[int], tasks: int, stateful: int, standbys: int) -> Fraction | None:
+    """The smallest spread of stateful copies per thread over the unsaturated clients among the
+    count vectors an assignment can have, actives n at their own narrowest balance and copies m
+    (each at most `stateful`, saturated clients at `stateful`), when some client-by-client
+    stateful actives s <= n, s <= m add up to the stateful tasks; None when the actives' narrowest
+    counts leave no such copies."""
+    copies = stateful * (1 + standbys)
+    active_width = narrowest_width(np.array(threads), tasks)
+    actives = [n for n, _ in spreads(threads, tasks).items() if slack_by_definition(list(n), threads, active_width) == 0]
+    saturated = saturated_clients(np.array(threads), copies, stateful).tolist()
+    free = [k for k, full in enumerate(saturated) if not full]
+    widths = [
+        max(Fraction(m[k], threads[k]) for k in free) - min(Fraction(m[k], threads[k]) for k in free) if len(free) > 1 else Fraction(0)
+        for m in spreads(threads, copies, stateful)
+        if all(m[k] == stateful for k, full in enumerate(saturated) if full)
+        and any(sum(min(a, b) for a, b in zip(n, m, strict=True)) >= stateful for n in actives)
+    ]
+    return min(widths, default=None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=2, max_size=5), st.data())
+def test_the_copies_width_is_the_narrowest_the_actives_narrowest_counts_allow(threads, data):
+    """Both narrowest apart can leave no assignment (threads 3, 1, 1, 1 with two stateful tasks and
+    a standby: actives 2, 0, 0, 0 and copies 1, 1, 1, 1); the copies' width is the narrowest that
+    goes with the actives' (issue 49), and never above KIP-441's 1."""
+    tasks = data.draw(st.integers(1, 5 if len(threads) < 5 else 3))
+    stateful = data.draw(st.integers(1, tasks))
+    standbys = data.draw(st.integers(1, min(2, len(threads) - 1)))
+    expected = joint_width_by_definition(threads, tasks, stateful, standbys)
+    assert expected is not None and expected <= 1, (threads, tasks, stateful, standbys)
+    width = narrowest_stateful_width(np.array(threads), tasks, narrowest_width(np.array(threads), tasks), stateful, stateful * (1 + standbys))
+    assert width == expected, (threads, tasks, stateful, standbys)
+
+
+def test_the_copies_width_of_the_issue_49_application():
+    # the actives' narrowest counts are 2, 0, 0, 0 (2/3 per thread); the copies' own narrowest,
+    # 1, 1, 1, 1, would leave the client of 3 threads one copy for its 2 stateful actives
+    threads = np.array([3, 1, 1, 1])
+    assert narrowest_width(threads, 2) == Fraction(2, 3)
+    assert narrowest_width(threads, 4, 2) == Fraction(2, 3)
+    assert narrowest_stateful_width(threads, 2, Fraction(2, 3), 2, 4) == 1
+    assert joint_width_by_definition([3, 1, 1, 1], 2, 2, 1) == 1
 
 
 def test_narrowest_width_examples():

@@ -4,16 +4,21 @@ answer is never less balanced than Kafka's on the skew `compare` prints, now or 
 
 from __future__ import annotations
 
+import itertools
+import random
+
 import pytest
 
 from optimizer.catalogue import resolve_goals
 from optimizer.compare import compare
 from optimizer.errors import GoalError
+from optimizer.evaluate import evaluate
 from optimizer.generate import random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data
 from optimizer.model.solution import ClientAssignment
 from optimizer.solve import solve
+from optimizer.testing import streams_assignments
 
 EVEN = {
     "kind": "streams",
@@ -65,3 +70,75 @@ def test_the_exact_answer_is_never_less_balanced_than_kafkas(seed):
     skew = comparison.figures()["load_skew"]
     assert skew["exact"] <= skew["kafka"] + 1e-9
     assert skew["exact_now"] <= skew["kafka_now"] + 1e-9
+
+
+def thread_mix(threads: list[int], tasks: int, stateful: int, standbys: int) -> dict:
+    """An application of clients with these `threads`, `tasks` tasks of which the first `stateful`
+    are stateful, and `standbys` standby replicas."""
+    return {
+        "kind": "streams",
+        "config": {"num.standby.replicas": standbys},
+        "clients": [{"id": f"c{k}", "threads": t} for k, t in enumerate(threads)],
+        "tasks": [
+            {"id": f"0_{i}", "stateful": i < stateful, "source_partitions": [{"topic": "in", "partition": i}],
+             **({"changelog_partitions": [{"topic": "in-changelog", "partition": i}]} if i < stateful else {})}
+            for i in range(tasks)
+        ],
+    }  # fmt: skip
+
+
+def reachable(document: dict) -> bool:
+    """Whether some valid assignment meets `balance` and `balance=kip441` (enumerated)."""
+    problem = normalize(problem_from_data(document)).problem
+    for name in ("balance", "balance=kip441"):
+        goal = resolve_goals([name], problem)[0]
+        if not any(goal.evaluate(problem, assignment) == 0 for assignment in streams_assignments(problem)):
+            return False
+    return True
+
+
+def test_the_issue_49_application_is_assigned_balanced():
+    """2 stateful tasks, clients of 3, 1, 1 and 1 threads, one standby: Kafka assigns it, and the
+    exact engine said "hard goals in conflict: balance" (exit 3): the actives' narrowest counts
+    (2, 0, 0, 0) and the copies' own (1, 1, 1, 1) cannot hold together."""
+    raw = problem_from_data(thread_mix([3, 1, 1, 1], 2, 2, 1))
+    assert solve(raw, solver="kafka").assignment
+    solution = solve(raw)
+    assert "fallback" not in solution.solver.options, solution.solver.options
+    balance = solution.goals[0]
+    assert (balance.name, balance.value, balance.status) == ("balance", 0, "optimal")
+    assert reachable(thread_mix([3, 1, 1, 1], 2, 2, 1))
+
+
+# Every mix of 3 to 5 clients of 1 to 5 threads with up to 4 tasks (1 or 2 standbys) where the
+# copies' own narrowest width leaves the actives' narrowest counts no assignment: 3 of 4,620.
+CONFLICTING_MIXES = [([1, 1, 1, 3], 2, 2, 1), ([2, 2, 2, 5], 2, 2, 1), ([1, 1, 1, 1, 4], 3, 3, 1)]
+
+
+@pytest.mark.parametrize("mix", CONFLICTING_MIXES)
+def test_balance_is_reachable_where_the_narrowest_widths_conflict(mix):
+    """The exact engine finds an assignment at balance 0, valid by the evaluator."""
+    raw = problem_from_data(thread_mix(*mix))
+    for name in ("balance", "balance=kip441"):
+        solution = solve(raw, goals=[name, "stickiness"])
+        assert solution.goals[0].value == 0 and "fallback" not in solution.solver.options, (name, solution.solver.options)
+        assert evaluate(raw, solution).valid
+
+
+def test_balance_is_reachable_on_random_thread_mixes():
+    """Seeded random mixes (2 to 5 clients of 1 to 4 threads, 1 to 5 tasks, 0 to 2 standbys) small
+    enough to enumerate: each has an assignment at balance 0, narrowest and KIP-441's
+    (bench/optimality.py checks many more through `varied_problem`)."""
+    rng = random.Random(49)
+    checked = 0
+    while checked < 60:
+        clients = rng.randint(2, 5)
+        standbys = rng.randint(0, min(2, clients - 1))
+        tasks = rng.randint(1, 5)
+        stateful = rng.randint(0, tasks)
+        copies = clients * len(list(itertools.combinations(range(clients - 1), standbys)))
+        if copies**stateful * clients ** (tasks - stateful) > 600:
+            continue
+        threads = [rng.choice([1, 1, 2, 3, 4]) for _ in range(clients)]
+        assert reachable(thread_mix(threads, tasks, stateful, standbys)), (threads, tasks, stateful, standbys)
+        checked += 1
