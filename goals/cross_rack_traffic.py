@@ -10,8 +10,9 @@ rack than the member's. The serving replica is the leader, or under follower fet
 its topic's rate, else the mean known rate of the problem; 1 per partition when none is known).
 Where every read at once could exceed `BYTES_LIMIT` bytes per second (256 GB/s), it counts in
 units of u bytes per second instead, u the smallest power of two that brings that under the
-limit, each read rounded up to whole units (`byte_unit`): any throughput Kafka can carry is
-solved, in coarser units, and the solution's notes say so.
+limit, each read (a partition read by one active, standby or member) rounded up to whole units
+(`byte_unit`), in `evaluate`, the linear encoding and the flow's costs alike: any throughput
+Kafka can carry is solved, in coarser units, and the solution's notes say so.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from optimizer.goal import Assignment, Goal
 from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
-from optimizer.model.racks import reads_across_racks
-from optimizer.model.streams import StreamsProblem
+from optimizer.model.racks import cross_by_rack, reads_across_racks
+from optimizer.model.streams import StreamsProblem, TopicPartition
 from optimizer.protocols import ConsumerFormulationAPI, FlowTermsAPI, FormulationAPI
 
 BYTES_LIMIT = 2**38
@@ -90,9 +91,12 @@ class CrossRackTraffic(Goal):
         return -(-problem.rate_of(partition) // unit) if self.in_bytes else 1
 
     def _by_rack(self, index: StreamsIndex, reads: str) -> np.ndarray:
-        if reads == "source":
-            return in_units(index.source_bytes_by_rack, self.unit(index.problem)) if self.in_bytes else index.source_cross_by_rack
-        return in_units(index.changelog_bytes_by_rack, self.unit(index.problem)) if self.in_bytes else index.changelog_cross_by_rack
+        if not self.in_bytes:
+            return index.source_cross_by_rack if reads == "source" else index.changelog_cross_by_rack
+        if self.unit(index.problem) == 1:
+            return index.source_bytes_by_rack if reads == "source" else index.changelog_bytes_by_rack
+        source, changelog = _streams_units_by_rack(index.problem)
+        return source if reads == "source" else changelog
 
     def evaluate(self, problem: Problem, assignment: Assignment) -> int:
         if problem.kind == "consumer":
@@ -140,6 +144,27 @@ class CrossRackTraffic(Goal):
 @derived
 def _consumer_unit(problem: ConsumerProblem) -> int:
     return byte_unit(sum(problem.rate_of(p) for topic in problem.topics for p in topic.partition_ids()))
+
+
+@derived
+def _streams_units_by_rack(problem: StreamsProblem) -> tuple[np.ndarray, np.ndarray]:
+    """tasks x racks, sources and changelogs: the task's reads across racks from that rack, each
+    in whole units of the goal's unit (`_streams_unit`), rounded up read by read (a task's reads
+    from one rack are not added up first: the documented rule, which the evaluator's per-read
+    figures recompute)."""
+    index = StreamsIndex.of(problem)
+    unit = _streams_unit(problem)
+
+    def by_rack(partitions_per_task: list[tuple[TopicPartition, ...]]) -> np.ndarray:
+        owners = np.array([t for t, partitions in enumerate(partitions_per_task) for _ in partitions], dtype=np.int64)
+        listed = [p for partitions in partitions_per_task for p in partitions]
+        rates = in_units(np.array([problem.rate_of(p) for p in listed], dtype=np.int64), unit)
+        result = np.zeros((len(partitions_per_task), len(index.racks)), dtype=np.int64)
+        if listed:
+            np.add.at(result, owners, cross_by_rack([problem.serving_racks(p) for p in listed], index.racks) * rates[:, None])
+        return result
+
+    return by_rack([t.source_partitions for t in index.tasks]), by_rack([t.changelog_partitions for t in index.tasks])
 
 
 @derived

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from optimizer import evaluate, problem_from_data, solve
-from optimizer.catalogue import default_goals
+from optimizer.catalogue import default_goals, resolve_goals
 from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.normalize import normalize
 from optimizer.testing import SOLVERS
@@ -145,3 +145,67 @@ def test_streams_bytes_agree_with_the_evaluator_on_random_applications():
 def test_normalised_problem_keeps_the_rates():
     problem = normalize(two_racks()).problem
     assert problem.has_rates and problem.rate_of(problem.tasks[1].source_partitions[0]) == 100_000_000
+
+
+def group(rates: list[int], capacities: list[float]) -> dict:
+    """Members m0, m1, ... of these capacities, all reading one topic of partitions at `rates`."""
+    return {
+        "kind": "consumer",
+        "topics": [{"name": "t", "partitions": len(rates), "partition_bytes_per_second": rates}],
+        "members": [{"id": f"m{k}", "subscriptions": ["t"], "capacity": c} for k, c in enumerate(capacities)],
+    }
+
+
+def by_the_rule(raw, assignment, unit: int) -> int:
+    """weighted_balance as docs/goals.md defines it, from the problem's numbers alone: each load
+    (a partition's rate, a task's weight in thousandths) in whole units of `unit`, rounded up;
+    the highest ceil(1000 x load / capacity), capacities in thousandths."""
+    problem = normalize(raw).problem
+    if problem.kind == "consumer":
+        capacity = {m.id: round(m.capacity * 1000) for m in problem.members}
+        loads = {m: sum(-(-problem.rate_of(p) // unit) for p in held.active) for m, held in assignment.items()}
+    else:
+        weight = {t.id: round(t.weight * 1000) for t in problem.tasks}
+        capacity = {c.id: c.threads * round(c.capacity * 1000) for c in problem.clients}
+        loads = {c: sum(-(-weight[t] // unit) for t in held.active) for c, held in assignment.items()}
+    return max(-(-1000 * load // capacity[m]) for m, load in loads.items())
+
+
+def load_note(solution) -> list[str]:
+    return [n for n in solution.solver.options["notes"] if n.startswith("goal 'weighted_balance' counts loads in units")]
+
+
+@pytest.mark.parametrize(
+    ("rates", "capacities", "unit"),
+    [([1_234_567], [1, 1_000_000], 1), ([1_200_000], [1, 1_000_000], 1), ([300_000_000] * 3, [1.001, 1], 2), ([10**13] * 4, [0.001, 1_000_000, 3], 2**17)],
+)
+def test_any_numbers_that_validate_are_solved_in_the_users_units(rates, capacities, unit):
+    """Issue 49: these groups were refused ("the loads are too large for the integer models ...
+    give rates or weights in coarser units", exit 2). Now solved, proven, the value by the
+    documented rule (in units of `unit` bytes per second where the models cannot count to the
+    byte, which the notes say)."""
+    raw = problem_from_data(group(rates, capacities))
+    for goals in (["balance", "weighted_balance"], ["weighted_balance", "cross_rack_bytes", "stickiness"]):
+        solution = solve(raw, goals=goals)
+        load = next(g for g in solution.goals if g.name == "weighted_balance")
+        assert load.status == "optimal" and load.bound == load.value
+        assert load.value == by_the_rule(raw, solution.assignment, unit)
+        assert len(load_note(solution)) == (unit > 1)
+        if unit > 1:
+            assert f"units of {unit:,} bytes per second" in load_note(solution)[0]
+
+
+def test_huge_weights_and_capacities_on_streams_are_solved():
+    raw = problem_from_data({
+        "kind": "streams",
+        "clients": [{"id": "a", "threads": 1000, "capacity": 1_000_000}, {"id": "b", "capacity": 0.001}, {"id": "c", "threads": 3, "capacity": 7.5}],
+        "tasks": [
+            {"id": f"0_{i}", "weight": w, "source_partitions": [{"topic": "t", "partition": i}]} for i, w in enumerate([1_000_000, 999_999.999, 0.001, 3])
+        ],
+    })  # fmt: skip
+    unit = resolve_goals(["weighted_balance"], normalize(raw).problem)[0].unit(normalize(raw).problem)
+    for solver in ("exact", "cpsat"):
+        solution = solve(raw, solver=solver, goals=["weighted_balance", "balance=kip441"])
+        load = solution.goals[0]
+        assert load.status == "optimal" and load.bound == load.value, solver
+        assert load.value == by_the_rule(raw, solution.assignment, unit)
