@@ -24,6 +24,7 @@ import ctypes
 import math
 import os
 import pickle
+import resource
 import select
 import signal
 import sys
@@ -340,11 +341,16 @@ class Streamed:
 
     HEADER = 8
 
-    def __init__(self, work: Callable[[Send], object]):
+    def __init__(self, work: Callable[[Send], object], memory: int | None = None):
+        """`memory`: bytes of address space the child may take beyond what it starts with (its
+        `RLIMIT_AS`): past it, an allocation fails in the child, which ends it, not the machine."""
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(read_end)
+            if memory is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    _limit_memory(memory)
             _child(lambda: work(_sender(write_end)), write_end, framed=True)
         os.close(write_end)
         self._pid: int | None = pid
@@ -393,6 +399,26 @@ class Streamed:
         if self._pid is not None:
             os.waitpid(self._pid, 0)
             self._pid = None
+
+
+def _limit_memory(extra: int) -> None:
+    """This process's address space capped at its size now plus `extra` bytes (never above a cap
+    it already has)."""
+    with open("/proc/self/status") as status:
+        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + extra
+    if soft != resource.RLIM_INFINITY:
+        cap = min(cap, soft)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def physical_memory() -> int:
+    """Bytes of memory this machine has (0 when unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
 
 
 def _sender(pipe: int) -> Send:

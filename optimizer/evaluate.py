@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from optimizer.model.base import FrozenModel
+from optimizer.model.base import FrozenModel, derived
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import MILLI, milli, parse_partition_id, partition_id, shown
 from optimizer.model.issues import Issue, warning
@@ -31,6 +32,7 @@ from optimizer.model.streams import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
     StreamsProblem,
+    Task,
     TaskAssignor,
     TopicPartition,
     kip925_costs,
@@ -323,6 +325,41 @@ def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, Client
     return _actives_not_caught_up(problem, actives), _skew(counts, threads)
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What a client in one rack reads across racks of one task's partitions of one kind
+    (sources or changelogs): how many partitions, and each one's rate and the racks it comes
+    from (`read_from_racks`), in the task's order."""
+
+    count: int
+    reads: tuple[tuple[int, tuple[str, ...]], ...]
+
+
+@dataclass(eq=False)
+class _Reads:
+    """`_Read`s of one problem by (task, kind, rack), computed when first asked: the two
+    evaluations of one solve (the assignment applied now, its target) read the same."""
+
+    problem: StreamsProblem
+    known: dict[tuple[str, str, str | None], _Read] = field(default_factory=dict)
+
+    def of(self, task: Task, kind: str, rack: str | None) -> _Read:
+        key = (task.id, kind, rack)
+        found = self.known.get(key)
+        if found is None:
+            problem, reads = self.problem, []
+            for partition in getattr(task, kind) if rack is not None else ():
+                if reads_across_racks(rack, problem.serving_racks(partition)):
+                    reads.append((problem.rate_of(partition), read_from_racks(partition.replica_racks, partition.leader_rack)))
+            found = self.known[key] = _Read(len(reads), tuple(reads))
+        return found
+
+
+@derived
+def _reads_of(problem: StreamsProblem) -> _Reads:
+    return _Reads(problem)
+
+
 class _CrossRackBytes:
     """Bytes per second read across racks, in total per role and by (reader rack, rack read
     from): each partition's whole rate (`rate_of`), from its leader's rack when that is known, else
@@ -345,6 +382,17 @@ class _CrossRackBytes:
         sources = read_from_racks(replica_racks, leader)
         for source in sources:
             self.by_racks[rack][source] += rate / len(sources)
+
+    def add(self, role: str, rack: str | None, read: _Read) -> None:
+        """`read` of a client in `rack`, each partition as `read` counts it, in order."""
+        if not read.reads:
+            return
+        assert rack is not None  # a reader without a rack never reads across racks
+        row = self.by_racks[rack]
+        for rate, sources in read.reads:
+            self.total[role] += rate
+            for source in sources:
+                row[source] += rate / len(sources)
 
     def matrix(self) -> dict[str, dict[str, float]]:
         return {reader: dict(sorted(row.items())) for reader, row in sorted(self.by_racks.items())}
@@ -375,6 +423,7 @@ def _streams_metrics(
     threads = np.array([c.threads for c in problem.clients], dtype=float)
     # The metric uses the high-availability assignor's defaults whatever the assignor (kip925_cost).
     traffic_cost, non_overlap_cost = kip925_costs(problem.config, TaskAssignor.HIGH_AVAILABILITY)
+    across = _reads_of(problem)
 
     active_count = np.zeros(len(client_ids))
     stateful_count = np.zeros(len(client_ids))
@@ -391,7 +440,7 @@ def _streams_metrics(
             on_client[subtopology, i] += 1
             if task.stateful:
                 stateful_count[i] += 1
-            crossing = cross_rack_reads(problem, task.source_partitions, problem.client_by_id[client_id].rack)
+            crossing = across.of(task, "source_partitions", problem.client_by_id[client_id].rack).count
             cross_active += crossing
             elsewhere = previous_active.get(task_id) != client_id
             if task.stateful:
@@ -406,28 +455,23 @@ def _streams_metrics(
     for task_id, holders in standbys.items():
         for client_id in holders:
             stateful_count[position[client_id]] += 1
-            cross_standby += cross_rack_reads(
-                problem, tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack
-            )
+            cross_standby += across.of(tasks[task_id], "changelog_partitions", problem.client_by_id[client_id].rack).count
             standby_moves += client_id not in previous_standby.get(task_id, frozenset())
     cross_warmup = sum(
-        cross_rack_reads(problem, tasks[task_id].changelog_partitions, problem.client_by_id[client_id].rack)
+        across.of(tasks[task_id], "changelog_partitions", problem.client_by_id[client_id].rack).count
         for task_id, holders in warmups.items()
         for client_id in holders
     )
     traffic = _CrossRackBytes()
     load = np.zeros(len(client_ids))
     reads = (("active", actives, "source_partitions"), ("standby", standbys, "changelog_partitions"), ("warmup", warmups, "changelog_partitions"))
-    for role, held, field in reads:
+    for role, held, kind in reads:
         for task_id, holders in held.items():
             for client_id in holders:
                 if role == "active":
                     load[position[client_id]] += milli(tasks[task_id].weight)
                 rack = problem.client_by_id[client_id].rack
-                for partition in getattr(tasks[task_id], field):
-                    traffic.read(
-                        role, rack, problem.rate_of(partition), problem.serving_racks(partition), partition.replica_racks, partition.leader_rack
-                    )
+                traffic.add(role, rack, across.of(tasks[task_id], kind, rack))
     capacity = np.array([c.threads * milli(c.capacity) for c in problem.clients], dtype=float)
     max_load, load_skew = _per_capacity(load, capacity)
     rates = problem.has_rates

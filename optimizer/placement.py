@@ -93,11 +93,9 @@ def restore_offsets(problem: StreamsProblem, index: StreamsIndex) -> np.ndarray:
     The reported lag; 0 for a previous active or standby without one; else the whole changelog
     (`changelog_end_offset`); -1 where that is unknown; 0 for tasks without state or changelog.
     `caught_up_ranks` ranks clients on these."""
-    offsets = np.zeros((len(index.tasks), len(index.clients)), dtype=np.int64)
     logged = np.array([t.stateful and bool(t.changelog_partitions) for t in index.tasks], dtype=bool)
-    for row in np.flatnonzero(logged).tolist():
-        end = index.tasks[row].changelog_end_offset
-        offsets[row, :] = -1 if end is None else end
+    ends = np.array([-1 if t.changelog_end_offset is None else t.changelog_end_offset for t in index.tasks], dtype=np.int64)
+    offsets = np.repeat(np.where(logged, ends, 0)[:, None], len(index.clients), axis=1)
     for k, client in enumerate(index.clients):
         for task in (*client.previous_active, *client.previous_standby):
             held = index.task_position.get(task)

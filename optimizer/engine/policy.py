@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from optimizer.activity import doing
+from optimizer.backends import named
 from optimizer.catalogue import goal_class
-from optimizer.deadline import Forked, Streamed, WorkBudget, now, remaining, run_within
+from optimizer.deadline import Forked, Streamed, WorkBudget, now, physical_memory, remaining, run_within
 from optimizer.engine.sequence import Progress, Tolerance, run_sequence
 from optimizer.engine.start import fast_start, meets_hard_goals
 from optimizer.engine.transition import accepted_skew, exact_now, exact_now_needed, flow_now, withhold_transfers, worse_than
@@ -77,12 +78,19 @@ steps run in a forked child killed at the engine's deadline, and Kafka's assigno
 beside it; below, both run in this process (a fork and the answer's way back cost more than
 such a problem's solvers can overrun)."""
 
+ENGINE_MEMORY_SHARE = 0.5
+"""The forked engine may take this share of the machine's memory beyond what it starts with (its
+address space capped there): a model that does not fit ends the engine's process, whose last
+point stands, not the machine (or a Spark job beside it)."""
+
 FINISH_BASE = 0.05
-FINISH_PER_COPY = 40e-6
+FINISH_PER_COPY = 60e-6
+FINISH_PER_START = 3.0
 """What `solve` needs after the engine (`finish_seconds`): seconds, and seconds per copy of a task
-(active or standby) or per partition: the plan to the target, the goals' values applied now and
-the evaluator's checks took 1.2 s at 10,000 tasks with two standbys (30,000 copies) on this
-project's 2-core machine."""
+(active or standby) or per partition, or this many times what the first point took when that is
+more (a busy machine is as slow at both): the assignment applied now by a flow, the goals'
+values, the plan to the target and the evaluator's checks took 1.8 s at 10,000 tasks with two
+standbys (30,000 copies) on this project's 2-core machine, where the first point took 0.7 s."""
 
 
 def _pairs(problem: Problem) -> int:
@@ -99,9 +107,10 @@ def _copies(problem: Problem) -> int:
     return sum(topic.partitions for topic in problem.topics)
 
 
-def finish_seconds(problem: Problem) -> float:
-    """Seconds `solve` keeps for its work after the exact engine (`FINISH_PER_COPY`)."""
-    return FINISH_BASE + FINISH_PER_COPY * _copies(problem)
+def finish_seconds(problem: Problem, start_seconds: float = 0.0) -> float:
+    """Seconds `solve` keeps for its work after the exact engine (`FINISH_PER_COPY`), where the
+    first point took `start_seconds`."""
+    return max(FINISH_BASE + FINISH_PER_COPY * _copies(problem), FINISH_PER_START * start_seconds)
 
 
 def in_child(problem: Problem, deadline: float | None) -> bool:
@@ -258,6 +267,12 @@ class _Steps:
         allowed = self.tolerances["balance"].limit(0) if "balance" in self.tolerances else 0
         return exact_now_needed(problem, target) or (balance is not None and balance.evaluate(problem, target) > allowed)
 
+    def _work_limited(self) -> bool:
+        """Whether the back-end's solves stop on the run's deterministic work budget (CP-SAT's):
+        then the assignment applied now is cut by that, the same on a busy machine, not by a
+        share of the clock."""
+        return self.work is not None and self.backend != "exact" and named(self.backend).capabilities.work_limited
+
     def _applied_now(self, target: Assignment, target_seconds: float) -> tuple[Assignment | None, list[str]]:
         problem = self.problem
         assert isinstance(problem, StreamsProblem)
@@ -265,7 +280,9 @@ class _Steps:
         balance = next((g for g in self.goals if g.name == "balance"), None)
         soft_balance = soft(goal_class("balance"))(balance.argument) if balance is not None else None
         bounded = any(g.name == "probing_rebalances" for g in self.goals)
-        step = None if self.deadline is None else min(self.deadline, now() + max(APPLIED_NOW_SECONDS, target_seconds))
+        step = self.deadline
+        if step is not None and not self._work_limited():  # a share of the clock, where no deterministic budget binds first
+            step = min(step, now() + max(APPLIED_NOW_SECONDS, target_seconds))
         start = flow_now(problem, target)
         return exact_now(problem, target, soft_balance, lambda: start, self.backend, remaining(step), bounded, work=self.work)
 
@@ -323,7 +340,7 @@ def _exact(steps: _Steps, child: bool) -> _Found:
 
         steps.run(report, Progress(listener=lambda progress: _point(progress, report)))
 
-    process = Streamed(work)
+    process = Streamed(work, memory=int(ENGINE_MEMORY_SHARE * physical_memory()) or None)
     try:
         process.wait(steps.deadline)
     finally:
@@ -384,9 +401,10 @@ def run_exact(
     if tolerances:
         options["tolerances"] = {name: vars(t) for name, t in tolerances.items()}
     answer = _Answer(problem, goals, options)
-    engine_deadline = None if deadline is None else deadline - finish_seconds(problem)
     reference = _Reference(kafka, beside)
+    started = now()
     start = _start(problem, goals)
+    engine_deadline = None if deadline is None else deadline - finish_seconds(problem, now() - started)
     work = None if time_limit is None else WorkBudget(time_limit * WORK_PER_SECOND)
     steps = _Steps(problem, goals, backend, tolerances, warmups, start, work, engine_deadline)
     found = _exact(steps, in_child(problem, engine_deadline))
