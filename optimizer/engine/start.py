@@ -67,7 +67,7 @@ class _Widths(Protocol):
 
     def width(self, threads: np.ndarray, total: int, cap: int | None = None) -> Fraction: ...
 
-    def stateful_width(self, threads: np.ndarray, total: int, cap: int, standbys: int) -> Fraction: ...
+    def copies_width(self, threads: np.ndarray, tasks: int, stateful: int, copies: int, standbys: int) -> Fraction: ...
 
 
 def fast_start(problem: Problem, goals: Sequence[Goal]) -> Assignment | None:
@@ -112,7 +112,7 @@ def _streams_start(problem: StreamsProblem, goals: Sequence[Goal]) -> Assignment
     costs = _Costs(problem, index, goals)
     stateful = np.flatnonzero(index.stateful)
     standbys = problem.effective_standby_replicas if len(stateful) else 0
-    copy_boxes = _copy_boxes(balance, index.threads, len(stateful), standbys)
+    copy_boxes = _copy_boxes(balance, index.threads, len(index.tasks), len(stateful), standbys)
     active_boxes = _active_boxes(balance, index.threads, len(index.tasks))
     stateless = len(index.tasks) - len(stateful)
     dealt: dict[bytes, np.ndarray | None] = {}
@@ -209,7 +209,7 @@ def _active_boxes(balance: _Widths | None, threads: np.ndarray, tasks: int) -> l
     return level_boxes(threads, tasks, limit=BOX_TRIES, width=balance.width(threads, tasks))
 
 
-def _copy_boxes(balance: _Widths | None, threads: np.ndarray, stateful: int, standbys: int) -> list[Box]:
+def _copy_boxes(balance: _Widths | None, threads: np.ndarray, tasks: int, stateful: int, standbys: int) -> list[Box]:
     """The boxes of stateful copies (actives and standbys) per client: clients an even spread would
     fill hold every stateful task, the others a box at the width `balance` asks for, none more
     than one copy of each task."""
@@ -222,7 +222,7 @@ def _copy_boxes(balance: _Widths | None, threads: np.ndarray, stateful: int, sta
     saturated = saturated_clients(threads, copies, stateful)
     rest = copies - stateful * int(saturated.sum())
     free = ~saturated
-    width = balance.stateful_width(threads[free], rest, stateful, standbys)
+    width = balance.copies_width(threads, tasks, stateful, copies, standbys)
     boxes = level_boxes(threads[free], rest, limit=BOX_TRIES, width=width) if free.any() else [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]
     found = []
     for lower, upper in boxes:
