@@ -12,19 +12,24 @@ cap for free and more at the goal's price), and stateful or stateless otherwise.
 per-client lower and upper bounds: the boxes KIP-441's level condition allows (one flow per box,
 the best kept).
 
-Consumers: partition -> (topic, rack) -> member -> sink, with direct arcs for owned partitions.
-Balance (sum of squared sizes) is a convex cost on member -> sink, as unit arcs costing 2j - 1,
-inside a window around a greedy size; a window that binds is widened and the flow solved again.
-When no member ends on an artificial window edge the solution is optimal for the unwindowed
-problem: a negative cycle through the sink changes two sizes by one, using arcs that exist.
+Streams: a sequence of goals becomes one flow with lexicographic weights: each goal's costs are
+multiplied by (maximum value of every later goal + 1) so that no saving on a later goal outweighs
+a unit of an earlier one. The goals' values are then evaluated on the decoded assignment. The
+network is built in one go (`_streams_network`: the weighted costs in, the arcs out as numpy
+arrays handed to OR-Tools in one call) into a frozen dataclass that solves itself with OR-Tools'
+status checked and decodes a flow into an assignment.
 
-A sequence of goals becomes one flow with lexicographic weights: each goal's costs are multiplied
-by (maximum value of every later goal + 1) so that no saving on a later goal outweighs a unit of
-an earlier one. The goals' values are then evaluated on the decoded assignment.
-
-Each network is built in one go (`_streams_network`, `_consumer_network`: the weighted costs in,
-the arcs out as numpy arrays handed to OR-Tools in one call) into a frozen dataclass that solves
-itself with OR-Tools' status checked and decodes a flow into an assignment.
+Consumers (`_ConsumerFlow`): class -> (subscription class, kind, rack) -> member -> sink, with an
+arc from a class to each owner of its partitions. A class is the partitions no goal tells apart,
+one node. The goals are minimised one by one on this network, not weighted (whose weights pass
+2^60 for large groups with rates): each stage's optimal flow is proven by shortest-path
+potentials on its residual network, and its optimal face (complementary slackness: arcs of
+nonzero reduced cost fixed at a bound) is all the next stage may use. Balance (sum of squared
+sizes) is a convex cost on member -> sink, as unit arcs costing 2j - 1, inside a window around the
+sizes a flow on the subscription classes finds; a window that binds is widened and the flow
+solved again. When no member ends on an artificial window edge the solution and its face are
+those of the unwindowed problem: the units outside the window have reduced costs of the sign
+that fixes them. docs/engine.md, "The compressed flow network".
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ if TYPE_CHECKING:  # mypy checks that the flow terms handed to goals are what go
     from optimizer.protocols import ConsumerFlowTermsAPI, StreamsFlowTermsAPI
 
 MAX_WEIGHT = 2**60
-"""Largest weighted cost one goal sequence may reach (the first goal's weight times its largest
+"""Largest weighted cost one Streams goal sequence may reach (the first goal's weight times its largest
 value + 1): a cap on the lexicographic weights, not a bound of the model, below 2**63 so that the
 flow solver's sums of 64-bit costs cannot overflow."""
 
