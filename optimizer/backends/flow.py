@@ -584,13 +584,15 @@ def _solve_consumer_sequence(problem, goals, time_limit) -> SequenceResult:
         for t in terms:
             optima.append(network.minimise(t, clock))
             seconds.append(time.perf_counter() - started - sum(seconds))
+        if not terms:  # no goal: any assignment, from a flow that prices nothing
+            network.minimise(ConsumerFlowTerms(problem, group), clock)
     except _OutOfTime:
         notes.append(f"stage {ordered[len(optima)].name!r} stopped: the time limit leaves no room for its flow")
     notes.insert(0, "back-end: flow (goals stage by stage on one min-cost-flow network, each stage's optimal face kept for the next)")
     if network is not None:
         size = f"{network.n_classes:,} classes of interchangeable partitions; {network.n_nodes:,} nodes, {network.n_arcs:,} arcs"
         notes.insert(1, f"{size}; {clock.solves} flow(s) solved")
-    if network is None or not optima:
+    if network is None or network.flow is None:
         stages = [Stage(goal, GoalStatus.TIME_LIMIT, backend="flow") for goal in ordered]
         return SequenceResult(None, stages, [*notes, "no assignment found within the time limit"], True)
     targets = network.decode()

@@ -239,3 +239,12 @@ def test_a_hard_bound_is_declined_not_ignored():
     assert flow.unsupported(problem, goals, {}) == "goal 'movement_budget' is a hard bound, which the consumer flow cannot hold"
     result = run_sequence(problem, goals, "exact")
     assert result.stages[0].goal.name == "movement_budget" and result.stages[0].objective == 0
+
+
+def test_no_goal_still_gets_an_assignment():
+    raw = random_consumer_problem(17, members=4, topics=2, partitions=(2, 5))
+    problem = normalize(raw).problem
+    result = run_sequence(problem, [], "flow")
+    assert result.stages == [] and not result.fallback and result.assignment is not None
+    assigned = sorted(p for held in result.assignment.values() for p in held.active)
+    assert assigned == sorted(partition_id(t.name, n) for t in problem.topics for n in range(t.partitions))
