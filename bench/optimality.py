@@ -1,7 +1,8 @@
-"""The optimality campaign (issue 28): every claim the exact engine makes, against enumeration.
+"""The optimality campaign (issues 28 and 49): every claim the exact engine makes, against enumeration.
 
-Run: ./run python bench/optimality.py [PROBLEMS] [--start SEED] [--workers N]
-(default 10,000 problems from seed 0 on 2 workers; writes bench/results/optimality.json; not a test)
+Run: ./run python bench/optimality.py [PROBLEMS] [--edges N] [--mixes] [--start SEED] [--workers N]
+(default 10,000 problems from seed 0 on 2 workers, no edge problems; writes
+bench/results/optimality.json; not a test)
 
 Each problem is `optimizer.generate.varied_problem(seed)`: small enough to list every valid
 assignment (at most 3,000), of every shape the engine takes (Streams with racks, tags, standbys,
@@ -17,6 +18,14 @@ it: `optimal` only at that value, a bound never above it, `infeasible` only wher
 the rows, the goal's own value on the assignment returned. The counts go to the results file by
 run and by shape, with every finding. The time-limited runs depend on the machine's load (which
 stages a run reaches): their counts vary from run to run, their findings must not.
+
+`--edges N` audits N more problems the same way, `optimizer.generate.edge_problem(seed)` (issue
+49): thread mixes with one large client (the narrow balance widths), task weights, capacities and
+bytes per second across the sanity bounds' range (coarser units, huge coefficients), cooperative
+groups with capacities. Every audit also checks that no stage's bound is above its own value and
+that `balance`'s bound is reached by some valid assignment. `--mixes` also lists every thread mix
+of 2 to 5 clients of 1 to 5 threads with 1 to 4 tasks (0 to 2 standbys, at most `ENUMERABLE`
+valid assignments) and checks that some valid assignment meets `balance` and `balance=kip441`.
 """
 
 from __future__ import annotations
@@ -38,20 +47,22 @@ TIME_LIMITS = (0.005, 0.02)
 with Kafka's fallback, and what they say is checked the same way."""
 
 
-def audit_seed(seed: int) -> dict:
-    """One problem's audit, on its default sequence and on a drawn one, as plain data (for the
-    worker processes)."""
-    from optimizer.generate import varied_problem
+def audit_seed(drawn: tuple[str, int]) -> dict:
+    """One problem's audit (`drawn`: the family, "varied" or "edge", and the seed), on its default
+    sequence and on a drawn one, as plain data (for the worker processes)."""
+    from optimizer.generate import edge_problem, varied_problem
     from optimizer.testing import audit_problem, drawn_sequence
 
+    family, seed = drawn
     started = time.perf_counter()
-    problem = varied_problem(seed)
+    problem = varied_problem(seed) if family == "varied" else edge_problem(seed)
     audit = audit_problem(problem, time_limits=TIME_LIMITS)
     drawn = audit_problem(problem, sequence=drawn_sequence(problem.kind, seed))
     runs = {**audit.runs, **{f"drawn: {run}": counts for run, counts in drawn.runs.items()}}
     findings = [*audit.findings, *((f"drawn: {run}", finding) for run, finding in drawn.findings)]
     return {
         "seed": seed,
+        "family": family,
         "shape": audit.shape,
         "assignments": audit.assignments,
         "runs": runs,
@@ -69,16 +80,69 @@ def family(shape: str) -> str:
     return "/".join([parts[0], parts[1], *(["weighted"] if parts[-1] == "weighted" else [])])
 
 
+MIX_CLIENTS = (2, 3, 4, 5)
+MIX_THREADS = (1, 2, 3, 4, 5)
+MIX_TASKS = (1, 2, 3, 4)
+
+
+def mixes() -> list[tuple[tuple[int, ...], int, int, int]]:
+    """Every (threads, tasks, stateful tasks, standbys) of `--mixes` small enough to enumerate."""
+    import itertools
+    import math
+
+    from optimizer.generate import ENUMERABLE
+
+    found = []
+    for clients in MIX_CLIENTS:
+        for threads in itertools.combinations_with_replacement(MIX_THREADS, clients):
+            for tasks in MIX_TASKS:
+                for stateful in range(tasks + 1):
+                    for standbys in range(min(2, clients - 1) + 1):
+                        if (clients * math.comb(clients - 1, standbys)) ** stateful * clients ** (tasks - stateful) <= ENUMERABLE:
+                            found.append((threads, tasks, stateful, standbys))
+    return found
+
+
+def balance_reached(mix: tuple[tuple[int, ...], int, int, int]) -> list[str]:
+    """The `balance` goals ("balance", "balance=kip441") that no valid assignment of the mix meets."""
+    from optimizer.catalogue import resolve_goals
+    from optimizer.model.normalize import normalize
+    from optimizer.model.problem import problem_from_data
+    from optimizer.testing import streams_assignments
+
+    threads, tasks, stateful, standbys = mix
+    document = {
+        "kind": "streams",
+        "config": {"num.standby.replicas": standbys},
+        "clients": [{"id": f"c{k}", "threads": t} for k, t in enumerate(threads)],
+        "tasks": [
+            {"id": f"0_{i}", "stateful": i < stateful, "source_partitions": [{"topic": "in", "partition": i}],
+             **({"changelog_partitions": [{"topic": "in-changelog", "partition": i}]} if i < stateful else {})}
+            for i in range(tasks)
+        ],
+    }  # fmt: skip
+    problem = normalize(problem_from_data(document)).problem
+    missed = []
+    for name in ("balance", "balance=kip441"):
+        goal = resolve_goals([name], problem)[0]
+        if not any(goal.evaluate(problem, assignment) == 0 for assignment in streams_assignments(problem)):
+            missed.append(name)
+    return missed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("problems", nargs="?", type=int, default=10_000)
+    parser.add_argument("--edges", type=int, default=0, help="edge problems (optimizer.generate.edge_problem) audited too")
+    parser.add_argument("--mixes", action="store_true", help="check balance on every small thread mix too")
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
 
     started = time.perf_counter()
-    seeds = range(args.start, args.start + args.problems)
+    seeds = [("varied", seed) for seed in range(args.start, args.start + args.problems)]
+    seeds += [("edge", seed) for seed in range(args.start, args.start + args.edges)]
     by_run: dict[str, Counter] = defaultdict(Counter)
     by_family: dict[str, Counter] = defaultdict(Counter)
     shapes: Counter = Counter()
@@ -99,17 +163,23 @@ def main() -> None:
             for finding in result["findings"]:
                 by_run[finding["run"]][finding["flaw"]] += 1
                 group[finding["flaw"]] += 1
-                findings.append({"seed": result["seed"], "shape": result["shape"], **finding})
+                findings.append({"seed": result["seed"], "family": result["family"], "shape": result["shape"], **finding})
             if done % 500 == 0:
-                print(f"{done:,} of {args.problems:,} problems, {len(findings)} findings, {time.perf_counter() - started:.0f} s", flush=True)
+                print(f"{done:,} of {len(seeds):,} problems, {len(findings)} findings, {time.perf_counter() - started:.0f} s", flush=True)
+        unmet = []
+        listed = mixes() if args.mixes else []
+        for mix, missed in zip(listed, pool.imap(balance_reached, listed, chunksize=16), strict=True):
+            unmet += [{"threads": list(mix[0]), "tasks": mix[1], "stateful": mix[2], "standbys": mix[3], "goal": name} for name in missed]
     seconds = time.perf_counter() - started
-    findings.sort(key=lambda f: (f["seed"], f["run"]))
+    findings.sort(key=lambda f: (f["family"], f["seed"], f["run"]))
     stages = sum(c["stages"] for c in by_run.values())
     report = {
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}",
         "problems": args.problems,
         "seeds": [args.start, args.start + args.problems - 1],
+        "edge_problems": args.edges,
+        "thread_mixes": {"checked": len(listed), "balance_unmet": unmet} if args.mixes else None,
         "stages": stages,
         "optimal_claims": sum(c["optimal"] for c in by_run.values()),
         "findings": len(findings),
@@ -121,7 +191,11 @@ def main() -> None:
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"{args.problems:,} problems, {stages:,} stages ({report['optimal_claims']:,} claimed optimal), {len(findings)} findings, {seconds:.0f} s")
+    claimed = report["optimal_claims"]
+    problems = f"{args.problems:,} problems and {args.edges:,} edge problems"
+    print(f"{problems}, {stages:,} stages ({claimed:,} claimed optimal), {len(findings)} findings, {seconds:.0f} s")
+    if args.mixes:
+        print(f"  thread mixes: {len(listed):,}, balance unmet on {len(unmet)}")
     width = max(len(run) for run in by_run)
     for run, counts in sorted(by_run.items()):
         flaws = {k: v for k, v in counts.items() if k not in ("stages", "optimal")}

@@ -8,6 +8,7 @@ scaling event (some clients left, some joined), with lags for the state each cli
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from typing import Any
@@ -441,6 +442,57 @@ def _varied_consumer(seed: int) -> dict[str, Any]:
         config = {"partition.assignment.strategy": rng.choice(["range", "roundrobin", "sticky", "cooperative-sticky", "cooperative-sticky"])}
     return {"kind": "consumer", "name": f"varied-consumer-{seed}", "config": config, "topics": topic_docs, "members": member_docs}
 
+
+
+EDGE_RATES = (1, 999, 1_234_567, 300_000_000, 2**37 + 1, 10**11, 10**13)
+"""Bytes per second an `edge_problem` draws from: from one byte to the sanity bound (10 TB/s),
+odd numbers among them, so that reads and loads meet coarser units."""
+
+EDGE_WEIGHTS = (0.001, 0.5, 1, 1, 7, 1000, 999_999.5, 1_000_000)
+"""Task weights an `edge_problem` draws from: the sanity bounds' whole range."""
+
+EDGE_CAPACITIES = (0.001, 0.25, 1, 1, 1.001, 3, 1_000_000)
+"""Client and member capacities an `edge_problem` draws from: the sanity bounds' whole range."""
+
+EDGE_THREADS = ((1, 1, 1, 3), (2, 2, 2, 5), (1, 1, 1, 1, 4), (1, 4, 1), (3, 1), (1, 2, 3), (5, 1, 1))
+"""Thread mixes an `edge_problem` draws clients' threads from (in turn, as many as it has
+clients): mixes with one large client, where the narrowest balances of actives and of stateful
+copies apart can leave no assignment (goals/balance.py)."""
+
+
+def edge_problem(seed: int, kind: str | None = None) -> StreamsProblem | ConsumerProblem:
+    """A `varied_problem` (the same shape, size and history for the same seed) at the edges of
+    what validates, for checks against enumeration: Streams clients' threads from mixes with one
+    large client (`EDGE_THREADS`), and in half of them task weights, capacities and bytes per
+    second across the sanity bounds' range; consumer groups with capacities and bytes per second
+    across that range, cooperative-sticky in half of them. `kind` None alternates by seed."""
+    kind = kind or ("streams" if seed % 2 == 0 else "consumer")
+    rng = random.Random(f"edge-{kind}-{seed}")
+    if kind == "streams":
+        document = _varied_streams(seed)
+        mix = rng.choice(EDGE_THREADS)
+        for client, threads in zip(document["clients"], itertools.cycle(sorted(mix, reverse=True))):
+            client["threads"] = threads
+        if rng.random() < 0.5:
+            for task in document["tasks"]:
+                task["weight"] = rng.choice(EDGE_WEIGHTS)
+            for client in document["clients"]:
+                client["capacity"] = rng.choice(EDGE_CAPACITIES)
+            topics = {p["topic"] for task in document["tasks"] for p in (*task["source_partitions"], *task.get("changelog_partitions", ()))}
+            document["topic_bytes_per_second"] = {topic: rng.choice(EDGE_RATES) for topic in sorted(topics)}
+    else:
+        document = _varied_consumer(seed)
+        for topic in document["topics"]:
+            topic.pop("bytes_per_second", None)
+            topic["partition_bytes_per_second"] = [rng.choice(EDGE_RATES) for _ in range(topic["partitions"])]
+        for member in document["members"]:
+            member["capacity"] = rng.choice(EDGE_CAPACITIES)
+        if rng.random() < 0.5:
+            document["config"] = {"partition.assignment.strategy": "cooperative-sticky"}
+    document["name"] = f"edge-{kind}-{seed}"
+    problem = problem_from_data(document)
+    assert isinstance(problem, StreamsProblem | ConsumerProblem)
+    return problem
 
 
 # The live oracle's groups (tests/kafka/test_live_oracle.py, bench/consumer_releases.py): seeded, so

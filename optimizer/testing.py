@@ -248,6 +248,12 @@ class Flaw(StrEnum):
     above a frozen value, or other than an optimal one."""
     BOUND_BROKEN = "hard bound broken"
     """A hard goal with a bound exceeds it, although the stages say it holds."""
+    BOUND_ABOVE_VALUE = "bound above its value"
+    """A stage's proven bound above the stage's own value: a proof that its own point refutes."""
+    UNREACHABLE_BOUND = "hard bound unreachable"
+    """A hard goal whose bound every valid problem must reach (`ALWAYS_REACHABLE`) is met by no
+    valid assignment: the engine would say the problem's hard goals conflict, where Kafka
+    assigns it."""
     RAISED = "raised"
     """The run raised instead of returning a result."""
 
@@ -278,6 +284,12 @@ class Finding:
         return f"{self.goal}: {self.flaw} (claimed {self.claimed}, enumerated {self.enumerated})"
 
 
+ALWAYS_REACHABLE = frozenset({"balance"})
+"""Hard goals whose bound comes from the problem alone, not from the user (as `movement_budget=N`'s
+does), and that some valid assignment of every problem must reach: Kafka assigns every valid
+problem, and the engine must not call such a goal in conflict."""
+
+
 class Enumeration:
     """Every valid assignment of a small normalised problem with each goal's value on it (the
     goals' own `evaluate`: no encoding, no solver), to check what a result claims stage by stage."""
@@ -305,6 +317,17 @@ class Enumeration:
             values.append(best)
             mask &= column <= best
         return values
+
+    def unreachable(self) -> list[Finding]:
+        """A finding for each goal of `ALWAYS_REACHABLE` with a bound that no assignment meets."""
+        findings = []
+        for goal in self.goals:
+            bound = goal.hard_bound(self.problem) if goal.hard else None
+            if goal.name in ALWAYS_REACHABLE and bound is not None and len(self.values):
+                least = int(self.values[:, self.column[goal.name]].min())
+                if least > bound:
+                    findings.append(Finding(goal.name, Flaw.UNREACHABLE_BOUND, float(bound), float(least)))
+        return findings
 
     def _within_bounds(self, constrained: Sequence[Goal], tolerances: Mapping[str, Tolerance] | None = None) -> np.ndarray:
         mask = np.ones(len(self.values), dtype=bool)
@@ -338,6 +361,8 @@ class Enumeration:
         for claim in claims:
             name = claim.goal.name
             column = self.values[:, self.column[name]]
+            if claim.bound is not None and claim.objective is not None and claim.bound > claim.objective + 1e-9:
+                findings.append(Finding(name, Flaw.BOUND_ABOVE_VALUE, claim.bound, claim.objective))
             if name in hard and not conflict:
                 # a constraint, not minimised: within its bound, `optimal` only at the least value
                 limit = (tolerances or {}).get(name, Tolerance()).limit(claim.goal.hard_bound(self.problem) or 0)
@@ -461,7 +486,7 @@ def audit_problem(
     problem = normalize(raw).problem
     goals = resolve_goals(sequence, raw)
     enumeration = Enumeration(problem, goals)
-    audit = Audit(shape_of(raw), len(enumeration), {}, [])
+    audit = Audit(shape_of(raw), len(enumeration), {}, [("enumeration", finding) for finding in enumeration.unreachable()])
 
     def record(run: str, claims: Sequence[Claim], assignment: Mapping[str, ClientAssignment] | None, against: Enumeration) -> None:
         audit.runs[run] = (len(claims), sum(c.status == GoalStatus.OPTIMAL for c in claims))

@@ -265,8 +265,11 @@ class MilpSession:
             bound += objective.constant
             if bound == math.inf:
                 return StageResult(GoalStatus.INFEASIBLE, None, None, None, time.perf_counter() - started)
+            if any(point is not None and value(point) < bound for point in (hint, vertex)):
+                bound = None  # a point below a bound refutes it: none is taken (a bug if it happens)
+        if bound is not None:
             for point in (hint, vertex):
-                if point is not None and value(point) <= bound:
+                if point is not None and value(point) == bound:
                     return StageResult(GoalStatus.OPTIMAL, point, value(point), float(bound), time.perf_counter() - started)
             # once per objective and rows: asked again (to go on from its point), only the full MIP is left
             key = self._solved[0] if self._solved is not None else None
@@ -288,9 +291,9 @@ class MilpSession:
             self._support_tried = key
             if point is not None and (hint is None or value(point) < value(hint)):
                 hint, searched = point, True
-            if hint is not None and value(hint) <= bound:
+            if hint is not None and value(hint) == bound:
                 return StageResult(GoalStatus.OPTIMAL, hint, value(hint), float(bound), time.perf_counter() - started)
-            if gap is not None and searched and hint is not None and value(hint) - bound <= gap * abs(value(hint)):
+            if gap is not None and searched and hint is not None and 0 < value(hint) - bound <= gap * abs(value(hint)):
                 # a tie-break (`Goal.search_gap`): the point of the searches on the relaxation's
                 # support, within its gap, stands unproven; HiGHS's root may cost seconds more (3.3 s
                 # on a 1,000 x 50 application's distance to the target, for no better point)
@@ -299,12 +302,15 @@ class MilpSession:
         tame = self._tame(costs, objective.constant, *known)
         # on a model HiGHS cannot prove, CP-SAT needs time after it: half of what is left
         result = self._mip(costs, objective.constant, deadline, hint, started, 1.0 if tame else 0.5, nodes, gap)
-        if not self._tame(costs, objective.constant, *known, result.objective, result.bound):
+        refuted = result.objective is not None and any(b is not None and b > result.objective for b in (result.bound, bound))
+        if refuted or not self._tame(costs, objective.constant, *known, result.objective, result.bound):
+            # HiGHS's dual bound above its own point's exact value: its proof holds within its
+            # tolerances only (the dual bound's ceiling passed the point); CP-SAT proves in integers
             return self._certify(costs, objective.constant, result, bound, deadline, started)
         if bound is not None and result.bound is not None and result.bound < bound:
             # stopped before its own bound caught up with the relaxation's: report the better one
             result = StageResult(result.status, result.solution, result.objective, float(bound), result.seconds)
-        if result.status == GoalStatus.FEASIBLE and result.objective is not None and result.bound is not None and result.objective <= result.bound:
+        if result.status == GoalStatus.FEASIBLE and result.objective is not None and result.bound is not None and result.objective == result.bound:
             # stopped by a tie-break's node count or gap at a point that reaches a proven bound
             result = StageResult(GoalStatus.OPTIMAL, result.solution, result.objective, result.bound, result.seconds)
         return result
@@ -361,7 +367,9 @@ class MilpSession:
         if point is None:
             return StageResult(GoalStatus.TIME_LIMIT, None, None, proven, seconds)
         value = exact_dot(costs, point) + constant
-        if proven is not None and value <= proven:
+        if proven is not None and value < proven:
+            proven = None  # a point below a bound refutes it (a bug if it happens): nothing is claimed
+        if proven is not None and value == proven:
             return StageResult(GoalStatus.OPTIMAL, point, value, proven, seconds)
         status = GoalStatus.TIME_LIMIT if self._left(deadline) < MIN_SECONDS else GoalStatus.FEASIBLE
         return StageResult(status, point, value, proven, seconds)
@@ -610,7 +618,7 @@ class MilpSession:
         if values is None:
             return StageResult(GoalStatus.TIME_LIMIT, None, None, None, seconds)
         value = exact_dot(costs, values) + constant
-        if status == highspy.HighsModelStatus.kOptimal and (bound is None or value <= bound):
+        if status == highspy.HighsModelStatus.kOptimal and (bound is None or value == bound):
             kind = GoalStatus.OPTIMAL
         elif status == highspy.HighsModelStatus.kTimeLimit:
             kind = GoalStatus.TIME_LIMIT

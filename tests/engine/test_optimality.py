@@ -3,8 +3,10 @@
 Every stage the engine calls `optimal` must have the least value any assignment reaches given the
 stages before it, on every back-end and model; a bound must never be above it. The reproducers are
 problems on which that once failed, each for its own cause; the property tests audit random small
-problems of every shape against enumeration (`optimizer.testing.audit_problem`); bench/optimality.py
-does the same on 10,000 of them.
+problems of every shape against enumeration (`optimizer.testing.audit_problem`), and problems at the
+edges of what validates (issue 49: `edge_problem`, numbers across the sanity bounds, thread mixes
+with one large client, cooperative groups with capacities); bench/optimality.py does the same on
+thousands of them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from optimizer.catalogue import default_goals, resolve_goals
 from optimizer.engine.sequence import run_sequence
 from optimizer.errors import SolverUnavailableError
 from optimizer.formulation import UNBOUNDED, formulate
-from optimizer.generate import varied_problem
+from optimizer.generate import edge_problem, varied_problem
 from optimizer.model.normalize import normalize
 from optimizer.model.solution import GoalStatus
 from optimizer.testing import SOLVERS, Enumeration, audit_problem, claims_of, drawn_sequence
@@ -370,3 +372,60 @@ def test_a_relaxation_after_an_added_row_starts_from_the_last_basis():
 
     warm.pop_row()
     assert not warm.lp.getBasis().valid  # the next relaxation chooses by size again
+
+
+@pytest.mark.parametrize("kind", ["streams", "consumer"])
+def test_problems_at_the_edges_are_audited_clean(kind):
+    """8 problems of each kind per run of the suite (bench/optimality.py --edges: thousands)."""
+    for seed in range(8):
+        raw = edge_problem(2 * seed + (0 if kind == "streams" else 1) + 20_000, kind)
+        audit = audit_problem(raw)
+        assert not audit.findings, (raw.name, audit.shape, [f"{run}: {finding}" for run, finding in audit.findings])
+
+
+def test_the_audit_sees_a_bound_above_its_value_and_an_unreachable_balance():
+    from optimizer.goal import Goal
+    from optimizer.testing import Claim, Flaw
+
+    raw = problem_from_data(HOT_PARTITIONS)
+    problem = normalize(raw).problem
+    goals = resolve_goals(None, raw)
+    balance, load = claims_of(problem, goals, solve(raw))[:2]
+    # the point proves 453,333,334, the stage claims a bound above it
+    above = Claim(load.goal, GoalStatus.OPTIMAL, 453_333_334, 453_333_335)
+    assert Flaw.BOUND_ABOVE_VALUE in {f.flaw for f in Enumeration(problem, goals).audit([balance, above])}
+
+    class Unreachable(Goal):  # a hard `balance` whose bound no assignment meets
+        name = "balance"
+        hard = True
+
+        def evaluate(self, problem, assignment):
+            return 1
+
+        def hard_bound(self, problem):
+            return 0
+
+    assert [f.flaw for f in Enumeration(problem, [Unreachable()]).unreachable()] == [Flaw.UNREACHABLE_BOUND]
+    assert Enumeration(problem, goals).unreachable() == []
+
+
+def test_a_dual_bound_above_its_own_point_is_no_proof(monkeypatch):
+    """HiGHS's dual bound is exact only within its tolerances: a ceiling that passes the exact
+    value of its own point said `optimal` with a value below its own bound (issue 49). Here the
+    vertex cover of K4 (relaxation 2, optimum 3), with HiGHS's dual bound raised by half a unit:
+    the stage is proven in integers by CP-SAT instead, bound and value 3."""
+    from optimizer.formulation import LinearModel, LinExpr
+
+    model = LinearModel()
+    x = model.add_vars(4)
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    model.add_rows(np.repeat(np.arange(len(pairs)), 2), x[np.array(pairs).ravel()], 1, np.ones(len(pairs)), np.full(len(pairs), 2))
+    raise_bound = milp._run_mip
+
+    def loose(highs, limit, entries):
+        run = raise_bound(highs, limit, entries)
+        return milp._Run(run.status, run.dual_bound + 0.5, run.point)
+
+    monkeypatch.setattr(milp, "_run_mip", loose)
+    result = milp.MilpSession(model).minimize(LinExpr.of(x, np.ones(4, dtype=np.int64)), None, None)
+    assert (result.status, result.objective, result.bound) == (GoalStatus.OPTIMAL, 3, 3.0)
