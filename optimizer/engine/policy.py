@@ -57,12 +57,14 @@ INTERRUPT_MARGIN = 0.1
 (its solvers stop at the deadline themselves; this leaves room to decode their last solution)."""
 
 APPLIED_NOW_SECONDS = 0.2
+SMALL_APPLIED_NOW_SECONDS = 10.0
 """Under a time limit, the optimised assignment applied now (`exact_now`) gets as long as the
-target's sequence took, and at least this many seconds (never past the engine's deadline); where
-it is not done by then, `flow_now`'s stands (issue 33's option (a), decision 105): within a
-rebalance its MILP took 0.3 to 0.7 s at 1,000 x 50 with one standby where the target took 0.25 s
-and Kafka's whole answer 0.32 to 0.36 s. It is ranked, not proven (the goals' statuses are the
-target's)."""
+target's sequence took, and at least APPLIED_NOW_SECONDS from `CHILD_PAIRS` pairs on, at least
+SMALL_APPLIED_NOW_SECONDS below (never past the engine's deadline); where it is not done by then,
+`flow_now`'s stands (issue 33's option (a), decision 105): within a rebalance its MILP took 0.3
+to 0.7 s at 1,000 x 50 with one standby where the target took 0.25 s and Kafka's whole answer
+0.32 to 0.36 s. A small problem's takes milliseconds, and is not cut on a busy machine (the
+answer would depend on it). It is ranked, not proven (the goals' statuses are the target's)."""
 
 WORK_PER_SECOND = 0.3
 """Under a time limit, the CP-SAT solves of the target's sequence and then of the assignment
@@ -282,7 +284,8 @@ class _Steps:
         bounded = any(g.name == "probing_rebalances" for g in self.goals)
         step = self.deadline
         if step is not None and not self._work_limited():  # a share of the clock, where no deterministic budget binds first
-            step = min(step, now() + max(APPLIED_NOW_SECONDS, target_seconds))
+            floor = APPLIED_NOW_SECONDS if _pairs(problem) >= CHILD_PAIRS else SMALL_APPLIED_NOW_SECONDS
+            step = min(step, now() + max(floor, target_seconds))
         start = flow_now(problem, target)
         return exact_now(problem, target, soft_balance, lambda: start, self.backend, remaining(step), bounded, work=self.work)
 

@@ -22,7 +22,7 @@ def unbounded(application):
 
 
 def test_the_plan_is_cut_to_the_rounds_allowed_at_a_price(application, unbounded):
-    assert unbounded.plan.followup_rebalances == 11  # the default goals' plan (docs/tutorial.md)
+    assert unbounded.plan.followup_rebalances == 8  # the default goals' plan (docs/tutorial.md)
     for rounds in (1, 3, 6):
         bounded = solve(application, goals=[*DEFAULT_GOALS["streams"], f"probing_rebalances={rounds}"], time_limit=60)
         assert bounded.plan.followup_rebalances <= rounds
