@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None,
 
 PYSPARK_HOME = Path(_find_spark_home())
 REPOSITORY = Path(__file__).resolve().parents[2]
-PROBLEMS = 60
+PROBLEMS = 30
 
 
 def _version() -> str:
@@ -84,6 +84,7 @@ class Cluster:
         log.close()
 
     def start_all(self, workers: int) -> None:
+        """Start the master and `workers` workers, without waiting for them (`registered` does)."""
         self.start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", "0")
         for number in range(1, workers + 1):
             work = self.directory / f"worker-{number}"
@@ -92,7 +93,10 @@ class Cluster:
                 f"worker-{number}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
                 "--work-dir", str(work), "--webui-port", "0", self.url,
             )  # fmt: skip
-        deadline = time.monotonic() + 60
+
+    def registered(self, workers: int, seconds: float = 120) -> None:
+        """Until the master lists `workers` workers; AssertionError with its log when they do not register in time."""
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             registered = (self.directory / "master.log").read_text(errors="replace").count("Registering worker")
             if registered >= workers:
@@ -114,6 +118,9 @@ class Cluster:
 
 @pytest.fixture
 def cluster(tmp_path):
+    """The master and two workers, starting: the test waits for them (`Cluster.registered`) once the driver runs,
+    whose packing of the environment takes longer than their start-up (a driver that comes first waits for the
+    master, as Spark's client retries)."""
     cluster = Cluster(tmp_path)
     try:
         cluster.start_all(workers=2)
@@ -163,6 +170,12 @@ def test_executors_without_the_drivers_environment_solve_with_the_one_shipped_th
         "--solvers", "kafka,exact", "--batch-size", "2",
     ]  # fmt: skip
     driver = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        cluster.registered(workers=2)
+    except BaseException:
+        driver.kill()
+        driver.wait()
+        raise
     lines: list[str] = []
     killed = threading.Event()
 
