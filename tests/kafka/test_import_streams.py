@@ -125,6 +125,13 @@ def applications(kafka_sandbox: sandbox.Sandbox, tmp_path_factory: pytest.TempPa
             runner.end()
 
 
+@pytest.fixture(scope="module")
+def described(applications: dict[str, Any], kafka_sandbox: sandbox.Sandbox) -> dict[str, dict[str, Any]]:
+    """Each application as `kao.jvm.DescribeStreams` reads it through the plaintext listener, once for the module (a
+    JVM each): what the tests below map, and what the secured listener must give alike."""
+    return {application: describe_streams_application(kafka_sandbox.bootstrap, application, timeout=30) for application in APPS}
+
+
 def _client_of(state: dict[str, Any], index: int) -> str:
     process = state["instances"][index]["process_id"]
     assert isinstance(process, str)
@@ -171,7 +178,7 @@ def _running(state: dict[str, Any]) -> dict[str, tuple[list[str], list[str]]]:
     return {i["process_id"]: (sorted(i["active"]), sorted(i["standby"])) for i in state["instances"]}
 
 
-def test_a_classic_streams_application_imports_as_set_up_and_solves_to_what_it_runs(applications, kafka_sandbox):
+def test_a_classic_streams_application_imports_as_set_up_and_solves_to_what_it_runs(applications, described, kafka_sandbox):
     """The classic application after its third instance rejoined on stale state: clients, threads,
     racks, tags, tasks and partitions as set up; each client's current active and standby tasks as
     Streams runs them; num.standby.replicas inferred (1) and the tags guessed (zone), both said in the
@@ -185,8 +192,7 @@ def test_a_classic_streams_application_imports_as_set_up_and_solves_to_what_it_r
     probing rebalance follows."""
     state = applications["imp-streams-classic"]
     application = "imp-streams-classic"
-    described = describe_streams_application(kafka_sandbox.bootstrap, application, timeout=30)
-    imported = map_streams_application(described, kafka_sandbox.bootstrap)
+    imported = map_streams_application(described[application], kafka_sandbox.bootstrap)
     problem = problem_from_data(imported.document, application)
     assert isinstance(problem, StreamsProblem)
     _check_set_up(problem, state)
@@ -203,7 +209,7 @@ def test_a_classic_streams_application_imports_as_set_up_and_solves_to_what_it_r
     tasks = {t.id: t for t in problem.tasks}
     for client in problem.clients:
         sums: dict[str, int] = {}
-        for member in described["members"]:
+        for member in described[application]["members"]:
             if member["process_id"] == client.id:
                 for task, offset in member["task_offset_sums"].items():
                     sums[task] = offset if task not in sums or offset == -2 or (sums[task] != -2 and offset > sums[task]) else sums[task]
@@ -229,7 +235,7 @@ def test_a_classic_streams_application_imports_as_set_up_and_solves_to_what_it_r
     assert all(not a.warmup for a in solution.assignment.values())
 
 
-def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applications, kafka_sandbox):
+def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applications, described, kafka_sandbox):
     """The streams group: clients (with Kafka's process ids), racks, tags, tasks and partitions as set
     up; each client's members (stream threads) with their own current tasks as the group and Streams
     report them; the group configs (standbys, tags) read from the GROUP resource; every standby's lag
@@ -248,8 +254,7 @@ def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applicatio
     state = applications["imp-streams-group"]
     application = "imp-streams-group"
     bootstrap = kafka_sandbox.bootstrap
-    described = describe_streams_application(bootstrap, application, timeout=30)
-    imported = map_streams_application(described, bootstrap)
+    imported = map_streams_application(described[application], bootstrap)
     problem = problem_from_data(imported.document, application)
     assert isinstance(problem, StreamsProblem)
     _check_set_up(problem, state)
@@ -276,7 +281,7 @@ def test_a_streams_group_imports_as_set_up_and_solves_to_what_it_runs(applicatio
         "subtopologies": [{"id": str(s), "partitions": PARTITIONS, "stateful": s == 1} for s in (0, 1)],
         "members": [{"member_id": m["member_id"], "process_id": m["process_id"], "rack": m["rack"], "client_tags": m["client_tags"],
                      "active": m["assignment"]["active"], "standby": m["assignment"]["standby"], "warmup": m["assignment"]["warmup"],
-                     "task_offsets": m["task_offsets"], "task_end_offsets": {}} for m in described["members"]],
+                     "task_offsets": m["task_offsets"], "task_end_offsets": {}} for m in described[application]["members"]],
     }  # fmt: skip
     [(kafka, _)] = batch("kao.jvm.StreamsGroupAssignors", [case])
     kafkas = {m: (sorted(t.get("active", [])), sorted(t.get("standby", []))) for m, t in kafka.items()}
@@ -310,12 +315,12 @@ def _sasl_config(path: Path, password: str) -> Path:
 
 
 @pytest.mark.parametrize("application", sorted(APPS))
-def test_a_secured_listener_gives_the_same_problem_and_refuses_a_wrong_password(applications, kafka_sandbox, tmp_path, application):
+def test_a_secured_listener_gives_the_same_problem_and_refuses_a_wrong_password(applications, described, kafka_sandbox, tmp_path, application):
     """Through the sandbox's SASL_PLAINTEXT listener with a command config (the Admin client and, for
     the classic application, the raw DescribeGroups request authenticate): the same problem as through
-    the plaintext listener, bar the address and time in its description; a wrong password is refused,
-    saying so, without the password."""
-    plain = read_streams_application(kafka_sandbox.bootstrap, application, timeout=30).document
+    the plaintext listener (the module's read, mapped as `read_streams_application` maps it), bar the
+    address and time in its description; a wrong password is refused, saying so, without the password."""
+    plain = map_streams_application(described[application], kafka_sandbox.bootstrap).document
     good = _sasl_config(tmp_path / "good.properties", SASL_PASSWORD)
     secured = read_streams_application(kafka_sandbox.sasl_bootstrap, application, command_config=good, timeout=30).document
     assert {k: v for k, v in secured.items() if k != "description"} == {k: v for k, v in plain.items() if k != "description"}
