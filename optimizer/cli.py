@@ -346,7 +346,7 @@ def solve_command(
 
 
 OUTPUT_BASE = 0.05
-OUTPUT_PER_COPY = 10e-6
+OUTPUT_PER_COPY = 3e-6
 """What a command keeps of its deadline for its output (the solution file, the terminal's table):
 seconds, and seconds per copy of a task or per partition (`_solving_time`)."""
 

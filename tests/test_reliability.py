@@ -314,7 +314,7 @@ def test_a_model_too_large_to_build_returns_the_engines_first_point(monkeypatch)
             assert any("variables, more than 10: not built" in n for n in notes)
             if problem.kind == "streams":  # at its lower bound, 0 (a consumer's balance counts squares)
                 assert {g.name: str(g.status) for g in solution.goals}["balance"] == "optimal"
-    monkeypatch.setattr(policy, "fast_start", lambda problem, goals: None)
+    monkeypatch.setattr(policy, "fast_start", lambda *args: None)
     problem = random_streams_problem(4, tasks=8, clients=3, standby_replicas=1)
     solution = solve(problem, goals=["balance", "stickiness"], tolerances={"stickiness": "1"}, time_limit=30)
     assert solution.solver.options["fallback"] == "kafka"
@@ -467,7 +467,7 @@ def test_a_large_problem_is_solved_in_a_child_with_kafkas_assignor_beside_it(mon
     monkeypatch.setattr(policy, "_floor", lambda *args: None)  # Kafka's is better on cross-rack reads here
     first = solve(problem, time_limit=60)  # the child's sequence finds nothing: the first point
     assert "fallback" not in first.solver.options and any("the engine's first point" in n for n in first.solver.options["notes"])
-    monkeypatch.setattr(policy, "fast_start", lambda problem, goals: None)
+    monkeypatch.setattr(policy, "fast_start", lambda *args: None)
     fallback = solve(problem, time_limit=60)
     assert fallback.solver.options["fallback"] == "kafka" and len(forks) == 6
     assert fallback.assignment == solve(problem, solver="kafka").assignment

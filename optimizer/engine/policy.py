@@ -87,12 +87,14 @@ point stands, not the machine (or a Spark job beside it)."""
 
 FINISH_BASE = 0.05
 FINISH_PER_COPY = 60e-6
+FINISH_PER_PARTITION = 20e-6
 FINISH_PER_START = 3.0
 """What `solve` needs after the engine (`finish_seconds`): seconds, and seconds per copy of a task
-(active or standby) or per partition, or this many times what the first point took when that is
-more (a busy machine is as slow at both): the assignment applied now by a flow, the goals'
-values, the plan to the target and the evaluator's checks took 1.8 s at 10,000 tasks with two
-standbys (30,000 copies) on this project's 2-core machine, where the first point took 0.7 s."""
+(active or standby) or per partition of a consumer group, or this many times what the first point
+took when that is more (a busy machine is as slow at both): the assignment applied now by a
+flow, the goals' values, the plan to the target and the evaluator's checks took 1.8 s at 10,000
+tasks with two standbys (30,000 copies) on this project's 2-core machine, where the first point
+took 0.7 s; the goals' values and the checks 0.8 s at 50,000 partitions."""
 
 
 def _pairs(problem: Problem) -> int:
@@ -112,7 +114,8 @@ def _copies(problem: Problem) -> int:
 def finish_seconds(problem: Problem, start_seconds: float = 0.0) -> float:
     """Seconds `solve` keeps for its work after the exact engine (`FINISH_PER_COPY`), where the
     first point took `start_seconds`."""
-    return max(FINISH_BASE + FINISH_PER_COPY * _copies(problem), FINISH_PER_START * start_seconds)
+    per_copy = FINISH_PER_COPY if isinstance(problem, StreamsProblem) else FINISH_PER_PARTITION
+    return max(FINISH_BASE + per_copy * _copies(problem), FINISH_PER_START * start_seconds)
 
 
 def in_child(problem: Problem, deadline: float | None) -> bool:
@@ -406,12 +409,15 @@ def run_exact(
     answer = _Answer(problem, goals, options)
     reference = _Reference(kafka, beside)
     started = now()
-    start = _start(problem, goals)
+    by_flow = _flow_takes(problem, goals, backend, tolerances)
+    start = None if by_flow else _start(problem, goals, deadline)
     engine_deadline = None if deadline is None else deadline - finish_seconds(problem, now() - started)
     work = None if time_limit is None else WorkBudget(time_limit * WORK_PER_SECOND)
     steps = _Steps(problem, goals, backend, tolerances, warmups, start, work, engine_deadline)
-    found = _exact(steps, in_child(problem, engine_deadline))
+    found = _exact(steps, not by_flow and in_child(problem, engine_deadline))
     sequence = found.sequence()
+    if sequence.assignment is None and by_flow:  # cut, or the flow declined after all (found only while building it)
+        start = _start(problem, goals, engine_deadline)
     answer.notes = list(sequence.notes)
     if not _target(answer, sequence, start, reference, engine_deadline):
         return answer.result()
@@ -427,11 +433,19 @@ def run_exact(
     return answer.result()
 
 
-def _start(problem: Problem, goals: list[Goal]) -> Assignment | None:
+def _flow_takes(problem: Problem, goals: list[Goal], backend: str, tolerances: dict[str, Tolerance]) -> bool:
+    """Whether the min-cost-flow back-end takes the whole sequence (`exact` tries it first): it
+    solves in a fraction of a second, proven, within the time limit itself (its large consumer
+    flows in a child of their own), so neither a first point nor a forked engine is needed."""
+    return backend in ("exact", "flow") and named("flow").unsupported(problem, goals, tolerances) is None
+
+
+def _start(problem: Problem, goals: list[Goal], deadline: float | None) -> Assignment | None:
     """Step 1: the engine's own first point, when it meets the hard goals (else None: the stages
-    start from nothing, and Kafka's answer is the floor)."""
+    start from nothing, and Kafka's answer is the floor); a consumer group's flow within
+    `deadline` (else a greedy one)."""
     doing("the engine's first point (balanced, rack-aware flows)")
-    found = fast_start(problem, goals)
+    found = fast_start(problem, goals, remaining(deadline))
     return found if found is not None and meets_hard_goals(problem, goals, found) else None
 
 

@@ -47,6 +47,7 @@ from optimizer.goal import Assignment, Goal
 from optimizer.levels import level_boxes, saturated_clients
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.problem import Problem
+from optimizer.model.solution import ClientAssignment, GoalStatus
 from optimizer.model.streams import StreamsProblem
 from optimizer.results import SequenceResult, Unsupported
 
@@ -70,13 +71,14 @@ class _Widths(Protocol):
     def copies_width(self, threads: np.ndarray, tasks: int, stateful: int, copies: int, standbys: int) -> Fraction: ...
 
 
-def fast_start(problem: Problem, goals: Sequence[Goal]) -> Assignment | None:
+def fast_start(problem: Problem, goals: Sequence[Goal], time_limit: float | None = None) -> Assignment | None:
     """An assignment of the normalised `problem` meeting every hard goal of `goals` that has a
-    bound, or None when none was found this way (the engine then starts from Kafka's)."""
+    bound, or None when none was found this way (the engine then starts from Kafka's).
+    `time_limit`: what a consumer group's flow may take (else its greedy start)."""
     if isinstance(problem, StreamsProblem):
         return _streams_start(problem, goals)
     assert isinstance(problem, ConsumerProblem)
-    return _consumer_start(problem)
+    return _consumer_start(problem, time_limit)
 
 
 def meets_hard_goals(problem: Problem, goals: Sequence[Goal], assignment: Assignment) -> bool:
@@ -87,17 +89,124 @@ def meets_hard_goals(problem: Problem, goals: Sequence[Goal], assignment: Assign
 # --------------------------------------------------------------------------- consumers
 
 
-def _consumer_start(problem: ConsumerProblem) -> Assignment | None:
+def _consumer_start(problem: ConsumerProblem, time_limit: float | None) -> Assignment | None:
+    """The min-cost flow on balance, partitions read across racks and stickiness, each proven in
+    its stage (the flow back-end, goal by goal), within `time_limit`; where it is cut, the greedy
+    start (`_consumer_greedy`)."""
     from optimizer.backends import flow  # OR-Tools' flow, loaded with the engine's solvers
     from optimizer.catalogue import goal_class
 
-    for names in (("balance", "cross_rack_traffic", "stickiness"), ("balance", "stickiness"), ("balance",)):
-        try:
-            found: SequenceResult = flow.solve_sequence(problem, [goal_class(name)() for name in names], None)  # type: ignore[no-untyped-call]
-        except Unsupported:
-            continue
+    try:
+        found: SequenceResult = flow.solve_sequence(problem, [goal_class(name)() for name in ("balance", "cross_rack_traffic", "stickiness")], time_limit)  # type: ignore[no-untyped-call]
+    except Unsupported:
+        found = SequenceResult(None, [])
+    if found.assignment is not None and all(stage.status == GoalStatus.OPTIMAL for stage in found.stages[:1]):
         return found.assignment
-    return None
+    return _consumer_greedy(problem)
+
+
+def _consumer_greedy(problem: ConsumerProblem) -> Assignment:
+    """Balanced and sticky by a greedy in one pass: the topics with the same subscribers taken
+    together, the fewest subscribers first, their partitions spread over the subscribers so as to
+    level their counts (`_water_fill`), a member's share taken first by partitions it owns, then by
+    others it reads in its own rack (`_rack_aware`)."""
+    members = sorted(member.id for member in problem.members)
+    position = {member: i for i, member in enumerate(members)}
+    subscribers: dict[str, list[int]] = {}
+    for member in problem.members:
+        for topic in member.subscriptions:
+            subscribers.setdefault(topic, []).append(position[member.id])
+    owner: dict[str, int] = {}
+    for member in sorted(problem.members, key=lambda m: m.id):
+        for partition in member.owned_partitions:
+            owner.setdefault(partition, position[member.id])
+    counts = np.zeros(len(members), dtype=np.int64)
+    held: list[list[str]] = [[] for _ in members]
+    racks = [problem.member_by_id[member].rack for member in members]
+    topics = problem.topic_by_name
+    classes: dict[tuple[int, ...], list[str]] = {}
+    for name in sorted(t for t in subscribers if t in topics):
+        classes.setdefault(tuple(sorted(subscribers[name])), []).extend(topics[name].partition_ids())
+    for members_of, ids in sorted(classes.items(), key=lambda item: (len(item[0]), item[0])):
+        who = np.array(members_of, dtype=np.int64)
+        share = _water_fill(counts[who], len(ids))
+        counts[who] += share
+        rest: list[str] = []
+        for partition in ids:  # an owner keeps what it reads in its own rack
+            k = owner.get(partition, -1)
+            slot = int(np.searchsorted(who, k))
+            serving = problem.serving_racks_of(partition)
+            if slot < len(who) and who[slot] == k and share[slot] > 0 and (not serving or racks[k] is None or racks[k] in serving):
+                share[slot] -= 1
+                held[k].append(partition)
+            else:
+                rest.append(partition)
+        _rack_aware(problem, rest, who, share, racks, held, owner)
+    return {member: ClientAssignment(active=tuple(held[i])) for i, member in enumerate(members)}
+
+
+def _rack_aware(
+    problem: ConsumerProblem, partitions: list[str], who: np.ndarray, share: np.ndarray, racks: list[str | None], held: list[list[str]], owner: dict[str, int]
+) -> None:
+    """`partitions` to the members `who` (positions), `share[i]` each: how many of each set of
+    serving racks go to each rack by a small transportation flow (a rack that serves them costs
+    nothing, another one read across racks), then within a rack to the partition's owner while
+    it has room, else to the rack's members in order of room left."""
+    rack_names = sorted({racks[int(k)] for k in who}, key=lambda r: (r is None, r or ""))
+    rack_of = np.array([rack_names.index(racks[int(k)]) for k in who], dtype=np.int64)
+    room_in = np.bincount(rack_of, weights=share, minlength=len(rack_names)).astype(np.int64)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for partition in partitions:
+        groups.setdefault(tuple(problem.serving_racks_of(partition) or ()), []).append(partition)
+    keys = sorted(groups)
+    arcs = _Arcs()
+    tails, heads = np.repeat(np.arange(len(keys)), len(rack_names)), np.tile(np.arange(len(rack_names)), len(keys))
+    pairs = zip(tails.tolist(), heads.tolist(), strict=True)
+    crossing = np.array([bool(keys[g]) and rack_names[r] is not None and rack_names[r] not in keys[g] for g, r in pairs], dtype=np.int64)
+    arcs.add(tails, len(keys) + heads, len(partitions), crossing)
+    flows = _network(np.array([len(groups[key]) for key in keys], dtype=np.int64), len(rack_names), arcs, (room_in, room_in))
+    assert flows is not None, "the shares hold every partition"
+    left = share.copy()
+    position = {int(k): i for i, k in enumerate(who)}
+    for g, key in enumerate(keys):
+        waiting = list(groups[key])
+        for r in range(len(rack_names)):
+            count = int(flows[g * len(rack_names) + r])
+            members = np.flatnonzero(rack_of == r)
+            taken, late = waiting[:count], []
+            waiting = waiting[count:]
+            for partition in taken:  # its owner in this rack first, while it has room
+                i = position.get(owner.get(partition, -1), -1)
+                if i >= 0 and rack_of[i] == r and left[i] > 0:
+                    left[i] -= 1
+                    held[int(who[i])].append(partition)
+                else:
+                    late.append(partition)
+            for partition in late:
+                i = int(members[np.argmax(left[members])])
+                left[i] -= 1
+                held[int(who[i])].append(partition)
+
+
+def _water_fill(levels: np.ndarray, units: int) -> np.ndarray:
+    """How many of `units` each of the members at `levels` takes so that the levels end as even as
+    can be: the lowest raised first, ties to the first."""
+    order = np.argsort(levels, kind="stable")
+    ordered = levels[order]
+    share = np.zeros(len(levels), dtype=np.int64)
+    if not units or not len(levels):
+        return share
+    # the highest level L with sum(max(0, L - level)) <= units, over the sorted levels
+    prefix = np.cumsum(ordered)
+    counts = np.arange(1, len(ordered) + 1)
+    need = ordered * counts - prefix  # units to raise the first i+1 to ordered[i]
+    reach = int(np.searchsorted(need, units, side="right"))  # the first `reach` can all be raised to ordered[reach-1]
+    level = (units + int(prefix[reach - 1])) // reach
+    raised = np.maximum(0, level - ordered[:reach])
+    share[order[:reach]] = raised
+    left = units - int(raised.sum())
+    share[order[:left]] += 1  # the remainder, one each, to the lowest first
+    return share
 
 
 # --------------------------------------------------------------------------- Streams

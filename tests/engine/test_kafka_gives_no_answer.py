@@ -53,7 +53,7 @@ def test_out_of_time_the_engine_answers_with_its_first_point_and_else_says_kafka
     found = run_exact(normalised, problem, "milp", goals, 0.0, now() - 1, {}, False, kafka)
     assert any("the engine's first point" in note for note in found.notes) and "fallback" not in found.options
     # No first point, and a sequence that finds nothing: Kafka's answer would be the fallback
-    monkeypatch.setattr(policy, "fast_start", lambda problem, goals: None)
+    monkeypatch.setattr(policy, "fast_start", lambda *args: None)
     monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["nothing"], True))
     with pytest.raises(NoSolutionError, match=r"found none, and Kafka's assignor, its fallback, gives no answer here: Kafka 4\.4\.0's StickyAssignor raises"):
         run_exact(normalised, problem, "milp", goals, 5.0, now() + 5, {}, False, kafka)

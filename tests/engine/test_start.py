@@ -126,3 +126,26 @@ def test_an_unproven_answer_worse_than_kafkas_on_the_figures_gives_way_to_kafkas
     assert solution.solver.options["fallback"] == "kafka"
     assert any("Kafka's is better on the figures compared" in note for note in solution.solver.options["notes"])
     assert solution.assignment == solve(raw, solver="kafka").assignment
+
+
+def test_a_consumer_groups_greedy_start_is_valid_balanced_and_keeps_what_it_can():
+    """Where a consumer group's flow is cut, the greedy first point: valid (every partition to a
+    subscriber), as even as water filling per topic allows (equal subscriptions: within one),
+    and an owner keeps its partitions up to its share."""
+    from optimizer.engine.start import _consumer_greedy
+
+    for seed in range(40):
+        raw = varied_problem(2 * seed + 1, "consumer") if seed % 2 else random_consumer_problem(seed, members=seed % 9 + 1, topics=seed % 5 + 1)
+        problem = normalize(raw).problem
+        start = _consumer_greedy(problem)
+        assert evaluate(_at_target(raw), Solution(problem=raw.name, kind=raw.kind, assignment=start)).valid, raw.name
+        if seed % 2 == 0:  # equal subscriptions
+            sizes = [len(held.active) for held in start.values()]
+            assert max(sizes) - min(sizes) <= 1
+    group = random_consumer_problem(3, members=6, topics=2, partitions=(30, 30), churn=0.0)
+    problem = normalize(group).problem
+    start = _consumer_greedy(problem)
+    # nobody left or joined: every partition its owner reads in its own rack stays with it
+    aligned = {p for m in group.members for p in m.owned_partitions if m.rack in (problem.serving_racks_of(p) or ())}
+    kept = {p for m in group.members for p in set(start[m.id].active) & set(m.owned_partitions)}
+    assert aligned and aligned <= kept

@@ -135,7 +135,7 @@ def test_when_the_exact_engine_finds_nothing_kafkas_answer_comes_whole(monkeypat
     problem = load_problem(EXAMPLES / "kip441" / "scaling-out-1.problem.yaml")
     kafka = solve(problem, "kafka")
     # no first point of the engine's own, and a sequence that finds nothing
-    monkeypatch.setattr(policy, "fast_start", lambda problem, goals: None)
+    monkeypatch.setattr(policy, "fast_start", lambda *args: None)
     monkeypatch.setattr(policy, "run_sequence", lambda *args, **kwargs: SequenceResult(None, [], ["nothing"], True))
     fallback = solve(problem, time_limit=10.0)
     assert fallback.solver.options["fallback"] == "kafka"
