@@ -401,13 +401,20 @@ class Streamed:
             self._pid = None
 
 
+def address_space() -> int:
+    """Bytes of address space this process takes now (its VmSize; 0 when unknown)."""
+    try:
+        with open("/proc/self/status") as status:
+            return next((int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:")), 0)
+    except OSError:
+        return 0
+
+
 def _limit_memory(extra: int) -> None:
     """This process's address space capped at its size now plus `extra` bytes (never above a cap
     it already has)."""
-    with open("/proc/self/status") as status:
-        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = size + extra
+    cap = address_space() + extra
     if soft != resource.RLIM_INFINITY:
         cap = min(cap, soft)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))

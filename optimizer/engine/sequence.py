@@ -30,13 +30,12 @@ import time
 from optimizer.backends import REGISTRY, Backend, named
 from optimizer.catalogue import EXACT_SOLVERS
 from optimizer.deadline import WorkBudget
-from optimizer.engine.models import model_variables, run_merged, told_apart, too_large
+from optimizer.engine.models import model_limit, model_variables, run_merged, told_apart, too_large
 from optimizer.engine.run import Hint, Progress, Run, Tolerance
 from optimizer.engine.stages import run_stages
 from optimizer.errors import GoalError, SolverUnavailableError
 from optimizer.formulation import formulate
 from optimizer.goal import Assignment, Goal
-from optimizer.model import limits
 from optimizer.model.problem import Problem
 from optimizer.model.streams import StreamsProblem
 from optimizer.results import SequenceResult, Unsupported
@@ -102,7 +101,8 @@ def run_sequence(
 
     told = told_apart(problem, goals) if isinstance(problem, StreamsProblem) else None
     small, full = model_variables(problem, goals, told)
-    if full > limits.MAX_MODEL_VARIABLES and not (small is not None and compress is not False):
+    limit = model_limit()
+    if full > limit and not (small is not None and compress is not False):
         return too_large(full, *declined)
     result: SequenceResult | None = None
     notes: list[str] = []
@@ -111,7 +111,7 @@ def run_sequence(
         assert isinstance(problem, StreamsProblem) and told is not None  # only Streams models merge
         result, notes, start = run_merged(run, problem, compress is True, small, full, told, patterns)
     if result is None:
-        if full > limits.MAX_MODEL_VARIABLES:
+        if full > limit:
             return too_large(full, *declined, *notes)
         if start is not None:
             run.hint = functools.partial(dict, start)  # the compressed model's assignment is the best start
