@@ -212,7 +212,34 @@ def _importing(frame: FrameType | None) -> bool:
     return False
 
 
-class Forked(Generic[T]):
+class _Process:
+    """A forked child process with a pipe to this one, from construction on: `child(pipe)` runs
+    there (and never returns); `close` kills it if it still runs, and reaps it."""
+
+    def __init__(self, child: Callable[[int], NoReturn]):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read_end)
+            child(write_end)
+        os.close(write_end)
+        self._pid: int | None = pid
+        self._pipe = read_end
+
+    def close(self) -> None:
+        """Kill the child if it still runs, and reap it."""
+        if self._pipe >= 0:
+            os.close(self._pipe)
+            self._pipe = -1
+            if self._pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGKILL)
+        if self._pid is not None:
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+
+class Forked(_Process, Generic[T]):
     """`work()` running in a forked child process from construction on, beside this one: its
     result comes back pickled (`result`); `close` kills it if it still runs, and reaps it. The
     child shares this process's memory as it was (copy on write), runs only this thread, leaves
@@ -222,14 +249,7 @@ class Forked(Generic[T]):
     engine, `optimizer.engine.policy`)."""
 
     def __init__(self, work: Callable[[], T]):
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child
-            os.close(read_end)
-            _child(work, write_end)
-        os.close(write_end)
-        self._pid: int | None = pid
-        self._pipe = read_end
+        super().__init__(lambda pipe: _child(work, pipe))
         self._chunks: list[bytes] = []
 
     def result(self, seconds: float | None = None) -> T:
@@ -258,18 +278,6 @@ class Forked(Generic[T]):
         if isinstance(result, BaseException):
             raise result
         raise SolverError(f"a child process failed: {result}")
-
-    def close(self) -> None:
-        """Kill the child if it still runs, and reap it."""
-        if self._pipe >= 0:
-            os.close(self._pipe)
-            self._pipe = -1
-            if self._pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self._pid, signal.SIGKILL)
-        if self._pid is not None:
-            os.waitpid(self._pid, 0)
-            self._pid = None
 
 
 def _child(work: Callable[[], object], pipe: int, framed: bool = False) -> NoReturn:
@@ -331,7 +339,7 @@ Send = Callable[[object], None]
 """What a `Streamed` child's work calls to hand its parent a message at once."""
 
 
-class Streamed:
+class Streamed(_Process):
     """`work(send)` running in a forked child process from construction on (as `Forked`), which
     hands its parent every message it `send`s as soon as it is sent, and its return value as the
     last one: the parent keeps the latest of them and stops waiting (and the child) when its own
@@ -344,17 +352,14 @@ class Streamed:
     def __init__(self, work: Callable[[Send], object], memory: int | None = None):
         """`memory`: bytes of address space the child may take beyond what it starts with (its
         `RLIMIT_AS`): past it, an allocation fails in the child, which ends it, not the machine."""
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child
-            os.close(read_end)
+
+        def child(pipe: int) -> NoReturn:
             if memory is not None:
                 with contextlib.suppress(OSError, ValueError):
                     _limit_memory(memory)
-            _child(lambda: work(_sender(write_end)), write_end, framed=True)
-        os.close(write_end)
-        self._pid: int | None = pid
-        self._pipe = read_end
+            _child(lambda: work(_sender(pipe)), pipe, framed=True)
+
+        super().__init__(child)
         self._buffer = bytearray()
         self.messages: list[tuple[str, object]] = []
         self.finished = False
@@ -387,18 +392,6 @@ class Streamed:
             self.messages.append((kind, value))
             if kind != "sent":
                 self.finished = True
-
-    def close(self) -> None:
-        """Kill the child if it still runs, and reap it."""
-        if self._pipe >= 0:
-            os.close(self._pipe)
-            self._pipe = -1
-            if self._pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self._pid, signal.SIGKILL)
-        if self._pid is not None:
-            os.waitpid(self._pid, 0)
-            self._pid = None
 
 
 def address_space() -> int:

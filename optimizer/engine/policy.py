@@ -23,11 +23,13 @@ when time runs out, the best assignment found is returned, labelled honestly, ne
    only when it is at least as safe as Kafka's applied now (`worse_than`).
 5. **withheld** (cooperative consumer groups): partitions that change hands wait a round.
 6. **floor**: an answer the engine did not prove (a stage cut by the time) is compared with
-   Kafka's on the figures a user compares (`figures`), and Kafka's is returned when it is better
-   and was ready in time.
+   Kafka's on the figures a user compares (`figures`), and Kafka's is returned when it is better,
+   meets the hard goals too, and was ready in time.
 
-The engine's deadline is the caller's less what `solve` needs after it (`finish_seconds`: the
-plan to the target and the evaluator's checks, growing with the problem's size).
+A sequence the min-cost-flow back-end takes (`_flow_takes`) needs neither: the flow proves it in
+a fraction of a second and keeps its own time. The engine's deadline is the caller's less what
+`solve` needs after it (`finish_seconds`: the plan to the target and the evaluator's checks,
+growing with the problem's size, or with what the first point took on a busy machine).
 """
 
 from __future__ import annotations
