@@ -111,15 +111,23 @@ def load_problem_data(data: dict[str, Any]):  # type: ignore[no-untyped-def]
     return problem_from_data(data)
 
 
-def test_falls_back_to_kafkas_reproduction_at_the_deadline_and_answers_in_time(service: tuple[AssignmentService, Lines]) -> None:
+def test_a_problem_too_large_to_prove_in_its_deadline_gets_the_best_found_in_time(service: tuple[AssignmentService, Lines]) -> None:
+    """2,000 tasks over 50 clients in 4 s: the exact engine answers by the deadline with what it
+    has (its first point, or the stages it finished, each goal saying whether it is proven), never
+    worse than Kafka's reproduction on the figures compared, which is the answer where it is
+    better or where the engine's child did not answer in time."""
     running, _ = service
     started = time.monotonic()
     status, answer = _post(running, _request(LARGE, group="big", deadline_ms=4_000))
     took = time.monotonic() - started
     assert status == 200, answer
-    assert answer["source"] == "kafka" and "deadline" in answer["reason"]
     assert took < 4.0 + 0.5
-    assert evaluate(load_problem_data(LARGE), solution_from_data(answer["assignment"]["solution"])).valid
+    solution = solution_from_data(answer["assignment"]["solution"])
+    assert evaluate(load_problem_data(LARGE), solution).valid
+    if answer["source"] == "exact":
+        assert solution.goals and all(str(g.status) in ("optimal", "time_limit", "feasible") for g in solution.goals)
+    else:
+        assert answer["source"] == "kafka" and "deadline" in answer["reason"]
 
 
 def test_no_answer_at_all_within_a_tiny_deadline_is_a_503_in_time(service: tuple[AssignmentService, Lines]) -> None:
