@@ -30,15 +30,18 @@ def _cli(*arguments: str, timeout: float = 600) -> subprocess.CompletedProcess[s
 @pytest.fixture(scope="module")
 def imported(kafka_sandbox: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[workload.Workload, Path, str]]:
     """The default workload running, and `import --all --sample-seconds 5` of the cluster while it
-    runs: (the workload, the directory written, the command's output)."""
+    runs: (the workload, the directory written, the command's output). The workload is stopped once
+    the import is done: the tests read the files written and what the workload's parts reported when
+    they ran (`Workload.reports`), and its producers, consumers and Streams application would keep
+    both cores busy beside the commands they run on those files."""
     directory = tmp_path_factory.mktemp("path")
     running = workload.start(kafka_sandbox, workload.DEFAULT_SPEC, directory / "workload")
     try:
         done = _cli("import", "--bootstrap-server", kafka_sandbox.bootstrap, "--all", "--output", str(directory / "imported"), "--sample-seconds", "5")
-        assert done.returncode == 0, done.stdout + done.stderr
-        yield running, directory / "imported", done.stdout + done.stderr
     finally:
         running.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    yield running, directory / "imported", done.stdout + done.stderr
 
 
 def test_import_all_writes_every_application_of_the_workload_and_they_validate(imported):
@@ -102,13 +105,13 @@ def test_compare_and_the_pipeline_report_on_the_imported_files(imported, tmp_pat
 
 
 def test_once_the_consumers_stop_their_groups_are_empty_and_not_imported(imported, kafka_sandbox, tmp_path):
-    """Last in the module: the workload stopped, the consumer groups stay on the cluster without
+    """The workload stopped (after the import), the consumer groups stay on the cluster without
     members (their committed offsets keep them, state Empty). Asked for by name, one is exit 1, "has
     no members", no traceback; `--all` skips both, saying so. (Kafka Streams' consumers do not leave
     the group when they close, so `clicks` stays Stable with its members until their session times
     out: an import in between describes the application as it last ran.)"""
     running, _, _ = imported
-    running.stop()
+    assert all(process.poll() is not None for process in running.processes.values())
     done = _cli("import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "billing", "--timeout", "10")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "'billing' has no members" in done.stderr and "Traceback" not in done.stderr
