@@ -1,10 +1,15 @@
-"""One local SparkSession for the whole test session (starting one costs seconds)."""
+"""One local SparkSession for the whole test session (starting one costs seconds), started on a
+thread of its own when the first test of this folder begins, if a test selected uses it: its
+start-up overlaps the tests before its first user (the standalone cluster's test waits on its
+JVMs most of its time)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,15 +17,67 @@ from optimizer.generate import random_consumer_problem, random_streams_problem
 from optimizer.model.problem import problem_to_data
 
 
+class _Starting:
+    """`spark_session("local[2]")` on a thread: `get()` waits for it and gives it, or raises what starting raised."""
+
+    def __init__(self) -> None:
+        self.session: Any = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, name="spark-session", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        try:
+            from optimizer.pipeline.spark import spark_session
+
+            self.session = spark_session("local[2]")
+        except BaseException as error:  # noqa: BLE001 - raised again by the tests that ask for the session
+            self.error = error
+
+    def get(self) -> Any:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.session
+
+    def stop(self) -> None:
+        """Stop the session, once (the fixture's end; the run's, when no test asked for it: a failure with -x)."""
+        self._thread.join()
+        session, self.session = self.session, None
+        if session is not None:
+            session.stop()
+
+
+_wanted = False
+_starting: _Starting | None = None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    global _wanted
+    _wanted = shutil.which("java") is not None and any("spark" in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _starting
+    if _wanted and _starting is None:
+        _starting = _Starting()
+
+
 @pytest.fixture(scope="session")
 def spark():
     if shutil.which("java") is None:
         pytest.skip("Java is not installed: the Spark tests need Java 17 (the local runner tests still run)")
-    from optimizer.pipeline.spark import spark_session
+    global _starting
+    if _starting is None:
+        _starting = _Starting()
+    starting = _starting
+    yield starting.get()
+    starting.stop()
 
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _starting is not None:
+        _starting.stop()
 
 
 def small_fleet(directory: Path, count: int) -> Path:
