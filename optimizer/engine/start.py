@@ -9,13 +9,18 @@ improve it while time is left.
 Streams, two transportation flows on OR-Tools' min-cost flow:
 
 1. **Copies.** Each stateful task has 1 + r copies (its active and r standbys) on distinct
-   clients. Tasks whose changelogs cost the same from every rack are one class; a flow sends a
-   class of n tasks (1 + r)·n copies, at most n to one client, each client's count within the box
-   the `balance` goal allows stateful copies, each copy priced at its changelog's cross-rack reads
-   from the client's rack. A class's copies are then dealt round: its clients, listed by rack and
-   tags with their counts, are dealt to its tasks so that task i takes positions i, i + n, ...:
-   as no client has more than n positions, no task gets a client twice, and a task's copies lie
-   on racks as far apart as the counts allow.
+   clients. Tasks priced alike are one class (a copy costs r times its changelogs' and once its
+   sources' cross-rack reads from the client's rack; where standby rack diversity comes before
+   the traffic, with two tag dimensions or more, the changelogs' alone, for larger classes); a
+   flow sends a class of n tasks (1 + r)·n copies, at most n to one client and, while balance
+   leaves a way, at most n to one value of the first diversity dimension, each client's count
+   within the box the `balance` goal allows stateful copies. A class's copies are then dealt
+   round: its clients, listed by that value and the others' in a Latin-square order, are dealt
+   to its tasks so that task i takes positions i, i + n, ...: as no client has more than n
+   positions, no task gets a client twice, and a task's copies lie on racks (tags) as far apart
+   as the counts allow; a transportation flow between the tasks' other copies' values and each
+   column's clients' values then deals every column anew with fewer shared values
+   (`_diversify`).
 2. **Actives.** Each stateful task's active is one of its copies, each stateless task's any
    client (classes of equal source costs, with a direct arc to its previous client): a flow picks
    them, each client's active count within the active box of `balance`, priced at the sources'
@@ -29,7 +34,8 @@ is kept only when every hard goal with a bound holds on it (`Goal.evaluate`), el
 tried, at most `BOX_TRIES` flows in all.
 
 Consumers: the min-cost-flow back-end on `balance`, partitions read across racks and
-stickiness (dropping the later goals when their weights do not fit 64-bit costs).
+stickiness, goal by goal, within the time left; where it is cut, a greedy in one pass
+(`_consumer_greedy`).
 """
 
 from __future__ import annotations
