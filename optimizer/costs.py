@@ -52,6 +52,16 @@ class StreamsIndex:
         return {client.id: i for i, client in enumerate(self.clients)}
 
     @cached_property
+    def held_positions(self) -> dict[int, tuple[ClientAssignment, np.ndarray, np.ndarray]]:
+        """What `optimizer.placement` has read of each client's assignment (kept by identity)."""
+        return {}
+
+    @cached_property
+    def memo(self) -> dict[str, np.ndarray]:
+        """tasks x clients arrays `optimizer.placement` derives from the problem, kept read-only."""
+        return {}
+
+    @cached_property
     def client_rack(self) -> np.ndarray:
         """Rack index per client, -1 for a client without rack."""
         position = {rack: i for i, rack in enumerate(self.racks)}
