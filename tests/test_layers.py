@@ -163,7 +163,10 @@ def test_no_layer_imports_a_layer_above_it():
 _IMPORT_EACH = """
 import importlib, json, os, sys, traceback, types
 for library in ("numpy", "scipy.sparse", "pydantic", "yaml", "pluggy", "click", "rich.console", "highspy", "pulp",
-                "ortools.graph.python.min_cost_flow", "ortools.sat.python.cp_model", "pyarrow", "pandas", "pyspark.sql", "matplotlib"):
+                "ortools.graph.python.min_cost_flow", "ortools.sat.python.cp_model", "pyarrow", "pandas", "pyspark.sql", "matplotlib",
+                # what a model class's creation imports of pydantic (lazily, in every child otherwise: a fifth of their time)
+                "pydantic.main", "pydantic.fields", "pydantic.json_schema", "pydantic.type_adapter", "pydantic.functional_validators",
+                "pydantic._internal._generate_schema", "pydantic.plugin._loader", "annotated_types", "email.utils"):
     try:
         importlib.import_module(library)  # third-party libraries once, before forking: fast children
     except ImportError:
