@@ -69,6 +69,58 @@ def _end(process: subprocess.Popen[str]) -> None:
         process.wait()
 
 
+# ---- first, what needs no running group: the module's groups (five runner JVMs) start with the first test that reads them
+
+
+def test_an_unknown_group_is_named_with_exit_code_1(kafka_sandbox, tmp_path):
+    """An unknown group: exit 1, the group named, no traceback; the same as InvalidInputError from
+    Python. The --command-config file is read (its client.id applies) and its secret never printed."""
+    config = tmp_path / "client.properties"
+    secret = "hunter2-not-printed"
+    config.write_text(
+        f'client.id=kao-import-test\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{secret}";\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "no-such-group",
+         "--command-config", str(config)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "'no-such-group' does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == "" and secret not in done.stderr
+    with pytest.raises(InvalidInputError, match="no-such-group"):
+        import_consumer_group(kafka_sandbox.bootstrap, "no-such-group", timeout=10)
+    # a group id that looks like one of the adapter's modes is still a group id
+    with pytest.raises(InvalidInputError, match="'--list' does not exist"):
+        import_consumer_group(kafka_sandbox.bootstrap, "--list", timeout=10)
+
+
+def test_unreachable_brokers_exit_2_within_the_timeout():
+    """Nothing listening: exit 2 after about --timeout, naming the address, no traceback."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", f"127.0.0.1:{sandbox.free_port()}", "--group", "g", "--timeout", "2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
+    assert time.monotonic() - started < 60  # --timeout 2, plus starting a JVM on a loaded machine
+
+
+def test_import_all_from_unreachable_brokers_exits_2_and_writes_nothing(tmp_path):
+    """`--all` with nothing listening: exit 2 naming the address as unreachable, no directory made."""
+    output = tmp_path / "imported"
+    done = subprocess.run(
+        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", f"127.0.0.1:{sandbox.free_port()}", "--all", "--output", str(output),
+         "--timeout", "2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
+    assert not output.exists()
+
+
 @pytest.fixture(scope="module")
 def running_groups(kafka_sandbox: sandbox.Sandbox) -> Iterator[dict[str, dict[str, Any]]]:
     """The groups, each in a `kao.jvm.ConsumerGroupRunner` JVM started at once; their
@@ -155,42 +207,6 @@ def test_the_command_writes_a_problem_that_validates_and_solves_to_the_running_a
     _check(read_document(output), "imp-range", running_groups["imp-range"])
 
 
-def test_an_unknown_group_is_named_with_exit_code_1(kafka_sandbox, tmp_path):
-    """An unknown group: exit 1, the group named, no traceback; the same as InvalidInputError from
-    Python. The --command-config file is read (its client.id applies) and its secret never printed."""
-    config = tmp_path / "client.properties"
-    secret = "hunter2-not-printed"
-    config.write_text(
-        f'client.id=kao-import-test\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{secret}";\n',
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", kafka_sandbox.bootstrap, "--group", "no-such-group",
-         "--command-config", str(config)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 1
-    assert "'no-such-group' does not exist" in done.stderr and "Traceback" not in done.stderr
-    assert done.stdout == "" and secret not in done.stderr
-    with pytest.raises(InvalidInputError, match="no-such-group"):
-        import_consumer_group(kafka_sandbox.bootstrap, "no-such-group", timeout=10)
-    # a group id that looks like one of the adapter's modes is still a group id
-    with pytest.raises(InvalidInputError, match="'--list' does not exist"):
-        import_consumer_group(kafka_sandbox.bootstrap, "--list", timeout=10)
-
-
-def test_unreachable_brokers_exit_2_within_the_timeout():
-    """Nothing listening: exit 2 after about --timeout, naming the address, no traceback."""
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", f"127.0.0.1:{sandbox.free_port()}", "--group", "g", "--timeout", "2"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
-    assert time.monotonic() - started < 60  # --timeout 2, plus starting a JVM on a loaded machine
-
-
 def test_import_all_writes_every_running_group_to_its_own_file(running_groups, kafka_sandbox, tmp_path):
     """`import --all --output DIR`: the five groups running at once, each in DIR/<group>.yaml with a
     line saying so, each equal to what runs; exit 0. Other groups of the session's cluster (the other
@@ -228,19 +244,6 @@ def test_a_kafka_url_is_an_input_whose_records_are_the_running_groups(running_gr
     rows = {row["problem"]: row for row in result.summary.to_pylist()}
     assert set(GROUPS) <= set(rows)
     assert all(rows[group]["status"] not in ("invalid", "error") and not rows[group]["error"] for group in GROUPS), {g: rows[g] for g in GROUPS}
-
-
-def test_import_all_from_unreachable_brokers_exits_2_and_writes_nothing(tmp_path):
-    """`--all` with nothing listening: exit 2 naming the address as unreachable, no directory made."""
-    output = tmp_path / "imported"
-    done = subprocess.run(
-        [sys.executable, "-m", "optimizer", "import", "--bootstrap-server", f"127.0.0.1:{sandbox.free_port()}", "--all", "--output", str(output),
-         "--timeout", "2"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "could not be reached" in done.stderr and "Traceback" not in done.stderr
-    assert not output.exists()
 
 
 def _sasl_config(path, password: str):
