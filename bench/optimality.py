@@ -196,7 +196,7 @@ def main() -> None:
     print(f"{problems}, {stages:,} stages ({claimed:,} claimed optimal), {len(findings)} findings, {seconds:.0f} s")
     if args.mixes:
         print(f"  thread mixes: {len(listed):,}, balance unmet on {len(unmet)}")
-    width = max(len(run) for run in by_run)
+    width = max((len(run) for run in by_run), default=0)
     for run, counts in sorted(by_run.items()):
         flaws = {k: v for k, v in counts.items() if k not in ("stages", "optimal")}
         print(f"  {run:<{width}}  {counts['stages']:>7,} stages  {counts['optimal']:>7,} optimal  {flaws or 'no findings'}")

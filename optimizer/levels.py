@@ -174,10 +174,10 @@ def _coupled(lower: np.ndarray, upper: np.ndarray, low: np.ndarray, high: np.nda
     """Per box of actives (rows of `lower`, `upper`: counts n per class adding up to `tasks`), the
     most stateful actives s the clients can run when their copies m lie in [`low`, `high`] and add
     up to `copies`: s <= n and s <= m client by client. n and m rise above their lower bounds only
-    as far as their totals leave (budgets P and Q); the units of s a client takes below both
-    lower bounds are free, between them they cost one budget, above both they cost both, and a
-    unit that costs one budget is never worse than one that costs two, so the greedy order is the
-    optimum."""
+    as far as their totals leave (a budget each); the units of s a client takes below both lower
+    bounds are free, between them they cost one budget (the one whose lower bound is passed),
+    above both they cost both, and a unit that costs one budget is never worse than one that
+    costs two, so taking them in that order is the optimum."""
     top = np.minimum(upper, high[None, :])
     below, above = np.minimum(lower, low[None, :]), np.maximum(lower, low[None, :])
     free = np.minimum(below, top)
