@@ -354,7 +354,7 @@ def plan_transition(
     index = StreamsIndex.of(problem)
     budget = problem.config.max_warmup_replicas
     offsets = restore_offsets(problem, index)
-    lagging = behind(problem, index, caught_up_ranks(problem, index, offsets)).astype(bool)
+    lagging = behind(problem, index, caught_up_ranks(problem, index)).astype(bool)
     tasks, clients = index.task_position, index.client_position
     stateful = index.stateful
     caught = (~lagging).sum(axis=1)
