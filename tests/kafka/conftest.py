@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 from pathlib import Path
@@ -63,6 +64,10 @@ class _Early:
         self.stopped = False
         self._ready = threading.Event()
         self._stop = threading.Event()
+        # Processes start by fork, not vfork, for the rest of the session: this thread's JVM
+        # start-ups overlap the main thread's tests, which fork and exec too, and one CI run's
+        # first `java` (StorageTool) failed to exec with EFAULT ("Bad address") from its vfork child.
+        subprocess._USE_VFORK = False  # CPython 3.11 documents this switch
         self._thread = threading.Thread(target=self._keep, name="kafka-sandbox", daemon=True)
         self._thread.start()
 
