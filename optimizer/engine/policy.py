@@ -427,7 +427,10 @@ def run_exact(
     answer.notes = list(sequence.notes)
     if not _target(answer, sequence, start, reference, engine_deadline):
         return answer.result()
-    _statuses(answer, sequence, found.result is not None and answer.target is sequence.assignment)
+    complete = found.result is not None and answer.target is sequence.assignment
+    if not complete and start is not None and answer.target is sequence.assignment and sequence.assignment == start:
+        answer.notes.append("no stage improved on the engine's first point (balanced, rack-aware flows) in time: it is returned, unproven")
+    _statuses(answer, sequence, complete)
     if answer.target is not None and steps.now_needed(answer.target):
         _applied_now(answer, found, reference, tolerances, engine_deadline)
     else:

@@ -104,8 +104,10 @@ def test_a_time_limit_too_short_returns_the_engines_first_point_saying_so():
     assert statuses["balance"] == "optimal" and "time_limit" in statuses.values()
     assert all(g.status == "time_limit" for g in solution.goals if g.value > (g.bound or 0))
     assert "fallback" not in solution.solver.options
-    # the first point, returned as such or as the point of the stages the time allowed (none)
-    assert any("the engine's first point" in note or "the time limit was reached" in note for note in solution.solver.options["notes"])
+    # the first point, returned as such or as the point of the stages the time allowed (none, or
+    # on a busy machine the first stage's, stopped before its proof): a note says the time cut it
+    cut = ("the engine's first point", "the time limit was reached", "the exact engine was stopped")
+    assert any(words in note for words in cut for note in solution.solver.options["notes"])
 
 
 def test_exact_takes_min_cost_flow_then_milp_and_every_back_end_is_a_solver():
