@@ -106,21 +106,13 @@ def mixes() -> list[tuple[tuple[int, ...], int, int, int]]:
 def balance_reached(mix: tuple[tuple[int, ...], int, int, int]) -> list[str]:
     """The `balance` goals ("balance", "balance=kip441") that no valid assignment of the mix meets."""
     from optimizer.catalogue import resolve_goals
+    from optimizer.generate import thread_mix
     from optimizer.model.normalize import normalize
     from optimizer.model.problem import problem_from_data
     from optimizer.testing import streams_assignments
 
     threads, tasks, stateful, standbys = mix
-    document = {
-        "kind": "streams",
-        "config": {"num.standby.replicas": standbys},
-        "clients": [{"id": f"c{k}", "threads": t} for k, t in enumerate(threads)],
-        "tasks": [
-            {"id": f"0_{i}", "stateful": i < stateful, "source_partitions": [{"topic": "in", "partition": i}],
-             **({"changelog_partitions": [{"topic": "in-changelog", "partition": i}]} if i < stateful else {})}
-            for i in range(tasks)
-        ],
-    }  # fmt: skip
+    document = thread_mix(list(threads), tasks, stateful, standbys)
     problem = normalize(problem_from_data(document)).problem
     missed = []
     for name in ("balance", "balance=kip441"):

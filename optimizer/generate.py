@@ -275,6 +275,21 @@ VARIED_RATES = (1_000, 20_000, 500_000, 3_000_000, 40_000_000, 170_000_000)
 at the edge of what a broker carries, so that goals in bytes meet large coefficients."""
 
 
+def thread_mix(threads: list[int], tasks: int, stateful: int, standbys: int) -> dict[str, Any]:
+    """The document of an application of clients with these `threads`, `tasks` tasks of which the
+    first `stateful` are stateful, and `standbys` standby replicas (balance's narrow widths)."""
+    return {
+        "kind": "streams",
+        "config": {"num.standby.replicas": standbys},
+        "clients": [{"id": f"c{k}", "threads": t} for k, t in enumerate(threads)],
+        "tasks": [
+            {"id": f"0_{i}", "stateful": i < stateful, "source_partitions": [{"topic": "in", "partition": i}],
+             **({"changelog_partitions": [{"topic": "in-changelog", "partition": i}]} if i < stateful else {})}
+            for i in range(tasks)
+        ],
+    }  # fmt: skip
+
+
 def varied_problem(seed: int, kind: str | None = None) -> StreamsProblem | ConsumerProblem:
     """A small random problem of any shape the engine takes, for checks against enumeration
     (`optimizer.testing.audit`): at most `ENUMERABLE` valid assignments. `kind` None alternates

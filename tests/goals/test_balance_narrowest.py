@@ -13,7 +13,7 @@ from optimizer.catalogue import resolve_goals
 from optimizer.compare import compare
 from optimizer.errors import GoalError
 from optimizer.evaluate import evaluate
-from optimizer.generate import random_streams_problem
+from optimizer.generate import random_streams_problem, thread_mix
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data
 from optimizer.model.solution import ClientAssignment
@@ -70,21 +70,6 @@ def test_the_exact_answer_is_never_less_balanced_than_kafkas(seed):
     skew = comparison.figures()["load_skew"]
     assert skew["exact"] <= skew["kafka"] + 1e-9
     assert skew["exact_now"] <= skew["kafka_now"] + 1e-9
-
-
-def thread_mix(threads: list[int], tasks: int, stateful: int, standbys: int) -> dict:
-    """An application of clients with these `threads`, `tasks` tasks of which the first `stateful`
-    are stateful, and `standbys` standby replicas."""
-    return {
-        "kind": "streams",
-        "config": {"num.standby.replicas": standbys},
-        "clients": [{"id": f"c{k}", "threads": t} for k, t in enumerate(threads)],
-        "tasks": [
-            {"id": f"0_{i}", "stateful": i < stateful, "source_partitions": [{"topic": "in", "partition": i}],
-             **({"changelog_partitions": [{"topic": "in-changelog", "partition": i}]} if i < stateful else {})}
-            for i in range(tasks)
-        ],
-    }  # fmt: skip
 
 
 def reachable(document: dict) -> bool:
