@@ -364,13 +364,20 @@ def _solving_time(problem: Problem, deadline: float | None) -> float | None:
     return max(0.0, left - OUTPUT_BASE - OUTPUT_PER_COPY * copies)
 
 
+READ_GRACE = 0.5
+"""Seconds past the command's deadline that reading its problem may take: a problem read just
+after the limit is still answered (the engine's first point, late by what the answer's checks
+take), not refused for want of time; a file slower to read than that is refused."""
+
+
 def _load(path: Path, deadline: float | None = None, time_limit: float | None = None) -> Problem:
-    """The problem at `path`, read by `deadline` (InvalidInputError, or TimeLimitReached past it)."""
+    """The problem at `path`, read by `deadline` + READ_GRACE (InvalidInputError, or
+    TimeLimitReached past it)."""
     try:
-        return run_within(deadline, lambda: load_problem(path))
+        return run_within(None if deadline is None else deadline + READ_GRACE, lambda: load_problem(path))
     except TimeLimitReached:
         slow = " (YAML reads at about 1 MB/s, JSON much faster)" if path.suffix.lower() in (".yaml", ".yml") else ""
-        raise TimeLimitReached(f"reading {path} took longer than the time limit ({time_limit:g} s){slow}") from None
+        raise TimeLimitReached(f"reading {path} took longer than the time limit ({time_limit:g} s, and {READ_GRACE:g} s more){slow}") from None
 
 
 def _cannot_write(output: Path, error: OSError) -> UsageError:

@@ -75,3 +75,32 @@ def test_solve_records_warnings_in_the_solution(tmp_path):
     assert "warning" in result.output
     locations = [w.location for w in load_solution(out).warnings]
     assert locations == ["clients[0] (id 'a').previous_active", "config.num.standby.replicas"]
+
+
+def test_a_problem_read_just_after_the_limit_is_answered_and_one_read_far_after_is_refused(tmp_path, monkeypatch):
+    """Reading counts against --time-limit, but a problem read within READ_GRACE past it still
+    gets an answer (the engine's first point, labelled), never nothing; one slower than that is
+    refused, saying so."""
+    import time as clock
+
+    import optimizer.cli as cli_module
+    from optimizer.sources.problem_file import load_problem
+
+    path = tmp_path / "p.json"
+    save_problem(random_streams_problem(2, tasks=30, clients=4, standby_replicas=1), path)
+
+    def slow(seconds):
+        def read(where):
+            clock.sleep(seconds)
+            return load_problem(where)
+
+        return read
+
+    monkeypatch.setattr(cli_module, "load_problem", slow(0.3))
+    answered = run("solve", path, "--time-limit", "0.1", "--json")
+    assert answered.exit_code == 0, answered.output
+    notes = json.loads(answered.output)["solver"]["options"]["notes"]
+    assert any("first point" in n or "stopped" in n or "time limit" in n for n in notes), notes
+    monkeypatch.setattr(cli_module, "load_problem", slow(cli_module.READ_GRACE + 1.0))
+    refused = run("solve", path, "--time-limit", "0.1")
+    assert refused.exit_code != 0 and "took longer than the time limit" in refused.output
