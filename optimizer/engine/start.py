@@ -546,11 +546,11 @@ class _Trades:
     leaves the higher of the two clients' loads per capacity lowest, as long as it is below a's,
     then the one that puts fewer copies of t1 and t2 on values of the diversity dimensions their
     other copies have (when `diverse`), then the one whose actives read less across racks, then
-    the first. No task goes to a client holding a copy of
-    it; the actives per client keep their counts, the stateful copies stay within the range per
-    thread they had (`_copy_range`), else a standby moves the other way to keep them: the balance
-    holds. `priced` counts the pairs looked at (tasks alike for a trade, on one client with one
-    weight and both stateful or not, priced once)."""
+    the first. No task goes to a client holding a copy of it; the actives per client keep their
+    counts, the stateful copies stay within the range per thread they had (`_copy_range`), else a
+    standby moves the other way to keep them: the balance holds. `priced` counts the pairs looked
+    at (tasks alike for a trade, on one client with one weight and both stateful or not, priced
+    once)."""
 
     def __init__(self, problem: StreamsProblem, costs: _Costs, placement: StreamsPlacement, diverse: bool):
         self.index = index = costs.index
