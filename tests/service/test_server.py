@@ -83,6 +83,12 @@ def _request(problem_data: dict[str, Any], group: str | None = None, deadline_ms
     return request
 
 
+BUSY = 2.0
+"""Seconds past a deadline these tests allow for a loaded machine (a CI run once answered a
+100 ms request's 503 after 0.61 s): less than what the alternatives take (solving the large
+problem, waiting for the slow request), so an answer that waits for them still fails.
+Within the deadline + 100 ms is issue 51's benchmark, not an assertion here."""
+
 SMALL = problem_to_data(random_streams_problem(3, tasks=24, clients=4, racks=3, replication=2, standby_replicas=1, stateful_fraction=1.0, name="small"))
 LARGE = problem_to_data(random_streams_problem(4, tasks=2000, clients=50, racks=3, replication=2, standby_replicas=1, stateful_fraction=1.0, name="large"))
 
@@ -121,7 +127,7 @@ def test_a_problem_too_large_to_prove_in_its_deadline_gets_the_best_found_in_tim
     status, answer = _post(running, _request(LARGE, group="big", deadline_ms=4_000))
     took = time.monotonic() - started
     assert status == 200, answer
-    assert took < 4.0 + 0.5
+    assert took < 4.0 + BUSY
     solution = solution_from_data(answer["assignment"]["solution"])
     assert evaluate(load_problem_data(LARGE), solution).valid
     if answer["source"] == "exact":
@@ -135,7 +141,7 @@ def test_no_answer_at_all_within_a_tiny_deadline_is_a_503_in_time(service: tuple
     started = time.monotonic()
     status, answer = _post(running, _request(LARGE, group="tiny", deadline_ms=100))
     assert status == 503 and "deadline" in answer["error"]
-    assert time.monotonic() - started < 0.1 + 0.5
+    assert time.monotonic() - started < 0.1 + BUSY
 
 
 def test_several_groups_at_once_each_get_their_own_answer(service: tuple[AssignmentService, Lines]) -> None:
@@ -257,7 +263,7 @@ def test_busy_workers_give_a_503_before_the_deadline() -> None:
         started = time.monotonic()
         status, answer = _post(running, _request(SMALL, deadline_ms=800))
         assert status == 503 and answer["error"].startswith("busy")
-        assert time.monotonic() - started < 0.8 + 0.3
+        assert time.monotonic() - started < 0.8 + BUSY
         slow.join(30)
         assert first and first[0][0] == 200
 
