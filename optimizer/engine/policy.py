@@ -67,9 +67,10 @@ below, at least SMALL_APPLIED_NOW_SECONDS (never past the engine's deadline); wh
 done by then, `flow_now`'s stands (issue 33's option (a), decision 105). Within a rebalance the
 whole answer is to take at most twice Kafka's (issue 49): at 1,000 x 50 with one standby the
 target took 0.33 to 0.55 s, Kafka's whole answer 0.30 to 0.48 s, and the applied-now MILP 0.35
-to 1.06 s when not cut, so as long again as the target made 5 of 16 seeds take 2.5 to 2.9 times
-Kafka's, half as long 3 of 16 2.0 to 2.2 times. A small problem's takes milliseconds, and is not cut on a busy machine (the answer
-would depend on it). It is ranked, not proven (the goals' statuses are the target's)."""
+to 1.06 s when not cut: given as long again as the target, 5 of 16 seeds took 2.5 to 2.9 times
+Kafka's, half as long 3 of 16 2.0 to 2.2 times, a quarter none (at most 1.95 times). A small
+problem's takes milliseconds, and is not cut on a busy machine (the answer would depend on it).
+It is ranked, not proven (the goals' statuses are the target's)."""
 
 WORK_PER_SECOND = 0.3
 """Under a time limit, the CP-SAT solves of the target's sequence and then of the assignment

@@ -251,7 +251,7 @@ def _streams_start(problem: StreamsProblem, goals: Sequence[Goal]) -> Assignment
                 break  # the copies' flow has no point in this box, whatever the dealing
             assignment = _choose_actives(costs, stateful, copies, active_box)
             if assignment is not None and meets_hard_goals(problem, goals, assignment):
-                return _weighed(problem, goals, index, assignment)
+                return _weighed(problem, goals, costs, assignment)
     return None
 
 
@@ -517,7 +517,7 @@ SWAP_CHUNK = 1_000_000
 """Pairs priced at once (the arrays' memory: some tens of MB)."""
 
 
-def _weighed(problem: StreamsProblem, goals: Sequence[Goal], index: StreamsIndex, assignment: Assignment) -> Assignment:
+def _weighed(problem: StreamsProblem, goals: Sequence[Goal], costs: _Costs, assignment: Assignment) -> Assignment:
     """`assignment` with a lower `weighted_balance` where trading actives finds one, when that goal
     comes first among the soft ones after `balance` (`_Trades`). Kept only if the goal's own value
     falls and the hard goals hold."""
@@ -527,10 +527,10 @@ def _weighed(problem: StreamsProblem, goals: Sequence[Goal], index: StreamsIndex
     at = names.index("weighted_balance")
     if any(not goal.hard and goal.name != "balance" for goal in goals[:at]):
         return assignment
-    placement = streams_placement(index, assignment)
-    if len(index.clients) < 2 or (placement.active < 0).any():
+    placement = streams_placement(costs.index, assignment)
+    if len(costs.index.clients) < 2 or (placement.active < 0).any():
         return assignment
-    trades = _Trades(problem, _Costs(problem, index, goals), placement, "standby_rack_diversity" in names)
+    trades = _Trades(problem, costs, placement, "standby_rack_diversity" in names)
     while trades.priced < SWAP_PAIRS and trades.trade():
         pass
     weighed = trades.assignment()
