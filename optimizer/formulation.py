@@ -15,18 +15,16 @@ goes to exactly one subscriber. Everything is integer with integer coefficients.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
+from scipy import sparse
 
 from optimizer.costs import StreamsIndex
 from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.ids import partition_id, partition_key
 from optimizer.model.solution import ClientAssignment
 from optimizer.model.streams import StreamsProblem
-
-if TYPE_CHECKING:
-    from scipy import sparse
 
 UNBOUNDED = 2**40
 """No bound: a row or variable bound at or beyond +-UNBOUNDED is none on that side. The neutral
@@ -152,8 +150,6 @@ class LinearModel:
         else:
             rows = cols = vals = np.empty(0, dtype=np.int64)
             lo = hi = np.empty(0, dtype=np.int64)
-        from scipy import sparse  # when a model is built: not on a command's way to its first point (0.08 s)
-
         matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(self.n_rows, self.n_vars))
         matrix.sum_duplicates()
         return matrix, lo, hi
