@@ -31,6 +31,7 @@ from optimizer.model.solution import ClientAssignment, Solution
 from optimizer.model.streams import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
+    Client,
     StreamsProblem,
     Task,
     TaskAssignor,
@@ -325,39 +326,166 @@ def streams_now_figures(problem: StreamsProblem, assignment: Mapping[str, Client
     return _actives_not_caught_up(problem, actives), _skew(counts, threads)
 
 
+@dataclass(eq=False)
+class _Reads:
+    """What the copies of one kind of partition (sources for actives, changelogs for standbys and
+    warm-ups) read across racks, by task position: each task's partitions in `offsets[t]` to
+    `offsets[t + 1]`, each partition's set of serving racks (a row of `crosses`: 1 where a
+    reader in that rack reads it across racks), its whole rate, and the racks its bytes come from
+    (`read_from_racks`: `source` in `source_offsets[p]` to `source_offsets[p + 1]`)."""
+
+    offsets: np.ndarray
+    serving: np.ndarray
+    crosses: np.ndarray
+    rate: np.ndarray
+    """int64, or Python ints (dtype object) where the sums could pass 2**62 (`_reads_of`)."""
+    source_offsets: np.ndarray
+    source: np.ndarray
+
+
 @dataclass(frozen=True)
 class _Read:
-    """What a client in one rack reads across racks of one task's partitions of one kind
-    (sources or changelogs): how many partitions, and each one's rate and the racks it comes
-    from (`read_from_racks`), in the task's order."""
+    """The figures of some copies of one kind (`_Layout.read`)."""
 
-    count: int
-    reads: tuple[tuple[int, tuple[str, ...]], ...]
+    crossing: np.ndarray
+    """Per copy: its partitions read across racks."""
+    total: int
+    """Their bytes per second in all (whole bytes, exact at any magnitude)."""
+    by_racks: np.ndarray
+    """(reader rack, rack read from): their bytes per second."""
+    read: np.ndarray
+    """(reader rack, rack read from): whether any of them reads from there (a rate may be 0)."""
 
 
 @dataclass(eq=False)
-class _Reads:
-    """`_Read`s of one problem by (task, kind, rack), computed when first asked: the two
-    evaluations of one solve (the assignment applied now, its target) read the same."""
+class _Layout:
+    """The evaluator's own index of a Streams problem, built once per problem (`_layout_of`):
+    tasks and clients by position (sorted by id, so that no list's order changes a sum), and
+    what each copy's figures need, so that an evaluation counts its copies with numpy (the two
+    evaluations of one solve, the assignment applied now and its target, share it). Clients'
+    racks are numbered in `racks`, the last column standing for a client without a rack (which
+    reads nothing across racks); the racks bytes come from in `sources`; tag values per key."""
 
     problem: StreamsProblem
-    known: dict[tuple[str, str, str | None], _Read] = field(default_factory=dict)
+    tasks: tuple[Task, ...]
+    task_position: dict[str, int]
+    clients: tuple[Client, ...]
+    client_position: dict[str, int]
+    rack_of_client: np.ndarray
+    racks: tuple[str | None, ...]
+    sources: dict[str, int]
+    tag_of_client: dict[str, np.ndarray]
+    subtopology: np.ndarray
+    stateful: np.ndarray
+    weight: np.ndarray
+    previous_active: np.ndarray
+    previous_standby: np.ndarray
+    kinds: dict[str, _Reads] = field(default_factory=dict)
 
-    def of(self, task: Task, kind: str, rack: str | None) -> _Read:
-        key = (task.id, kind, rack)
-        found = self.known.get(key)
+    def reads(self, kind: str) -> _Reads:
+        found = self.kinds.get(kind)
         if found is None:
-            problem, reads = self.problem, []
-            for partition in getattr(task, kind) if rack is not None else ():
-                if reads_across_racks(rack, problem.serving_racks(partition)):
-                    reads.append((problem.rate_of(partition), read_from_racks(partition.replica_racks, partition.leader_rack)))
-            found = self.known[key] = _Read(len(reads), tuple(reads))
+            found = self.kinds[kind] = _reads_of(self, kind)
         return found
+
+    def read(self, kind: str, tasks: np.ndarray, clients: np.ndarray) -> _Read:
+        """The reads of `kind` of the copies tasks[i] on clients[i]: each (task, rack) is
+        counted once, times its number of copies, its partitions gathered at once."""
+        reads, width = self.reads(kind), len(self.racks)
+        keys, inverse, copies = np.unique(tasks * width + self.rack_of_client[clients], return_inverse=True, return_counts=True)
+        task, rack = np.divmod(keys, width)
+        first, lengths = reads.offsets[task], reads.offsets[task + 1] - reads.offsets[task]
+        of_key = np.repeat(np.arange(len(keys)), lengths)
+        partition = np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        across = reads.crosses[reads.serving[partition], rack[of_key]].astype(bool)
+        per_key = np.bincount(of_key, weights=across, minlength=len(keys)).astype(np.int64)
+        partition, of_key = partition[across], of_key[across]
+        total = int((reads.rate[partition] * copies[of_key]).sum())
+        begin, count = reads.source_offsets[partition], reads.source_offsets[partition + 1] - reads.source_offsets[partition]
+        of_read = np.repeat(np.arange(len(partition)), count)
+        source = reads.source[np.repeat(begin - np.cumsum(count) + count, count) + np.arange(int(count.sum()))]
+        share = (reads.rate[partition].astype(float) * copies[of_key] / count)[of_read]
+        cell, cells = rack[of_key][of_read] * len(self.sources) + source, width * len(self.sources)
+        by_racks = np.bincount(cell, weights=share, minlength=cells).reshape(width, len(self.sources))
+        read = np.bincount(cell, minlength=cells).reshape(width, len(self.sources)) > 0
+        return _Read(per_key[inverse], total, by_racks, read)
+
+
+def _reads_of(layout: _Layout, kind: str) -> _Reads:
+    problem, racks = layout.problem, layout.racks
+    serving_sets: dict[tuple[str, ...] | None, int] = {}
+    offsets, serving, rates, source_offsets, sources = [0], [], [], [0], []
+    for task in layout.tasks:
+        for partition in getattr(task, kind):
+            serving.append(serving_sets.setdefault(problem.serving_racks(partition), len(serving_sets)))
+            rates.append(problem.rate_of(partition))
+            sources += [layout.sources[rack] for rack in read_from_racks(partition.replica_racks, partition.leader_rack)]
+            source_offsets.append(len(sources))
+        offsets.append(len(serving))
+    crosses = np.array([[reads_across_racks(rack, racks_serving) for rack in racks] for racks_serving in serving_sets], dtype=np.int64)
+    # A (task, rack) counts at most once per client: below 2**62 in all, int64 sums are exact.
+    exact = sum(rates) * max(len(layout.clients), 1) < 2**62
+    return _Reads(
+        offsets=np.array(offsets, dtype=np.int64),
+        serving=np.array(serving, dtype=np.int64),
+        crosses=crosses.reshape(len(serving_sets), len(racks)),
+        rate=np.array(rates, dtype=np.int64 if exact else object),
+        source_offsets=np.array(source_offsets, dtype=np.int64),
+        source=np.array(sources, dtype=np.int64),
+    )
 
 
 @derived
-def _reads_of(problem: StreamsProblem) -> _Reads:
-    return _Reads(problem)
+def _layout_of(problem: StreamsProblem) -> _Layout:
+    clients = tuple(sorted(problem.clients, key=lambda c: c.id))
+    tasks = tuple(sorted(problem.tasks, key=lambda t: t.id))
+    client_position = {c.id: i for i, c in enumerate(clients)}
+    task_position = {t.id: i for i, t in enumerate(tasks)}
+    racks = (*sorted({c.rack for c in clients if c.rack is not None}), None)
+    rack_number = {rack: i for i, rack in enumerate(racks)}
+    partitions = [p for t in tasks for p in (*t.source_partitions, *t.changelog_partitions)]
+    sources = sorted({rack for p in partitions for rack in read_from_racks(p.replica_racks, p.leader_rack)})
+    tags = {}
+    for key in problem.config.rack_aware_assignment_tags:
+        values = {value: i for i, value in enumerate(sorted({c.tags[key] for c in clients}))}
+        tags[key] = np.array([values[c.tags[key]] for c in clients], dtype=np.int64)
+    previous_active = np.full(len(tasks), -1, dtype=np.int64)
+    for task, client in problem.previous_active_client.items():
+        previous_active[task_position[task]] = client_position[client]
+    previous_standby = sorted(
+        task_position[task] * len(clients) + client_position[client]
+        for task, holders in problem.previous_standby_clients.items()
+        for client in holders
+    )
+    return _Layout(
+        problem=problem,
+        tasks=tasks,
+        task_position=task_position,
+        clients=clients,
+        client_position=client_position,
+        rack_of_client=np.array([rack_number[c.rack] for c in clients], dtype=np.int64),
+        racks=racks,
+        sources={rack: i for i, rack in enumerate(sources)},
+        tag_of_client=tags,
+        subtopology=np.array([t.subtopology for t in tasks], dtype=np.int64),
+        stateful=np.array([t.stateful for t in tasks], dtype=bool),
+        weight=np.array([milli(t.weight) for t in tasks], dtype=float),
+        previous_active=previous_active,
+        previous_standby=np.array(previous_standby, dtype=np.int64),
+    )
+
+
+def _positions(layout: _Layout, held: dict[str, list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """(task positions, client positions) of the copies in `held` (task -> clients), in order."""
+    task_position, client_position = layout.task_position, layout.client_position
+    tasks: list[int] = []
+    clients: list[int] = []
+    for task_id, holders in held.items():
+        position = task_position[task_id]
+        for client_id in holders:
+            tasks.append(position)
+            clients.append(client_position[client_id])
+    return np.array(tasks, dtype=np.int64), np.array(clients, dtype=np.int64)
 
 
 class _CrossRackBytes:
@@ -383,17 +511,6 @@ class _CrossRackBytes:
         for source in sources:
             self.by_racks[rack][source] += rate / len(sources)
 
-    def add(self, role: str, rack: str | None, read: _Read) -> None:
-        """`read` of a client in `rack`, each partition as `read` counts it, in order."""
-        if not read.reads:
-            return
-        assert rack is not None  # a reader without a rack never reads across racks
-        row = self.by_racks[rack]
-        for rate, sources in read.reads:
-            self.total[role] += rate
-            for source in sources:
-                row[source] += rate / len(sources)
-
     def matrix(self) -> dict[str, dict[str, float]]:
         return {reader: dict(sorted(row.items())) for reader, row in sorted(self.by_racks.items())}
 
@@ -417,101 +534,65 @@ def _streams_metrics(
     standbys: dict[str, list[str]],
     warmups: dict[str, list[str]],
 ) -> StreamsMetrics:
-    tasks = problem.task_by_id
-    client_ids = [c.id for c in problem.clients]
-    position = {cid: i for i, cid in enumerate(client_ids)}
-    threads = np.array([c.threads for c in problem.clients], dtype=float)
+    layout = _layout_of(problem)
+    n = len(layout.clients)
+    threads = np.array([c.threads for c in layout.clients], dtype=float)
     # The metric uses the high-availability assignor's defaults whatever the assignor (kip925_cost).
     traffic_cost, non_overlap_cost = kip925_costs(problem.config, TaskAssignor.HIGH_AVAILABILITY)
-    across = _reads_of(problem)
+    at, ac = _positions(layout, actives)
+    st, sc = _positions(layout, standbys)
+    wt, wc = _positions(layout, warmups)
 
-    active_count = np.zeros(len(client_ids))
-    stateful_count = np.zeros(len(client_ids))
-    on_client: Counter[tuple[int, int]] = Counter()  # (subtopology, client) -> actives
-    cross_active = kip925 = active_moves = 0
-    previous_active = problem.previous_active_client
-    for task_id, owners in actives.items():
-        task = tasks[task_id]
-        subtopology = task.subtopology
-        assert subtopology is not None  # validation takes it from the id when omitted
-        for client_id in owners:
-            i = position[client_id]
-            active_count[i] += 1
-            on_client[subtopology, i] += 1
-            if task.stateful:
-                stateful_count[i] += 1
-            crossing = across.of(task, "source_partitions", problem.client_by_id[client_id].rack).count
-            cross_active += crossing
-            elsewhere = previous_active.get(task_id) != client_id
-            if task.stateful:
-                kip925 += traffic_cost * crossing + non_overlap_cost * elsewhere
-            else:
-                kip925 += STATELESS_TRAFFIC_COST * crossing + STATELESS_NON_OVERLAP_COST * elsewhere
-        if task_id in previous_active and any(c != previous_active[task_id] for c in owners):
-            active_moves += 1
+    active_count = np.bincount(ac, minlength=n).astype(float)
+    stateful_count = (np.bincount(ac[layout.stateful[at]], minlength=n) + np.bincount(sc, minlength=n)).astype(float)
+    keys, counts = np.unique(layout.subtopology[at] * n + ac, return_counts=True)
+    on_client = Counter({divmod(key, n): count for key, count in zip(keys.tolist(), counts.tolist(), strict=True)})
 
-    cross_standby = standby_moves = 0
-    previous_standby = problem.previous_standby_clients
-    for task_id, holders in standbys.items():
-        for client_id in holders:
-            stateful_count[position[client_id]] += 1
-            cross_standby += across.of(tasks[task_id], "changelog_partitions", problem.client_by_id[client_id].rack).count
-            standby_moves += client_id not in previous_standby.get(task_id, frozenset())
-    cross_warmup = sum(
-        across.of(tasks[task_id], "changelog_partitions", problem.client_by_id[client_id].rack).count
-        for task_id, holders in warmups.items()
-        for client_id in holders
+    active, standby, warmup = (
+        layout.read("source_partitions", at, ac),
+        layout.read("changelog_partitions", st, sc),
+        layout.read("changelog_partitions", wt, wc),
     )
-    traffic = _CrossRackBytes()
-    load = np.zeros(len(client_ids))
-    reads = (("active", actives, "source_partitions"), ("standby", standbys, "changelog_partitions"), ("warmup", warmups, "changelog_partitions"))
-    for role, held, kind in reads:
-        for task_id, holders in held.items():
-            for client_id in holders:
-                if role == "active":
-                    load[position[client_id]] += milli(tasks[task_id].weight)
-                rack = problem.client_by_id[client_id].rack
-                traffic.add(role, rack, across.of(tasks[task_id], kind, rack))
-    capacity = np.array([c.threads * milli(c.capacity) for c in problem.clients], dtype=float)
+    elsewhere = layout.previous_active[at] != ac
+    stateful = layout.stateful[at]
+    kip925 = (
+        traffic_cost * int(active.crossing[stateful].sum())
+        + non_overlap_cost * int(elsewhere[stateful].sum())
+        + STATELESS_TRAFFIC_COST * int(active.crossing[~stateful].sum())
+        + STATELESS_NON_OVERLAP_COST * int(elsewhere[~stateful].sum())
+    )
+    load = np.bincount(ac, weights=layout.weight[at], minlength=n)
+    capacity = np.array([c.threads * milli(c.capacity) for c in layout.clients], dtype=float)
     max_load, load_skew = _per_capacity(load, capacity)
-    rates = problem.has_rates
-
-    subtopology_skews, cap_excess = _subtopology_spread(on_client, active_count, len(client_ids))
+    subtopology_skews, cap_excess = _subtopology_spread(on_client, active_count, n)
 
     # Diversity of the copies of each stateful task (KIP-708): copies minus distinct values.
-    tag_keys = problem.config.rack_aware_assignment_tags
-    rack_conflicts = 0
-    tag_conflicts = dict.fromkeys(tag_keys, 0)
-    for task_id, task in tasks.items():
-        if not task.stateful:
-            continue
-        copies = [problem.client_by_id[c] for c in (*actives.get(task_id, ()), *standbys.get(task_id, ()))]
-        racks = [c.rack for c in copies if c.rack is not None]
-        rack_conflicts += len(racks) - len(set(racks))
-        for key in tag_keys:
-            values = [c.tags[key] for c in copies]
-            tag_conflicts[key] += len(values) - len(set(values))
+    copy_tasks, copy_clients = np.concatenate([at, st]), np.concatenate([ac, sc])
+    kept = layout.stateful[copy_tasks]
+    copy_tasks, copy_clients = copy_tasks[kept], copy_clients[kept]
+    racks = layout.rack_of_client[copy_clients]
+    with_rack = racks < len(layout.racks) - 1
+    rack_conflicts = int(with_rack.sum()) - len(np.unique((copy_tasks * len(layout.racks) + racks)[with_rack]))
+    tag_conflicts = {}
+    for key, values in layout.tag_of_client.items():
+        tag_conflicts[key] = len(copy_tasks) - len(np.unique(copy_tasks * n + values[copy_clients]))
 
-    not_caught_up = _actives_not_caught_up(problem, actives)
-    partitions = [p for t in problem.tasks for p in (*t.source_partitions, *t.changelog_partitions)]
-    # Where leaders serve the reads and some are given, a partition without one is counted by its
-    # replica racks only: what is certain, not all there is.
-    leaders_missing = problem.has_leaders and not problem.config.follower_fetching and any(p.leader_rack is None for p in partitions)
-    rack_info_complete = (
-        all(c.rack is not None for c in problem.clients) and all(p.replica_racks for p in partitions) and not leaders_missing
-    )
+    rates = problem.has_rates
+    by_racks = active.by_racks + standby.by_racks + warmup.by_racks
+    read = active.read | standby.read | warmup.read
+    sources = list(layout.sources)
     return StreamsMetrics(
-        clients=len(client_ids),
-        tasks=len(tasks),
-        active_tasks=int(active_count.sum()),
-        standby_tasks=sum(len(v) for v in standbys.values()),
-        warmup_tasks=sum(len(v) for v in warmups.values()),
-        cross_rack_active_partitions=cross_active,
-        cross_rack_standby_partitions=cross_standby,
-        cross_rack_warmup_partitions=cross_warmup,
-        kip925_cost=int(kip925),
-        active_moves=active_moves,
-        standby_moves=standby_moves,
+        clients=n,
+        tasks=len(layout.tasks),
+        active_tasks=len(at),
+        standby_tasks=len(st),
+        warmup_tasks=len(wt),
+        cross_rack_active_partitions=int(active.crossing.sum()),
+        cross_rack_standby_partitions=int(standby.crossing.sum()),
+        cross_rack_warmup_partitions=int(warmup.crossing.sum()),
+        kip925_cost=kip925,
+        active_moves=len(np.unique(at[(layout.previous_active[at] >= 0) & elsewhere])),
+        standby_moves=int((~np.isin(st * n + sc, layout.previous_standby)).sum()),
         active_load_skew=_skew(active_count, threads),
         stateful_load_skew=_skew(stateful_count, threads),
         subtopology_skew=max(subtopology_skews.values(), default=0),
@@ -520,15 +601,32 @@ def _streams_metrics(
         standby_rack_conflicts=rack_conflicts,
         standby_tag_conflicts=sum(tag_conflicts.values()),
         tag_conflicts=tag_conflicts,
-        actives_not_caught_up=not_caught_up,
-        rack_info_complete=rack_info_complete,
-        cross_rack_active_bytes=traffic.total["active"] if rates else None,
-        cross_rack_standby_bytes=traffic.total["standby"] if rates else None,
-        cross_rack_warmup_bytes=traffic.total["warmup"] if rates else None,
-        cross_rack_bytes_by_racks=traffic.matrix() if rates else {},
+        actives_not_caught_up=_actives_not_caught_up(problem, actives),
+        rack_info_complete=_rack_info_complete(problem),
+        cross_rack_active_bytes=active.total if rates else None,
+        cross_rack_standby_bytes=standby.total if rates else None,
+        cross_rack_warmup_bytes=warmup.total if rates else None,
+        cross_rack_bytes_by_racks={
+            str(reader): {sources[j]: float(by_racks[i, j]) for j in np.flatnonzero(row).tolist()}
+            for i, (reader, row) in enumerate(zip(layout.racks, read, strict=True))
+            if row.any()
+        }
+        if rates
+        else {},
         max_load_per_capacity=max_load,
         load_per_capacity_skew=load_skew,
     )
+
+
+@derived
+def _rack_info_complete(problem: StreamsProblem) -> bool:
+    """Whether every client has a rack and every partition its replicas' racks (and leader's
+    rack where leaders serve the reads and some are given)."""
+    partitions = [p for t in problem.tasks for p in (*t.source_partitions, *t.changelog_partitions)]
+    # Where leaders serve the reads and some are given, a partition without one is counted by its
+    # replica racks only: what is certain, not all there is.
+    leaders_missing = problem.has_leaders and not problem.config.follower_fetching and any(p.leader_rack is None for p in partitions)
+    return all(c.rack is not None for c in problem.clients) and all(p.replica_racks for p in partitions) and not leaders_missing
 
 
 def _subtopology_spread(
@@ -556,16 +654,21 @@ def _subtopology_spread(
     return skews, excess
 
 
-def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]]) -> int:
-    """Stateful actives on a client beyond acceptable.recovery.lag while some client is within it.
+@dataclass(eq=False)
+class _Lags:
+    """Per stateful task, who is within acceptable.recovery.lag (`_lags_of`, once per problem)."""
 
-    Lag of a client for a task: the reported lag; else 0 for a previous active or standby holder
-    (it ran or replicated the task); else the task's changelog end offset, or unbounded if unknown;
-    0 for every client when the task has no changelog.
-    """
+    caught: dict[str, set[str]]
+    """Task -> clients within acceptable.recovery.lag."""
+    known: dict[str, set[str]]
+    """Task -> clients whose lag is known."""
+
+
+@derived
+def _lags_of(problem: StreamsProblem) -> _Lags:
     acceptable = problem.config.acceptable_recovery_lag
-    known: dict[str, set[str]] = defaultdict(set)  # task -> clients whose lag is known
-    caught: dict[str, set[str]] = defaultdict(set)  # task -> clients within acceptable lag
+    known: dict[str, set[str]] = defaultdict(set)
+    caught: dict[str, set[str]] = defaultdict(set)
     for client in problem.clients:
         for task, lag in client.lags.items():
             known[task].add(client.id)
@@ -575,11 +678,23 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
             if task not in client.lags:
                 known[task].add(client.id)
                 caught[task].add(client.id)
+    return _Lags(caught=dict(caught), known=dict(known))
 
-    def fresh_is_caught_up(task_id: str) -> bool:
+
+def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]]) -> int:
+    """Stateful actives on a client beyond acceptable.recovery.lag while some client is within it.
+
+    Lag of a client for a task: the reported lag; else 0 for a previous active or standby holder
+    (it ran or replicated the task); else the task's changelog end offset, or unbounded if unknown;
+    0 for every client when the task has no changelog.
+    """
+    acceptable = problem.config.acceptable_recovery_lag
+    lags = _lags_of(problem)
+    nobody: set[str] = set()
+
+    def fresh_is_caught_up(task: Task) -> bool:
         # A client with no state restores the whole changelog; without a changelog (logging
         # disabled) there is nothing to restore and every client is as caught up as any (KIP-441).
-        task = problem.task_by_id[task_id]
         if not task.changelog_partitions:
             return True
         end = task.changelog_end_offset
@@ -587,16 +702,17 @@ def _actives_not_caught_up(problem: StreamsProblem, actives: dict[str, list[str]
 
     count = 0
     for task_id, owners in actives.items():
-        if not problem.task_by_id[task_id].stateful:
+        task = problem.task_by_id[task_id]
+        if not task.stateful:
             continue
-        fresh_ok = fresh_is_caught_up(task_id)
-        someone_fresh = len(known[task_id]) < len(problem.clients)
-        any_caught_up = bool(caught[task_id]) or (fresh_ok and someone_fresh)
+        caught, known = lags.caught.get(task_id, nobody), lags.known.get(task_id, nobody)
+        fresh_ok = fresh_is_caught_up(task)
+        someone_fresh = len(known) < len(problem.clients)
+        any_caught_up = bool(caught) or (fresh_ok and someone_fresh)
+        if not any_caught_up:
+            continue
         for client_id in owners:
-            is_caught_up = client_id in caught[task_id] or (
-                fresh_ok and client_id not in known[task_id]
-            )
-            count += any_caught_up and not is_caught_up
+            count += client_id not in caught and not (fresh_ok and client_id not in known)
     return count
 
 
