@@ -317,3 +317,24 @@ def test_a_target_with_ids_that_are_no_partitions_is_read_without_failing():
     odd = {**group_solution().assignment, "m3": ClientAssignment(active=("not a partition", "orders-x"))}
     violations = evaluate(problem, sol.model_copy(update={"target": odd})).violations
     assert [(v.code, v.task) for v in violations] == [(ViolationCode.PARTITION_UNASSIGNED, "orders-1")]
+
+
+def test_cross_rack_bytes_are_exact_past_what_int64_sums_hold():
+    """2,600 partitions of 9,999,999,999,999 B/s, each read across racks by its active, over 200
+    clients: the total is the exact whole number (the evaluator sums in Python integers once the
+    sums could pass 2**62), and the by-racks matrix carries it too."""
+    rate = 9_999_999_999_999
+    problem = problem_from_data(
+        {
+            "kind": "streams",
+            "clients": [{"id": f"c{i:03d}", "rack": "r1"} for i in range(200)],
+            "tasks": [
+                {"id": f"0_{n}", "source_partitions": [{"topic": "in", "partition": n, "replica_racks": ["r2"], "bytes_per_second": rate}]}
+                for n in range(2600)
+            ],
+        }
+    )
+    held = {f"c{i:03d}": {"active": [f"0_{n}" for n in range(i, 2600, 200)]} for i in range(200)}
+    metrics = evaluate(problem, solution(held)).metrics
+    assert metrics.cross_rack_active_bytes == 2600 * rate
+    assert metrics.cross_rack_bytes_by_racks == {"r1": {"r2": pytest.approx(2600 * rate, rel=1e-12)}}
