@@ -9,10 +9,9 @@ import time
 
 import numpy as np
 from ortools.sat.python import cp_model
-from scipy import sparse
 
 from optimizer.deadline import WorkBudget
-from optimizer.formulation import UNBOUNDED, CheckedRows, LinearModel, LinExpr
+from optimizer.formulation import UNBOUNDED, CheckedRows, LinearModel, LinExpr, SparseRows
 from optimizer.model.solution import GoalStatus
 from optimizer.results import StageResult
 
@@ -34,7 +33,7 @@ class CpSatSession:
     """CP-SAT on the model given as `bounds` (lower, upper) and CSR `rows` (matrix, lo, hi)."""
 
     def __init__(
-        self, bounds: tuple[np.ndarray, np.ndarray], rows: tuple[sparse.csr_matrix, np.ndarray, np.ndarray], workers: int = 1, seed: int = SEED
+        self, bounds: tuple[np.ndarray, np.ndarray], rows: tuple[SparseRows, np.ndarray, np.ndarray], workers: int = 1, seed: int = SEED
     ):  # fmt: skip
         lower, upper = bounds
         matrix, row_lo, row_hi = rows
@@ -126,7 +125,7 @@ binds before the wall-clock limit."""
 
 
 def point(
-    bounds: tuple[np.ndarray, np.ndarray], rows: tuple[sparse.csr_matrix, np.ndarray, np.ndarray], added: list[tuple[np.ndarray, np.ndarray, int, int]],
+    bounds: tuple[np.ndarray, np.ndarray], rows: tuple[SparseRows, np.ndarray, np.ndarray], added: list[tuple[np.ndarray, np.ndarray, int, int]],
     costs: np.ndarray, hint: np.ndarray | None, time_limit: float, first: bool, effort: float = POINT_EFFORT,
 ) -> StageResult:  # fmt: skip
     """An integer point of the model (`bounds`, CSR `rows` with their bounds, `added` rows as

@@ -191,7 +191,7 @@ class MilpSession:
         self.matrix, self.row_lo, self.row_hi = self.rows.matrix, self.rows.row_lo, self.rows.row_hi
         self._serials: list[int] = []  # one per added row, never reused: the relaxations' cache key
         self._added_rows = 0
-        self._columns = self.matrix.tocsc()  # for the certified bound's A^T y
+        self._columns = self.matrix.columns()  # for the certified bound's A^T y
         self._largest = int(np.abs(self.matrix.data).max(initial=0))  # the model's largest row coefficient
         lo, hi = _highs_bounds(self.lower, self.upper)
         rlo, rhi = _highs_bounds(self.row_lo, self.row_hi)
