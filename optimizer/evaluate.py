@@ -412,14 +412,22 @@ class _Layout:
 
 
 def _reads_of(layout: _Layout, kind: str) -> _Reads:
-    problem, racks = layout.problem, layout.racks
+    problem, racks, rate_of = layout.problem, layout.racks, layout.problem.rate_of
     serving_sets: dict[tuple[str, ...] | None, int] = {}
+    placed: dict[tuple[tuple[str, ...], str | None], tuple[int, list[int]]] = {}  # by (replica racks, leader's)
     offsets, serving, rates, source_offsets, sources = [0], [], [], [0], []
     for task in layout.tasks:
         for partition in getattr(task, kind):
-            serving.append(serving_sets.setdefault(problem.serving_racks(partition), len(serving_sets)))
-            rates.append(problem.rate_of(partition))
-            sources += [layout.sources[rack] for rack in read_from_racks(partition.replica_racks, partition.leader_rack)]
+            where = (partition.replica_racks, partition.leader_rack)
+            found = placed.get(where)
+            if found is None:
+                found = placed[where] = (
+                    serving_sets.setdefault(problem.serving_racks(partition), len(serving_sets)),
+                    [layout.sources[rack] for rack in read_from_racks(*where)],
+                )
+            serving.append(found[0])
+            rates.append(rate_of(partition))
+            sources += found[1]
             source_offsets.append(len(sources))
         offsets.append(len(serving))
     crosses = np.array([[reads_across_racks(rack, racks_serving) for rack in racks] for racks_serving in serving_sets], dtype=np.int64)

@@ -453,9 +453,10 @@ def _flow_takes(problem: Problem, goals: list[Goal], backend: str, tolerances: d
 def _start(problem: Problem, goals: list[Goal], deadline: float | None) -> Assignment | None:
     """Step 1: the engine's own first point, when it meets the hard goals (else None: the stages
     start from nothing, and Kafka's answer is the floor); a consumer group's flow within
-    `deadline` (else a greedy one)."""
+    `deadline` (else a greedy one), a Streams application's trades for weighted balance while
+    `deadline` leaves what the rest of the solve needs (`finish_seconds`)."""
     doing("the engine's first point (balanced, rack-aware flows)")
-    found = fast_start(problem, goals, remaining(deadline))
+    found = fast_start(problem, goals, remaining(deadline), None if deadline is None else deadline - finish_seconds(problem))
     return found if found is not None and meets_hard_goals(problem, goals, found) else None
 
 

@@ -54,6 +54,7 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from optimizer.costs import StreamsIndex
+from optimizer.deadline import now
 from optimizer.goal import Assignment, Goal
 from optimizer.levels import level_boxes, saturated_clients
 from optimizer.model.consumer import ConsumerProblem
@@ -83,12 +84,14 @@ class _Widths(Protocol):
     def copies_width(self, threads: np.ndarray, tasks: int, stateful: int, copies: int, standbys: int) -> Fraction: ...
 
 
-def fast_start(problem: Problem, goals: Sequence[Goal], time_limit: float | None = None) -> Assignment | None:
+def fast_start(problem: Problem, goals: Sequence[Goal], time_limit: float | None = None, improve_until: float | None = None) -> Assignment | None:
     """An assignment of the normalised `problem` meeting every hard goal of `goals` that has a
     bound, or None when none was found this way (the engine then starts from Kafka's).
-    `time_limit`: what a consumer group's flow may take (else its greedy start)."""
+    `time_limit`: what a consumer group's flow may take (else its greedy start);
+    `improve_until`: when a Streams application's trades (`_weighed`) stop, on `now()`'s clock
+    (None: at `SWAP_PAIRS`)."""
     if isinstance(problem, StreamsProblem):
-        return _streams_start(problem, goals)
+        return _streams_start(problem, goals, improve_until)
     assert isinstance(problem, ConsumerProblem)
     return _consumer_start(problem, time_limit)
 
@@ -224,7 +227,7 @@ def _water_fill(levels: np.ndarray, units: int) -> np.ndarray:
 # --------------------------------------------------------------------------- Streams
 
 
-def _streams_start(problem: StreamsProblem, goals: Sequence[Goal]) -> Assignment | None:
+def _streams_start(problem: StreamsProblem, goals: Sequence[Goal], improve_until: float | None) -> Assignment | None:
     index = StreamsIndex.of(problem)
     if not index.clients:
         return None
@@ -251,7 +254,7 @@ def _streams_start(problem: StreamsProblem, goals: Sequence[Goal]) -> Assignment
                 break  # the copies' flow has no point in this box, whatever the dealing
             assignment = _choose_actives(costs, stateful, copies, active_box)
             if assignment is not None and meets_hard_goals(problem, goals, assignment):
-                return _weighed(problem, goals, costs, assignment)
+                return _weighed(problem, goals, costs, assignment, improve_until)
     return None
 
 
@@ -517,10 +520,11 @@ SWAP_CHUNK = 1_000_000
 """Pairs priced at once (the arrays' memory: some tens of MB)."""
 
 
-def _weighed(problem: StreamsProblem, goals: Sequence[Goal], costs: _Costs, assignment: Assignment) -> Assignment:
+def _weighed(problem: StreamsProblem, goals: Sequence[Goal], costs: _Costs, assignment: Assignment, until: float | None = None) -> Assignment:
     """`assignment` with a lower `weighted_balance` where trading actives finds one, when that goal
-    comes first among the soft ones after `balance` (`_Trades`). Kept only if the goal's own value
-    falls and the hard goals hold."""
+    comes first among the soft ones after `balance` (`_Trades`), trading until `SWAP_PAIRS` or,
+    first, `until` (on `now()`'s clock: what the rest of the solve needs is kept). Kept only if
+    the goal's own value falls and the hard goals hold."""
     names = [goal.name for goal in goals]
     if "weighted_balance" not in names:
         return assignment
@@ -531,7 +535,7 @@ def _weighed(problem: StreamsProblem, goals: Sequence[Goal], costs: _Costs, assi
     if len(costs.index.clients) < 2 or (placement.active < 0).any():
         return assignment
     trades = _Trades(problem, costs, placement, "standby_rack_diversity" in names)
-    while trades.priced < SWAP_PAIRS and trades.trade():
+    while trades.priced < SWAP_PAIRS and (until is None or now() < until) and trades.trade():
         pass
     weighed = trades.assignment()
     goal = goals[at]

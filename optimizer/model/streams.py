@@ -609,8 +609,11 @@ class StreamsProblem(FrozenModel):
 
     @cached_property
     def has_rates(self) -> bool:
-        """Whether any partition's bytes per second is known."""
-        return any(rate is not None for rate in self._known_rates.values())
+        """Whether any partition's bytes per second is known (a topic's rate is given only for a
+        topic some task reads: validation refuses others)."""
+        return bool(self.topic_bytes_per_second) or any(
+            p.bytes_per_second is not None for task in self.tasks for p in (*task.source_partitions, *task.changelog_partitions)
+        )
 
     @cached_property
     def default_rate(self) -> float:
