@@ -345,6 +345,9 @@ def _exact(steps: _Steps, child: bool) -> _Found:
             found.stopped = f"the exact engine was stopped {INTERRUPT_MARGIN:g} s past its deadline"
             found.point = progress.result(found.stopped)
         return found
+    if steps.deadline is not None and now() >= steps.deadline:  # what is left is the rest's: no fork
+        found.stopped = "the exact engine had no time left after the first point"
+        return found
     goals = steps.goals
 
     def work(send: Callable[[object], None]) -> None:
