@@ -92,15 +92,16 @@ address space capped there): a model that does not fit ends the engine's process
 point stands, not the machine (or a Spark job beside it)."""
 
 FINISH_BASE = 0.05
-FINISH_PER_COPY = 60e-6
-FINISH_PER_PARTITION = 20e-6
-FINISH_PER_START = 3.0
+FINISH_PER_COPY = 25e-6
+FINISH_PER_PARTITION = 10e-6
+FINISH_PER_START = 2.0
 """What `solve` needs after the engine (`finish_seconds`): seconds, and seconds per copy of a task
 (active or standby) or per partition of a consumer group, or this many times what the first point
 took when that is more (a busy machine is as slow at both): the assignment applied now by a
-flow, the goals' values, the plan to the target and the evaluator's checks took 1.8 s at 10,000
-tasks with two standbys (30,000 copies) on this project's 2-core machine, where the first point
-took 0.7 s; the goals' values and the checks 0.8 s at 50,000 partitions."""
+flow, the goals' values, the plan to the target and the evaluator's checks took 0.49 s at 10,000
+tasks with two standbys (30,000 copies; 0.28 s at 15,000) on this project's 2-core machine, where
+the first point took 0.39 s; 0.35 s at 50,000 partitions (2026-12-02, about 1.5 times as much
+kept)."""
 
 
 def _pairs(problem: Problem) -> int:
