@@ -101,6 +101,19 @@ def _internal_error(error: BaseException) -> NoReturn:
     sys.exit(ExitCode.INTERNAL)
 
 
+READER_GONE = 141
+"""The exit code when whatever reads the output stops reading (`kafka-assign solve P | head`): a
+shell's for a process that SIGPIPE ended (128 + 13), without a message."""
+
+
+def _reader_gone() -> NoReturn:
+    """The output's reader has closed it: nothing more is written there (the interpreter's last
+    flush included), and the command ends quietly (`READER_GONE`)."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(READER_GONE)
+
+
 class _Commands(click.Group):
     """The command group; whatever a command does not handle ends as an internal error."""
 
@@ -109,6 +122,8 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except BrokenPipeError:
+            _reader_gone()
         except KafkaAssignmentError as error:
             _fail(error)
         except Exception as error:  # noqa: BLE001 - the last line of defence

@@ -133,3 +133,22 @@ def test_python_dash_m_runs_the_cli():
     )
     assert result.returncode == 0, result.stderr
     assert "consumer group" in result.stdout
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path):
+    """`kafka-assign solve P | head -1`: the rest of the table (135 KB, twice what a pipe holds) has
+    nowhere to go; the command ends with 141 (what a shell reports for SIGPIPE) and no message,
+    not as an internal error."""
+    from optimizer.generate import random_consumer_problem
+    from optimizer.sources.problem_file import save_problem
+
+    path = tmp_path / "group.json"
+    save_problem(random_consumer_problem(1, members=10, topics=5, partitions=(2000, 2000)), path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "optimizer", "solve", str(path), "--solver", "kafka"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stdout.readline()
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr.decode()) == (141, "")
