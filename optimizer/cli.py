@@ -137,7 +137,7 @@ def cli() -> None:
 
     Problems are JSON or YAML files (format kafka-assignment-problem/v1, see docs/file-formats.md).
     Exit codes: 0 success, 1 invalid input, 2 usage error, 3 no feasible solution (or none within
-    the time limit), 4 internal error (a bug).
+    the time limit), 4 internal error (a bug), 141 the output's reader stopped reading.
     """
 
 
