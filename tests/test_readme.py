@@ -29,7 +29,7 @@ def test_every_figure_the_readme_quotes_is_the_codes(tmp_path):
 
     from optimizer import load_problem, solve
     from optimizer.activity import FIRST_SECONDS
-    from optimizer.cli import DEFAULT_TIME_LIMIT
+    from optimizer.cli import DEFAULT_TIME_LIMIT, READER_GONE
     from optimizer.errors import ExitCode
     from optimizer.kafka import sandbox
     from optimizer.model.releases import DEFAULT_KAFKA_VERSION, NEWEST_PATCH
@@ -63,6 +63,7 @@ def test_every_figure_the_readme_quotes_is_the_codes(tmp_path):
         f"{ExitCode.USAGE:d} usage error",
         f"{ExitCode.NO_SOLUTION:d} no feasible solution",
         f"{ExitCode.INTERNAL:d} internal error",
+        f"{READER_GONE} when the output's reader stops reading",
         f"{whole(DEFAULT_TIME_LIMIT)} s unless given",
         f"past {whole(FIRST_SECONDS)} s",
         f"three clients with {', '.join(map(str, threads[:-1]))} and {threads[-1]} threads",
