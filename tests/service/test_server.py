@@ -296,7 +296,9 @@ def test_a_short_deadline_on_a_large_problem_is_met_with_the_services_own_work_c
         status, answer = _post(running, _request(LARGE, deadline_ms=deadline_ms))
         took = time.monotonic() - started
         assert status in (200, 503), answer
-        assert took < deadline_ms / 1000 + 0.25, (deadline_ms, took)  # the request's upload and JSON parse come on top on the client's side
+        # the request's upload and JSON parse come on top on the client's side; how far past its
+        # deadline the client hears back on an idle machine is a benchmark's (issue 51), not a test's
+        assert took < deadline_ms / 1000 + BUSY, (deadline_ms, took)
 
 
 def test_refusals_close_the_connection_and_http_servers_own_errors_are_json(service: tuple[AssignmentService, Lines]) -> None:
