@@ -29,7 +29,6 @@ member triggers at once (`consumer_plan`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
@@ -329,14 +328,6 @@ def worse_than(problem: StreamsProblem, ours: Assignment, kafka: Assignment, bal
     return None
 
 
-@dataclass
-class _Round:
-    moves: int = 0
-    offsets: int = 0
-    unknown: int = 0
-    warmups: dict[str, list[str]] = field(default_factory=dict)
-
-
 def plan_transition(
     problem: StreamsProblem,
     now: Mapping[str, ClientAssignment],
@@ -350,94 +341,98 @@ def plan_transition(
     (tasks with the fewest caught-up clients first, then task and client order),
     `max.warmup.replicas` per round counting the warm-ups `now` has. Round 1 starts as many as
     are left of that budget (none when not `start_warmups`: Kafka's answer comes with its own);
-    a copy warmed up in round r moves in round r + 1; every other copy moves in round 2."""
+    a copy warmed up in round r moves in round r + 1; every other copy moves in round 2. Copies
+    are counted as task position x clients + client position, in numpy."""
     index = StreamsIndex.of(problem)
     budget = problem.config.max_warmup_replicas
     offsets = restore_offsets(problem, index)
     lagging = behind(problem, index, caught_up_ranks(problem, index)).astype(bool)
-    tasks, clients = index.task_position, index.client_position
-    stateful = index.stateful
+    n = len(index.clients)
     caught = (~lagging).sum(axis=1)
 
-    def copies(assignment: Mapping[str, ClientAssignment]) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
-        """(every (task, client) holding a copy, the (task, client) of each active)."""
-        held: set[tuple[int, int]] = set()
-        active: set[tuple[int, int]] = set()
-        for client_id, assigned in assignment.items():
-            k = clients[client_id]
-            held.update((tasks[t], k) for t in (*assigned.active, *assigned.standby, *assigned.warmup))
-            active.update((tasks[t], k) for t in assigned.active)
-        return held, active
-
-    held_now, active_now = copies(now)
-    target_held, target_active = copies(target)
+    held_now, active_now = _copies(index, now)
+    target_held, target_active = _copies(index, target)
     warm_now = sum(len(assigned.warmup) for assigned in now.values())
-    pending = sorted(
-        ((t, k) for t, k in target_held - held_now if stateful[t] and lagging[t, k]),
-        key=lambda tk: (caught[tk[0]], tk[0], index.clients[tk[1]].id),
-    )
-    first = pending[: max(0, budget - warm_now)] if start_warmups else []
-    batches = [first] + [pending[i : i + budget] for i in range(len(first), len(pending), budget)]
-    started_in = {tk: r for r, batch in enumerate(batches, start=1) for tk in batch}
+    new = np.setdiff1d(target_held, held_now)
+    new = new[index.stateful[new // n].astype(bool) & lagging[new // n, new % n]]
+    pending = new[np.lexsort((new % n, new // n, caught[new // n]))]  # clients are in id order
+    first = pending[: max(0, budget - warm_now)] if start_warmups else pending[:0]
+    # round 1 starts `first`; the rest go `budget` a round from round 2 on
+    started = np.concatenate([np.ones(len(first), dtype=np.int64), 2 + np.arange(len(pending) - len(first)) // budget])
 
     applied = dict(now)
-    for t, k in first:
+    for t, k in zip(*np.divmod(first, n), strict=True):
         client_id = index.clients[k].id
-        warm = sorted((*applied[client_id].warmup, index.tasks[t].id), key=tasks.__getitem__)
+        warm = sorted((*applied[client_id].warmup, index.tasks[t].id), key=index.task_position.__getitem__)
         applied[client_id] = applied[client_id].model_copy(update={"warmup": tuple(warm)})
-    held_applied, _ = copies(applied)
 
-    rounds: dict[int, _Round] = {1: _Round()}
-
-    def restore(entry: _Round, t: int, k: int) -> None:
-        entry.offsets += max(0, int(offsets[t, k]))
-        entry.unknown += int(offsets[t, k] < 0)
+    # target copies not in place now move in round 2, or in the round after their warm-up
+    is_active = np.isin(target_held, target_active)
+    in_place = np.isin(target_held, held_now) & (~is_active | np.isin(target_held, active_now))
+    moving, moving_active = target_held[~in_place], is_active[~in_place]
+    warm_round = dict(zip(pending.tolist(), started.tolist(), strict=True))
+    round_of = np.array([warm_round.get(key, 1) + 1 for key in moving.tolist()], dtype=np.int64)
+    fresh = moving[~np.isin(moving, held_now) & ~np.isin(moving, pending)]  # neither held nor warmed up: replayed in round 2
+    last = max(1, int(started.max(initial=1)), int(round_of.max(initial=1)))
 
     previous = index.previous_active()
     placement = streams_placement(index, now)
     had = previous >= 0
-    rounds[1].moves = int((placement.active[had] != previous[had]).sum())
-    for t, k in held_applied:
-        restore(rounds[1], t, k)
-    for r, batch in enumerate(batches, start=1):
-        entry = rounds.setdefault(r, _Round())
-        for t, k in batch:
-            entry.warmups.setdefault(index.clients[k].id, []).append(index.tasks[t].id)
-            if r > 1:  # round 1's are among the copies applied now, counted above
-                restore(entry, t, k)
-    for t, k in sorted(target_held):
-        is_active = (t, k) in target_active
-        if (t, k) in held_now and (not is_active or (t, k) in active_now):
-            continue  # in place now
-        entry = rounds.setdefault(started_in[(t, k)] + 1 if (t, k) in started_in else 2, _Round())
-        entry.moves += int(is_active)
-        if (t, k) not in started_in and (t, k) not in held_now:
-            restore(entry, t, k)
+    moves = np.bincount(round_of[moving_active], minlength=last + 1)
+    moves[1] += int((placement.active[had] != previous[had]).sum())
+    # the copies whose changelogs each round replays: round 1 those applied now
+    restored = [np.zeros(0, dtype=np.int64), np.union1d(held_now, first)]
+    restored += [np.concatenate([pending[started == r], fresh if r == 2 else fresh[:0]]) for r in range(2, last + 1)]
+
+    warmups: list[dict[str, list[str]]] = [{} for _ in range(last + 1)]
+    for key, r in zip(pending.tolist(), started.tolist(), strict=True):
+        warmups[r].setdefault(index.clients[key % n].id, []).append(index.tasks[key // n].id)
     for client_id, assigned in now.items():  # warm-ups `now` came with (Kafka's)
         if assigned.warmup:
-            rounds[1].warmups.setdefault(client_id, []).extend(assigned.warmup)
+            warmups[1].setdefault(client_id, []).extend(assigned.warmup)
 
-    last = max(rounds)
-    plan_rounds = []
-    for r in range(1, last + 1):
-        entry = rounds.get(r, _Round())
-        plan_rounds.append(
-            PlanRound(
-                round=r,
-                warmups={c: tuple(sorted(ts, key=tasks.__getitem__)) for c, ts in sorted(entry.warmups.items())},
-                moves=entry.moves,
-                restore_offsets=entry.offsets,
-            )
+    replayed = [_replayed(offsets, keys, n) for keys in restored]
+    plan_rounds = [
+        PlanRound(
+            round=r,
+            warmups={c: tuple(sorted(ts, key=index.task_position.__getitem__)) for c, ts in sorted(warmups[r].items())},
+            moves=int(moves[r]),
+            restore_offsets=replayed[r][0],
         )
+        for r in range(1, last + 1)
+    ]
     plan = TransitionPlan(
         rounds=tuple(plan_rounds),
         followup_rebalances=last - 1,
         warmups=len(pending) + warm_now,
-        restore_offsets=sum(entry.offsets for entry in rounds.values()),
-        restore_unknown=sum(entry.unknown for entry in rounds.values()),
+        restore_offsets=sum(offsets_ for offsets_, _ in replayed[1:]),
+        restore_unknown=sum(unknown for _, unknown in replayed[1:]),
         seconds_to_target=(last - 1) * problem.config.probing_rebalance_interval_ms / 1000,
     )
     return applied, plan
+
+
+def _copies(index: StreamsIndex, assignment: Mapping[str, ClientAssignment]) -> tuple[np.ndarray, np.ndarray]:
+    """(every copy, each active), as task position x clients + client position, sorted, each once."""
+    tasks, n = index.task_position, len(index.clients)
+    held: list[int] = []
+    active: list[int] = []
+    for client_id, assigned in assignment.items():
+        k = index.client_position[client_id]
+        active += [tasks[t] * n + k for t in assigned.active]
+        held += [tasks[t] * n + k for t in (*assigned.standby, *assigned.warmup)]
+    actives = np.unique(np.array(active, dtype=np.int64))
+    return np.union1d(actives, np.array(held, dtype=np.int64)), actives
+
+
+def _replayed(offsets: np.ndarray, keys: np.ndarray, n: int) -> tuple[int, int]:
+    """(changelog offsets replayed, copies whose offsets are unknown) for the copies `keys`: whole
+    numbers at any magnitude."""
+    values = offsets[keys // n, keys % n]
+    known = values[values >= 0]
+    if len(known) and int(known.max()) * len(known) >= 2**62:
+        return sum(int(v) for v in known.tolist()), int((values < 0).sum())
+    return int(known.sum()), int((values < 0).sum())
 
 
 def withhold_transfers(problem: ConsumerProblem, target: Assignment) -> tuple[dict[str, ClientAssignment], bool, int]:
