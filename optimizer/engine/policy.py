@@ -358,6 +358,7 @@ def _exact(steps: _Steps, child: bool) -> _Found:
         steps.run(report, Progress(listener=lambda progress: _point(progress, report)))
 
     process = Streamed(work, memory=int(ENGINE_MEMORY_SHARE * physical_memory()) or None)
+    doing("the exact engine's stages, in a process of their own")
     try:
         process.wait(steps.deadline)
     finally:
