@@ -74,6 +74,7 @@ def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
             {
                 "id": member.id,
                 "rack": member.rack,
+                **({"instance_id": member.group_instance_id} if member.group_instance_id is not None else {}),
                 "subscribed": [t for t in member.subscriptions if t in known],
                 "assigned": [[topic, by_topic[topic]] for topic in reversed(by_topic)],
             }

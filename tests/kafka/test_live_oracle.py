@@ -128,6 +128,27 @@ def test_kafkas_kip848_range_assignor_gives_our_answer():
     assert _disagreements(groups, kip848_answers(groups)) == []
 
 
+def test_with_static_members_the_kip848_assignors_give_our_answer():
+    """KIP-848's `range` orders members as `RangeAssignor.sortMemberIds` does: static members first,
+    by `group.instance.id`, then the others by member id (`uniform` reads no instance id). Some
+    members of each group static; `range` moves on over a quarter of the groups against the
+    same groups without instance ids, so the order is what is tested."""
+    rng = random.Random(848)
+    groups = []
+    for assignor in ("range", "uniform"):
+        for problem in oracle_kip848_groups(assignor, 100):
+            data = problem_to_data(problem)
+            for member in data["members"]:
+                if rng.random() < 0.6:
+                    member["group_instance_id"] = f"instance-{rng.randrange(10**6):06d}"
+            groups.append(problem_from_data(data))
+    assert _disagreements(groups, kip848_answers(groups)) == []
+    ranged = [g for g in groups if str(g.config.remote_assignor) == "range"]
+    moved = sum(_ours(g) != _ours(problem_from_data({**problem_to_data(g), "members": [
+        {k: v for k, v in m.items() if k != "group_instance_id"} for m in problem_to_data(g)["members"]]})) for g in ranged)  # fmt: skip
+    assert moved > len(ranged) // 4, (moved, len(ranged))
+
+
 def test_kafkas_kip848_uniform_assignor_gives_our_answer():
     """Kafka 4.4.0's `uniform` (KAFKA-18688's homogeneous builder, no racks read) on every group,
     rack-aware homogeneous ones included."""

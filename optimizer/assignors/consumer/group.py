@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
-from optimizer.model.consumer import ConsumerProblem
+from optimizer.model.consumer import ConsumerProblem, Member
 
 TP = tuple[str, int]
 
@@ -35,6 +35,18 @@ def member_id_key(member_id: str) -> bytes:
     return member_id.encode("utf-16-be")
 
 
+def static_first(problem: ConsumerProblem) -> list[str]:
+    """Member ids with static members first, by `group.instance.id`, then the others by member id,
+    each in `String.compareTo` order: the classic `AbstractPartitionAssignor.MemberInfo` order,
+    and the broker-side `RangeAssignor.sortMemberIds`'."""
+
+    def key(member: Member) -> tuple[int, bytes]:
+        static = member.group_instance_id
+        return (0, member_id_key(static)) if static is not None else (1, member_id_key(member.id))
+
+    return [member.id for member in sorted(problem.members, key=key)]
+
+
 class ConsumerGroup:
     """What every assignor reads: partitions per subscribed topic, racks, member order."""
 
@@ -44,13 +56,7 @@ class ConsumerGroup:
         subscribed = {t for m in problem.members for t in m.subscriptions}
         self.partitions: dict[str, int] = {t: topics[t].partitions for t in subscribed if t in topics}
         self.sorted_members = sorted((m.id for m in problem.members), key=member_id_key)
-        instance = {m.id: m.group_instance_id for m in problem.members}
-
-        def member_info_key(member: str) -> tuple[int, bytes]:
-            static = instance[member]
-            return (0, member_id_key(static)) if static is not None else (1, member_id_key(member))
-
-        self.member_info_order = sorted(self.sorted_members, key=member_info_key)
+        self.member_info_order = static_first(problem)
         """Members in `AbstractPartitionAssignor.MemberInfo` order, the classic range and round-robin
         assignors' (static members first, by `group.instance.id`; then the others by member id)."""
         self.subscriptions = {m.id: list(m.subscriptions) for m in problem.members}

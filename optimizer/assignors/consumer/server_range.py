@@ -2,7 +2,8 @@
 group-coordinator `assignor/RangeAssignor`.
 
 Not sticky and not rack-aware: the previous assignment and racks are ignored. Members are sorted
-by member id (`String.compareTo`; no member has a `group.instance.id` here). For each topic with
+as `sortMemberIds` sorts them: static members first, by `group.instance.id`, then the others by
+member id (`String.compareTo` both). For each topic with
 metadata, its subscribers in that order take consecutive ranges of floor(P/S) partitions, the
 first P mod S of them one more. A HOMOGENEOUS group counts every member as a subscriber of the
 first member's topics; otherwise each topic counts its own subscribers. Topics are independent,
@@ -11,14 +12,14 @@ so the order they are visited in does not matter.
 
 from __future__ import annotations
 
-from optimizer.assignors.consumer.group import TP, ConsumerAssignorResult, assignor_result, member_id_key
+from optimizer.assignors.consumer.group import TP, ConsumerAssignorResult, assignor_result, static_first
 from optimizer.assignors.consumer.kip848 import ServerGroup
 from optimizer.model.consumer import ConsumerProblem
 
 
 def server_range_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
     group = ServerGroup(problem)
-    members = sorted(group.member_ids, key=member_id_key)
+    members = static_first(problem)
     if group.homogeneous:
         subscribers = {topic: members for topic in group.subscriptions[members[0]]}
         note = "homogeneous (equal subscriptions)"

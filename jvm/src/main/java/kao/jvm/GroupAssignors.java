@@ -123,7 +123,9 @@ public final class GroupAssignors {
                 assigned.put(id, partitions);
             }
             Optional<String> rack = member.hasNonNull("rack") ? Optional.of(member.get("rack").asText()) : Optional.empty();
-            members.put(memberId, new MemberSubscriptionAndAssignmentImpl(rack, Optional.empty(), subscribed, new Assignment(assigned)));
+            // a static member's group.instance.id, as the coordinator hands it (the range assignor orders by it)
+            Optional<String> instance = member.hasNonNull("instance_id") ? Optional.of(member.get("instance_id").asText()) : Optional.empty();
+            members.put(memberId, new MemberSubscriptionAndAssignmentImpl(rack, instance, subscribed, new Assignment(assigned)));
         }
         SubscriptionType type = group.get("homogeneous").asBoolean() ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
         SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
