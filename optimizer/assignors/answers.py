@@ -25,10 +25,11 @@ from optimizer.errors import SolverUnavailableError
 from optimizer.model.consumer import ConsumerProblem, GroupProtocol
 from optimizer.model.ids import partition_id, task_id, task_key
 from optimizer.model.issues import Issue, warning
+from optimizer.model.normalize import unlogged_tasks
 from optimizer.model.problem import Problem
 from optimizer.model.releases import KafkaRelease, release_text
 from optimizer.model.solution import ClientAssignment, MemberAssignment
-from optimizer.model.streams import StreamsGroupAssignor, StreamsGroupProtocol, StreamsProblem
+from optimizer.model.streams import StreamsGroupAssignor, StreamsGroupProtocol, StreamsProblem, TaskAssignor
 
 Assigned = dict[str, ClientAssignment]
 
@@ -91,12 +92,25 @@ def _consumer(problem: Problem, raw: Problem, release: KafkaRelease) -> KafkaAns
 
 
 def _classic_streams(problem: Problem, raw: Problem, release: KafkaRelease) -> KafkaAnswer:
-    assert isinstance(problem, StreamsProblem)
+    assert isinstance(problem, StreamsProblem) and isinstance(raw, StreamsProblem)
     name = problem.config.task_assignor_class
     unread: tuple[Issue, ...] = ()
     if "streams_assignor_name" in raw.config.model_fields_set:
         unread = (_not_read("streams.assignor.name", "classic"),)
+    if name == TaskAssignor.KIP924_STICKY:
+        problem = kip924_view(problem, raw)
     return _from_task_assignor(TASK_ASSIGNORS.select(name, release)(problem), {"assignor": str(name)}, unread)
+
+
+def kip924_view(problem: StreamsProblem, raw: StreamsProblem) -> StreamsProblem:
+    """The normalised `problem` as KIP-924's StickyTaskAssignor reads it: its `TaskInfo.isStateful`
+    is whether a task has stores, so a task whose stores log nothing (`unlogged_tasks` of the
+    problem as given, `raw`) is placed with the stateful actives again; it still gets no standby,
+    having no changelog."""
+    unlogged = unlogged_tasks(raw)
+    if not unlogged:
+        return problem
+    return problem.model_copy(update={"tasks": tuple(t.model_copy(update={"stateful": True}) if t.id in unlogged else t for t in problem.tasks)})
 
 
 def _streams_group(problem: Problem, raw: Problem, release: KafkaRelease) -> KafkaAnswer:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from optimizer.model.base import derived
 from optimizer.model.consumer import ConsumerProblem
@@ -94,6 +94,20 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
         else []
     )
     warnings += _reads_warnings(problem.config.custom_replica_selector, "tasks", without_leader)
+    unlogged = unlogged_tasks(problem)
+    if unlogged:
+        warnings.append(
+            warning(
+                "tasks",
+                f"tasks {_names(list(unlogged))} are stateful without changelog partitions (their stores log nothing): "
+                "nothing to replicate or restore, so they get no standby and no warm-up and are assigned as "
+                "stateless, as Kafka's assignors count them (only a task with a changelog is stateful to them; "
+                "KIP-924's StickyTaskAssignor still places their actives as stateful ones)",
+            )
+        )
+    streams_tasks = tuple(t.model_copy(update={"stateful": False}) if t.id in unlogged else t for t in problem.tasks)
+    # A client may hold state of a task whose stores log nothing (its local state directory): such a
+    # previous standby stays, as Kafka's ClientState keeps it; one of a task without stores goes.
     tasks = problem.task_by_id
     clients = []
     for index, client in enumerate(problem.clients):
@@ -188,7 +202,16 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
                 )
             )
 
-    return Normalized(problem.model_copy(update={"clients": tuple(clients)}), tuple(warnings))
+    update: dict[str, Any] = {"clients": tuple(clients)}
+    if unlogged:
+        update["tasks"] = streams_tasks
+    return Normalized(problem.model_copy(update=update), tuple(warnings))
+
+
+def unlogged_tasks(problem: StreamsProblem) -> frozenset[str]:
+    """The ids of the stateful tasks without changelog partitions, which `normalize` makes stateless
+    (KIP-924's StickyTaskAssignor alone reads their stores: `TaskInfo.isStateful`)."""
+    return frozenset(t.id for t in problem.tasks if t.stateful and not t.changelog_partitions)
 
 
 def _normalize_consumer(problem: ConsumerProblem) -> Normalized[ConsumerProblem]:

@@ -190,7 +190,8 @@ class Task(FrozenModel):
     subtopology: Int32 | None = None
     """Subtopology number; taken from the id when omitted, and must agree with it when given."""
     stateful: StrictBool = False
-    """Whether the task has state stores (and so standbys, lags and warm-ups)."""
+    """Whether the task has state stores; with changelog partitions, it has standbys, lags and
+    warm-ups (stores that log nothing make it stateless to every assignor: `normalize`)."""
     source_partitions: tuple[TopicPartition, ...] = Field(min_length=1)
     """Input partitions the active task consumes (at least one, as in Kafka)."""
     changelog_partitions: tuple[TopicPartition, ...] = ()

@@ -33,11 +33,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from optimizer.assignors.answers import kip924_view
 from optimizer.assignors.java import kafka_client_order
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
 from optimizer.generate import random_streams_problem
-from optimizer.model.ids import INT64_MAX, TaskKey, name_uuid_bytes, parse_task_id, task_id
+from optimizer.model.ids import INT64_MAX, TaskKey, name_uuid_bytes, parse_task_id, task_id, task_key
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsGroupProtocol, StreamsProblem, TaskAssignor
@@ -181,11 +182,12 @@ def task_assignor_answers(
     return answers
 
 
-def application(seed: int, assignor: str, strategy: str, version: str | None = None) -> StreamsProblem:
+def application(seed: int, assignor: str, strategy: str, version: str | None = None, unlogged: float = 0.0) -> StreamsProblem:
     """A seeded application for the oracle: up to 30 tasks over up to 7 clients (process ids),
     racks (some clients without), 0-2 standbys, client tags, explicit KIP-925 costs in a third of
     them; `task.assignor.class: assignor`, `rack.aware.assignment.strategy: strategy` and, when
-    given, `kafka.version: version`."""
+    given, `kafka.version: version`; each stateful subtopology's stores log nothing (no
+    changelog partitions) with probability `unlogged`."""
     rng = random.Random(f"{assignor}-{strategy}-{seed}")
     clients = rng.randint(1, 7)
     problem = random_streams_problem(
@@ -195,6 +197,12 @@ def application(seed: int, assignor: str, strategy: str, version: str | None = N
         rackless_clients=rng.choice([0, 0, 0, 1]) if clients > 1 else 0, name=f"{assignor}-{strategy}-{seed}",
     )  # fmt: skip
     data = problem_to_data(problem)
+    if unlogged:
+        quiet = {sub for sub in {task_key(t["id"])[0] for t in data["tasks"]} if rng.random() < unlogged}
+        for task in data["tasks"]:
+            if task_key(task["id"])[0] in quiet:
+                task.pop("changelog_partitions", None)
+                task.pop("changelog_end_offset", None)
     config = data.setdefault("config", {})
     config["task.assignor.class"] = assignor
     if rng.random() < 0.3:
@@ -232,7 +240,7 @@ def disagreements(problems: Sequence[StreamsProblem], answers: Sequence[StreamsA
         followup = bool(ours.followup_rebalance)
         if problem.config.task_assignor_class == TaskAssignor.KIP924_STICKY and kafka.standby_order is not None:
             run = cast(Callable[..., StreamsAssignorResult], TASK_ASSIGNORS.select(TaskAssignor.KIP924_STICKY, problem.config.release))
-            result = run(normalize(problem).problem, list(kafka.standby_order))
+            result = run(kip924_view(normalize(problem).problem, problem), list(kafka.standby_order))
             standby = {c.id: frozenset(task_id(*t) for t in c.standby) for c in result.clients}
             if {c.id: frozenset(task_id(*t) for t in c.active) for c in result.clients} != active:
                 found.append(f"{problem.name}: the reproduction's actives in Kafka's standby order are not --solver kafka's")

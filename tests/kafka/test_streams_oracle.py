@@ -99,3 +99,16 @@ def test_kafkas_task_assignors_give_our_answer_on_varied_applications():
     problems = _varied(200)
     assert {p.config.task_assignor_class for p in problems} == set(TaskAssignor)
     assert disagreements(problems, task_assignor_answers(problems, task_sets="sorted")) == []
+
+
+@pytest.mark.parametrize("assignor", ["high_availability", "sticky", "kip924_sticky"])
+def test_with_stores_that_log_nothing_kafkas_task_assignors_give_our_answer(assignor):
+    """Stateful tasks without changelog partitions (stores with logging disabled), fed as
+    StreamsPartitionAssignor feeds them: not stateful to the internal assignors (only tasks with a
+    changelog are, `ChangelogTopics.statefulTaskIds`), stateful to KIP-924's `TaskInfo` but without
+    a standby (its StickyTaskAssignor places standbys for tasks with a changelog partition only).
+    Kafka's answer is ours, and the evaluator accepts it (`--solver kafka` checks it)."""
+    problems = [application(seed, assignor, STRATEGIES[seed % 3], unlogged=0.5) for seed in range(60)]
+    with_unlogged = [p for p in problems if p.config.num_standby_replicas and any(t.stateful and not t.changelog_partitions for t in p.tasks)]
+    assert len(with_unlogged) > 10
+    assert disagreements(problems, task_assignor_answers(problems)) == []

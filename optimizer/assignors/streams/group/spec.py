@@ -158,7 +158,8 @@ def group_spec(problem: StreamsProblem) -> StreamsGroupSpec:
             Subtopology(
                 id=ident,
                 partitions=max(t.partition for t in subtopologies[ident]) + 1,
-                stateful=any(t.stateful for t in subtopologies[ident]),
+                # TopologyMetadata.isStateful: the subtopology has a changelog topic (stores that log)
+                stateful=any(t.stateful and bool(t.changelog_partitions) for t in subtopologies[ident]),
             )
             for ident in java_string_order(list(subtopologies))
         ),

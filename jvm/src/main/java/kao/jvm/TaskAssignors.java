@@ -109,6 +109,8 @@ public final class TaskAssignors {
         final Cluster cluster;
         final InternalTopicManager topicManager;
         final Set<TaskId> allTasks;
+        /** Tasks with state stores (KIP-924's TaskInfo.isStateful), logged or not. */
+        final Set<TaskId> storeTasks;
 
         Application(JsonNode input) {
             configs = configs(input.get("configs"));
@@ -139,18 +141,22 @@ public final class TaskAssignors {
             }
             // StreamsPartitionAssignor.populateTasksForMaps: the subtopologies' tasks from partitionsForTask
             partitionsForTask.keySet().forEach(id -> tasksForTopicGroup.computeIfAbsent(new Subtopology(id.subtopology(), null), k -> new HashSet<>()).add(id));
-            // ChangelogTopics.setup: the stateful tasks subtopology by subtopology, then copied into the assignor's set
+            // ChangelogTopics.setup: the stateful tasks subtopology by subtopology, then copied into the assignor's set;
+            // only a task with a changelog is stateful there (stores that log nothing are not)
             Map<TaskId, Boolean> changelogPartitionsForStatefulTask = new HashMap<>();
+            Set<TaskId> logged = new HashSet<>();
             for (Subtopology group : groups.keySet()) {
                 for (TaskId id : tasksForTopicGroup.get(group)) {
-                    if (stateful.contains(id)) {
+                    if (stateful.contains(id) && !changelogPartitionsForTask.get(id).isEmpty()) {
                         changelogPartitionsForStatefulTask.put(id, true);
+                        logged.add(id);
                     }
                 }
             }
+            storeTasks = stateful;
             if (input.path("task_sets").asText("grouper").equals("sorted")) {
                 // the frozen parity sets' harness: both sets filled in task order
-                statefulTasks.addAll(new TreeSet<>(stateful));
+                statefulTasks.addAll(new TreeSet<>(logged));
                 allTasks = new HashSet<>();
                 allTasks.addAll(new TreeSet<>(partitionsForTask.keySet()));
             } else {
@@ -360,7 +366,7 @@ public final class TaskAssignors {
                 requiringRacks.add(p);
                 partitions.add(p);
             }
-            boolean stateful = app.statefulTasks.contains(id);
+            boolean stateful = app.storeTasks.contains(id);
             tasks.put(id, new DefaultTaskInfo(id, stateful, stateful ? Set.of("store") : Set.of(), partitions));
         }
         return new Kip924State(app, tasks);
