@@ -67,7 +67,7 @@ def test_solve_records_warnings_in_the_solution(tmp_path):
     problem.write_text(
         "format: kafka-assignment-problem/v1\nkind: streams\nconfig: {num.standby.replicas: 3}\n"
         "clients: [{id: a, previous_active: ['9_9']}, {id: b}]\n"
-        "tasks: [{id: '0_0', stateful: true, source_partitions: [{topic: t, partition: 0}]}]\n"
+        "tasks: [{id: '0_0', stateful: true, source_partitions: [{topic: t, partition: 0}], changelog_partitions: [{topic: c, partition: 0}]}]\n"
     )
     out = tmp_path / "s.json"
     result = run("solve", problem, "-o", out)

@@ -156,7 +156,7 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
             warning("tasks", "the application has no tasks: every client gets an empty assignment, as in Kafka")
         )
     requested = problem.config.num_standby_replicas
-    if requested > len(problem.clients) - 1 and any(t.stateful for t in problem.tasks):
+    if requested > len(problem.clients) - 1 and any(t.stateful for t in streams_tasks):
         granted = len(problem.clients) - 1
         warnings.append(
             warning(
