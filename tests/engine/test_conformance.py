@@ -148,7 +148,12 @@ def test_hand_computed_standby_diversity():
                 "config": {"num.standby.replicas": 1},
                 "clients": [{"id": "a", "rack": "r1"}, {"id": "b", "rack": "r1"}, {"id": "c", "rack": "r2"}],
                 "tasks": [
-                    {"id": f"0_{i}", "stateful": True, "source_partitions": [{"topic": "t", "partition": i}], "changelog_partitions": [{"topic": "cl", "partition": i}]}
+                    {
+                        "id": f"0_{i}",
+                        "stateful": True,
+                        "source_partitions": [{"topic": "t", "partition": i}],
+                        "changelog_partitions": [{"topic": "cl", "partition": i}],
+                    }
                     for i in range(2)
                 ],
             }

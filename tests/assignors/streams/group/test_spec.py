@@ -13,9 +13,11 @@ def app(clients: list[dict], config: dict | None = None) -> dict:
         "kind": "streams",
         "tasks": [
             {
-                "id": f"{s}_{p}", "stateful": s == 0, "source_partitions": [{"topic": f"in{s}", "partition": p}],
+                "id": f"{s}_{p}",
+                "stateful": s == 0,
+                "source_partitions": [{"topic": f"in{s}", "partition": p}],
                 **({"changelog_partitions": [{"topic": "store0-changelog", "partition": p}], "changelog_end_offset": 1000} if s == 0 else {}),
-            }  # fmt: skip
+            }
             for s in (0, 10, 2)
             for p in range(3)
         ],
