@@ -149,6 +149,34 @@ def test_with_static_members_the_kip848_assignors_give_our_answer():
     assert moved > len(ranged) // 4, (moved, len(ranged))
 
 
+def test_kip848_uniform_reads_previous_targets_as_the_coordinator_holds_them():
+    """The coordinator holds each member's previous target as `Assignment.fromRecord` rebuilds it:
+    per topic a HashSet copied from the record's partition list, presized, whose iteration order
+    differs from a set filled one partition at a time from 25 partitions on. Groups of 1-4 members
+    owning up to 200 partitions of a topic: Kafka's answer is ours, and with sets filled one at a
+    time it would not be on some of them (so the order is what is tested)."""
+    from optimizer.assignors.consumer.uniform import uniform_assign_4_0_1
+    from optimizer.generate import random_consumer_problem
+    from optimizer.model.normalize import normalize
+
+    groups = []
+    for seed in range(60):
+        rng = random.Random(f"record-{seed}")
+        data = problem_to_data(random_consumer_problem(
+            seed, members=rng.randint(1, 4), topics=rng.randint(1, 3), partitions=(30, 200), equal_subscriptions=True,
+            owned=True, churn=rng.random() * 0.5, name=f"record-{seed}",
+        ))  # fmt: skip
+        data["config"] = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
+        groups.append(problem_from_data(data))
+    assert _disagreements(groups, kip848_answers(groups)) == []
+    filled = 0
+    for group in groups:
+        normalized = normalize(group).problem
+        incremental = uniform_assign_4_0_1(normalized, previous_sets="incremental").assignment
+        filled += {m: tuple(sorted(p)) for m, p in incremental.items()} != {m: tuple(sorted(p)) for m, p in uniform_assign_4_0_1(normalized).assignment.items()}
+    assert filled > 0
+
+
 def test_kafkas_kip848_uniform_assignor_gives_our_answer():
     """Kafka 4.4.0's `uniform` (KAFKA-18688's homogeneous builder, no racks read) on every group,
     rack-aware homogeneous ones included."""

@@ -56,9 +56,11 @@ def test_kip924_assignment_is_kafkas(path):
 
 @pytest.mark.parametrize("path", _params(kip848_cases() if PARITY_DIR.is_dir() else []))
 def test_kip848_assignment_is_kafkas(path):
-    """KIP-848's uniform and range; order-sensitive cases on metrics."""
+    """KIP-848's uniform and range; order-sensitive cases on metrics; where the harness filled the
+    previous targets' sets one partition at a time (not as the coordinator copies them from its
+    records), with sets filled so."""
     outcome = check(path)
-    assert outcome.status in ("exact", "metrics"), f"{outcome.status}: {outcome.detail}"
+    assert outcome.status in ("exact", "metrics", "documented"), f"{outcome.status}: {outcome.detail}"
 
 
 @pytest.mark.parametrize("path", _params(streams_group_cases() if PARITY_DIR.is_dir() else []))

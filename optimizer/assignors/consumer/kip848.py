@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 from optimizer.assignors.consumer.group import TP
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
@@ -84,11 +85,21 @@ def integer_set_order(partitions: Sequence[int], presized: bool = False) -> list
     return java_hash_map_order(list(partitions), lambda p: p, presized)
 
 
+PreviousSets = Literal["record", "incremental"]
+"""How each member's previous target reaches the assignor. `record`: as the group coordinator
+holds it, rebuilt from the member's target-assignment record (`Assignment.fromRecord`: per topic
+a `HashSet` copied from the record's partition list, so presized to that list); `incremental`:
+sets filled one partition at a time, as the frozen parity cases' harness built them. Iteration
+orders differ from 25 partitions of a topic on, and with them the uniform assignor's choice among
+equals."""
+
+
 class ServerGroup:
     """A consumer problem as a KIP-848 assignor reads it (GroupSpec and SubscribedTopicDescriber)."""
 
-    def __init__(self, problem: ConsumerProblem):
+    def __init__(self, problem: ConsumerProblem, previous_sets: PreviousSets = "record"):
         self.problem = problem
+        self.previous_sets = previous_sets
         self.partition_count: dict[str, int] = {topic.name: topic.partitions for topic in problem.topics}
         self.topic_id: dict[str, TopicId] = {topic.name: TopicId.of(topic.name, topic.topic_id) for topic in problem.topics}
         self.member_ids: list[str] = java_hash_map_order([m.id for m in problem.members], java_string_hash)
@@ -114,17 +125,18 @@ class ServerGroup:
     def previous_assignment(self, member: str) -> list[tuple[str, list[int]]]:
         """`memberAssignment(member).partitions()` in iteration order: topic -> its partitions.
 
-        A default `HashMap<Uuid, HashSet<Integer>>`: topics put in the reverse of the order they
-        are first claimed in, each topic's partitions added in claim order. That is how the golden
-        cases' maps were filled (it reproduces all 391 homogeneous ones; first-claim, problem or
-        `Uuid` order do not), and it only decides which of two topics in one hash bucket comes
-        first.
+        A default `HashMap<Uuid, HashSet<Integer>>` (`Collectors.toMap`): topics put in the
+        reverse of the order they are first claimed in (that reproduces all 391 homogeneous golden
+        cases; first-claim, problem or `Uuid` order do not, and it only decides which of two topics
+        in one hash bucket comes first); each topic's partitions in claim order, in a set copied
+        from that list (`previous_sets` "record", the coordinator's) or filled one at a time.
         """
         by_topic: dict[str, list[int]] = {}
         for topic, partition in self.previous[member]:
             by_topic.setdefault(topic, []).append(partition)
         topics = uuid_set_order([self.topic_id[t] for t in reversed(by_topic)])
-        return [(topic.name, integer_set_order(by_topic[topic.name])) for topic in topics]
+        presized = self.previous_sets == "record"
+        return [(topic.name, integer_set_order(by_topic[topic.name], presized)) for topic in topics]
 
     def racks_for_partition(self, topic: str, partition: int) -> frozenset[str]:
         return self._partition_racks[topic][partition]

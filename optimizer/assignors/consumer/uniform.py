@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optimizer.assignors.consumer.group import TP, ConsumerAssignorResult, assignor_result, member_id_key
-from optimizer.assignors.consumer.kip848 import ServerGroup, uuid_set_order
+from optimizer.assignors.consumer.kip848 import PreviousSets, ServerGroup, uuid_set_order
 from optimizer.assignors.consumer.uniform_heterogeneous import heterogeneous_assign
 from optimizer.assignors.consumer.uniform_heterogeneous_3_9 import Heterogeneous39, KafkaThrows
 from optimizer.errors import SolverUnavailableError
@@ -36,28 +36,28 @@ from optimizer.model.consumer import ConsumerProblem
 from optimizer.model.releases import release_text
 
 
-def uniform_assign(problem: ConsumerProblem) -> ConsumerAssignorResult:
+def uniform_assign(problem: ConsumerProblem, previous_sets: PreviousSets = "record") -> ConsumerAssignorResult:
     """Trunk's `uniform`: the rack-aware homogeneous builder of KAFKA-19909 (in no release)."""
-    group = ServerGroup(problem)
+    group = ServerGroup(problem, previous_sets)
     return _result(group, _Homogeneous(group).build() if group.homogeneous else heterogeneous_assign(group))
 
 
-def uniform_assign_4_0_1(problem: ConsumerProblem) -> ConsumerAssignorResult:
+def uniform_assign_4_0_1(problem: ConsumerProblem, previous_sets: PreviousSets = "record") -> ConsumerAssignorResult:
     """`uniform` of Kafka 4.0.1 to 4.4.0: KAFKA-18688's homogeneous builder, no racks."""
-    group = ServerGroup(problem)
+    group = ServerGroup(problem, previous_sets)
     return _result(group, _Released(group, stable=True).build() if group.homogeneous else heterogeneous_assign(group))
 
 
-def uniform_assign_4_0_0(problem: ConsumerProblem) -> ConsumerAssignorResult:
+def uniform_assign_4_0_0(problem: ConsumerProblem, previous_sets: PreviousSets = "record") -> ConsumerAssignorResult:
     """`uniform` of Kafka 4.0.0 (and 3.9's homogeneous builder): the extras go to the first members."""
-    group = ServerGroup(problem)
+    group = ServerGroup(problem, previous_sets)
     return _result(group, _Released(group, stable=False).build() if group.homogeneous else heterogeneous_assign(group))
 
 
-def uniform_assign_3_9(problem: ConsumerProblem) -> ConsumerAssignorResult:
+def uniform_assign_3_9(problem: ConsumerProblem, previous_sets: PreviousSets = "record") -> ConsumerAssignorResult:
     """`uniform` of Kafka 3.9: 4.0.0's homogeneous builder, and the heterogeneous builder from
     before KAFKA-17710 (`uniform_heterogeneous_3_9`)."""
-    group = ServerGroup(problem)
+    group = ServerGroup(problem, previous_sets)
     if group.homogeneous:
         return _result(group, _Released(group, stable=False).build())
     try:

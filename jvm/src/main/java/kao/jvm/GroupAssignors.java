@@ -115,12 +115,13 @@ public final class GroupAssignors {
             Map<Uuid, Set<Integer>> assigned = new HashMap<>();
             for (JsonNode entry : member.get("assigned")) {
                 Uuid id = ids.getOrDefault(entry.get(0).asText(), topicId(entry.get(0).asText()));
-                Set<Integer> partitions = new HashSet<>();
+                List<Integer> listed = new java.util.ArrayList<>();
                 for (JsonNode partition : entry.get(1)) {
-                    partitions.add(partition.asInt());
+                    listed.add(partition.asInt());
                     inverted.computeIfAbsent(id, k -> new HashMap<>()).put(partition.asInt(), memberId);
                 }
-                assigned.put(id, partitions);
+                // as the coordinator holds a member's target: Assignment.fromRecord copies the record's list into a HashSet
+                assigned.put(id, new HashSet<>(listed));
             }
             Optional<String> rack = member.hasNonNull("rack") ? Optional.of(member.get("rack").asText()) : Optional.empty();
             // a static member's group.instance.id, as the coordinator hands it (the range assignor orders by it)
