@@ -39,7 +39,9 @@ from optimizer.generate import (
     CLASSIC_STRATEGIES,
     oracle_classic_groups,
     oracle_kip848_groups,
+    oracle_large_target_groups,
     oracle_stale_claim_groups,
+    oracle_static_kip848_groups,
     oracle_varied_classic_groups,
     random_consumer_problem,
 )
@@ -106,6 +108,10 @@ def groups() -> dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer
     for assignor in ("uniform", "range"):
         sets[f"kip848 {assignor}"] = (oracle_kip848_groups(assignor, PER_ASSIGNOR), kip848_answers)
     sets["kip848 uniform, larger heterogeneous"] = (larger_heterogeneous(PER_ASSIGNOR), kip848_answers)
+    for assignor in ("range", "uniform"):  # issue 50: sortMemberIds' static members first
+        sets[f"kip848 {assignor}, static members"] = (oracle_static_kip848_groups(assignor, PER_ASSIGNOR), kip848_answers)
+    # issue 50: previous targets as the coordinator holds them (Assignment.fromRecord's presized sets)
+    sets["kip848 uniform, large previous targets"] = (oracle_large_target_groups(PER_ASSIGNOR // 3), kip848_answers)
     return sets
 
 

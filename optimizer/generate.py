@@ -570,6 +570,40 @@ def oracle_stale_claim_groups(count: int) -> list[ConsumerProblem]:
     return groups
 
 
+def oracle_static_kip848_groups(assignor: str, count: int) -> list[ConsumerProblem]:
+    """`oracle_kip848_groups` with about 60 % of the members static (a `group.instance.id` whose
+    order is not their member ids'): KIP-848's `range` orders static members first, by it."""
+    rng = random.Random(f"static-{assignor}")
+    groups = []
+    for problem in oracle_kip848_groups(assignor, count):
+        data = problem_to_data(problem)
+        for member in data["members"]:
+            if rng.random() < 0.6:
+                member["group_instance_id"] = f"instance-{rng.randrange(10**6):06d}"
+        made = problem_from_data(data)
+        assert isinstance(made, ConsumerProblem)
+        groups.append(made)
+    return groups
+
+
+def oracle_large_target_groups(count: int) -> list[ConsumerProblem]:
+    """KIP-848 `uniform` groups of 1-4 members owning up to 200 partitions of a topic: where a
+    previous target copied from its record (presized) and one filled a partition at a time
+    iterate differently (`ServerGroup.previous_sets`)."""
+    groups = []
+    for seed in range(count):
+        rng = random.Random(f"record-{seed}")
+        data = problem_to_data(random_consumer_problem(
+            seed, members=rng.randint(1, 4), topics=rng.randint(1, 3), partitions=(30, 200), equal_subscriptions=True,
+            owned=True, churn=rng.random() * 0.5, name=f"record-{seed}",
+        ))  # fmt: skip
+        data["config"] = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
+        made = problem_from_data(data)
+        assert isinstance(made, ConsumerProblem)
+        groups.append(made)
+    return groups
+
+
 def oracle_kip848_groups(assignor: str, count: int, first: int = 0) -> list[ConsumerProblem]:
     """`count` KIP-848 groups (`group.protocol=consumer`, `group.remote.assignor=assignor`) as
     `oracle_classic_groups` makes them, half the members on a rack."""

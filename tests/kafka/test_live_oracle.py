@@ -23,7 +23,9 @@ from optimizer.generate import (
     CLASSIC_STRATEGIES,
     oracle_classic_groups,
     oracle_kip848_groups,
+    oracle_large_target_groups,
     oracle_stale_claim_groups,
+    oracle_static_kip848_groups,
     oracle_varied_classic_groups,
 )
 from optimizer.model.consumer import ConsumerProblem
@@ -133,17 +135,9 @@ def test_with_static_members_the_kip848_assignors_give_our_answer():
     by `group.instance.id`, then the others by member id (`uniform` reads no instance id). Some
     members of each group static; `range` moves on over a quarter of the groups against the
     same groups without instance ids, so the order is what is tested."""
-    rng = random.Random(848)
-    groups = []
-    for assignor in ("range", "uniform"):
-        for problem in oracle_kip848_groups(assignor, 100):
-            data = problem_to_data(problem)
-            for member in data["members"]:
-                if rng.random() < 0.6:
-                    member["group_instance_id"] = f"instance-{rng.randrange(10**6):06d}"
-            groups.append(problem_from_data(data))
+    groups = [*oracle_static_kip848_groups("range", 100), *oracle_static_kip848_groups("uniform", 100)]
     assert _disagreements(groups, kip848_answers(groups)) == []
-    ranged = [g for g in groups if str(g.config.remote_assignor) == "range"]
+    ranged = groups[:100]
     moved = sum(_ours(g) != _ours(problem_from_data({**problem_to_data(g), "members": [
         {k: v for k, v in m.items() if k != "group_instance_id"} for m in problem_to_data(g)["members"]]})) for g in ranged)  # fmt: skip
     assert moved > len(ranged) // 4, (moved, len(ranged))
@@ -156,18 +150,9 @@ def test_kip848_uniform_reads_previous_targets_as_the_coordinator_holds_them():
     owning up to 200 partitions of a topic: Kafka's answer is ours, and with sets filled one at a
     time it would not be on some of them (so the order is what is tested)."""
     from optimizer.assignors.consumer.uniform import uniform_assign_4_0_1
-    from optimizer.generate import random_consumer_problem
     from optimizer.model.normalize import normalize
 
-    groups = []
-    for seed in range(60):
-        rng = random.Random(f"record-{seed}")
-        data = problem_to_data(random_consumer_problem(
-            seed, members=rng.randint(1, 4), topics=rng.randint(1, 3), partitions=(30, 200), equal_subscriptions=True,
-            owned=True, churn=rng.random() * 0.5, name=f"record-{seed}",
-        ))  # fmt: skip
-        data["config"] = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
-        groups.append(problem_from_data(data))
+    groups = oracle_large_target_groups(60)
     assert _disagreements(groups, kip848_answers(groups)) == []
     filled = 0
     for group in groups:
