@@ -2,7 +2,7 @@
 from each release's jars (Maven Central) against `--solver kafka` with `kafka.version` set to that
 release, on the same seeded applications as the live-oracle test, more of them.
 
-Run: ./run python bench/streams_releases.py [per-assignor count | larger [count]]   (writes
+Run: ./run python bench/streams_releases.py [per-assignor count | larger [count] | unlogged [count]]   (writes
 bench/results/streams_releases.json, where docs/assignors/releases.md looks; not a test)
 
 Per release and assignor: how many applications agree (`optimizer.oracle.streams.
@@ -25,6 +25,7 @@ import time
 from datetime import date
 from pathlib import Path
 
+from optimizer.assignors.answers import kip924_view
 from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign, kip924_sticky_assign_4_4
 from optimizer.assignors.streams.sticky_task import TASK_ORDER, sticky_task_assign
 from optimizer.generate import random_streams_problem
@@ -59,7 +60,7 @@ def _cross(problems: list[StreamsProblem], answers: list[StreamsAnswer | str], r
     for problem, kafka in zip(problems, answers, strict=True):
         if isinstance(kafka, str) or kafka.standby_order is None:
             continue
-        result = other(normalize(problem).problem, list(kafka.standby_order))
+        result = other(kip924_view(normalize(problem).problem, problem), list(kafka.standby_order))
         active = {c.id: frozenset(task_id(*t) for t in c.active) for c in result.clients}
         standby = {c.id: frozenset(task_id(*t) for t in c.standby) for c in result.clients}
         if all(active[c] == kafka.active.get(c, frozenset()) and standby[c] == kafka.standby.get(c, frozenset()) for c in active):
@@ -175,8 +176,29 @@ def main(count: int) -> None:
     print(f"wrote {RESULTS}")
 
 
+def unlogged(count: int) -> dict[str, object]:
+    """Issue 50: applications where half the stateful subtopologies' stores log nothing (no
+    changelog partitions), fed to Kafka's classes as StreamsPartitionAssignor feeds them, at
+    every release: agreements per assignor."""
+    per_release: dict[str, object] = {}
+    for release in RELEASES:
+        per: dict[str, object] = {}
+        for assignor in ("high_availability", "sticky", "kip924_sticky"):
+            problems = [application(2000 + seed, assignor, STRATEGIES[seed % 3], release, unlogged=0.5) for seed in range(count)]
+            answers = task_assignor_answers(problems, release=None if release == "4.4.0" else release)
+            differing = sorted({line.split()[0].rstrip(":") for line in disagreements(problems, answers)})
+            per[assignor] = {"checked": count, "agree": count - len(differing), "differing": differing[:20]}
+            print(f"{release} {assignor}, stores that log nothing: {count - len(differing)} of {count} agree", flush=True)
+        per_release[release] = per
+    return per_release
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["larger"]:  # only the larger applications, into the existing results
+    if sys.argv[1:2] == ["unlogged"]:  # only the applications with stores that log nothing, into the existing results
+        results = json.loads(RESULTS.read_text(encoding="utf-8"))
+        results["stores_that_log_nothing"] = unlogged(int(sys.argv[2]) if len(sys.argv) > 2 else 100)
+        RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    elif sys.argv[1:2] == ["larger"]:  # only the larger applications, into the existing results
         results = json.loads(RESULTS.read_text(encoding="utf-8"))
         results["larger_at_4.4.0"] = larger(int(sys.argv[2]) if len(sys.argv) > 2 else 60)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
