@@ -1032,9 +1032,15 @@ def main() -> None:
 
 
 def _exit_now(code: int) -> NoReturn:
-    """End the process with `code` at once, once what it wrote is out (`QUICK_EXIT_COMMANDS`)."""
+    """End the process with `code` at once, once what it wrote is out (`QUICK_EXIT_COMMANDS`); with
+    `READER_GONE` where the output's reader closed it before the last of it was flushed."""
     logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = READER_GONE
+    except (OSError, ValueError):
+        pass
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     os._exit(code)
