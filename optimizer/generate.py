@@ -532,6 +532,26 @@ def oracle_classic_groups(strategy: str, count: int, first: int = 0) -> list[Con
     return groups
 
 
+def oracle_joined_groups(strategy: str, count: int) -> list[ConsumerProblem]:
+    """`count` classic groups of `strategy` with 8-30 members, enough for member ids to share the
+    leader's hash buckets, each with a shuffled `join_order` (the order the coordinator lists them)."""
+    groups = []
+    for seed in range(count):
+        rng = random.Random(f"joined-{strategy}-{seed}")
+        data = problem_to_data(random_consumer_problem(
+            seed, members=rng.randint(8, 30), topics=rng.randint(1, 4), partitions=(1, 40), racks=rng.choice([0, 0, 3]),
+            equal_subscriptions=rng.random() < 0.7, strategy=strategy, owned=rng.random() < 0.8, churn=rng.random() * 0.5,
+            name=f"joined-{strategy}-{seed}",
+        ))  # fmt: skip
+        order = [m["id"] for m in data["members"]]
+        rng.shuffle(order)
+        data["join_order"] = order
+        made = problem_from_data(data)
+        assert isinstance(made, ConsumerProblem)
+        groups.append(made)
+    return groups
+
+
 def oracle_varied_classic_groups(count: int, strategies: tuple[str, ...] = CLASSIC_STRATEGIES) -> list[ConsumerProblem]:
     """`count` small classic `varied_problem`s of these strategies: contested claims, generations."""
     groups: list[ConsumerProblem] = []

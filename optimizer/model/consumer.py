@@ -24,6 +24,7 @@ from optimizer.model.ids import (
     TopicUuid,
     described,
     mean_rate,
+    natural_key,
     partition_id,
     partition_key,
     shown,
@@ -271,6 +272,12 @@ class ConsumerProblem(FrozenModel):
         min_length=1, max_length=MAX_MEMBERS
     )
     """The group's members; at least one, at most MAX_MEMBERS."""
+    join_order: tuple[Name, ...] | None = None
+    """Every member id once, in the order the group coordinator lists the members (its JoinGroup
+    response to the leader; `DescribeGroups` lists them the same way, and `import` records it):
+    the order the classic leader puts them into the `HashMap` its sticky and cooperative-sticky
+    assignors walk, which decides between members whose ids share a hash bucket. Optional; by
+    member id when not given."""
     config: ConsumerConfig = ConsumerConfig()
     """Assignor configuration with Kafka's key."""
     price_per_gb: Price | None = None
@@ -309,6 +316,26 @@ class ConsumerProblem(FrozenModel):
     _read_warnings: tuple[Issue, ...] = PrivateAttr(())
     """What reading the document found to warn about (`problem_from_document`: no format line),
     reported with `normalize`'s warnings; not part of the problem's data."""
+
+    @model_validator(mode="after")
+    def _join_order_lists_every_member_once(self) -> ConsumerProblem:
+        if self.join_order is None:
+            return self
+        ids = {m.id for m in self.members}
+        problems: list[tuple[Loc, str]] = []
+        seen: set[str] = set()
+        for position, member in enumerate(self.join_order):
+            if member not in ids:
+                problems.append((("join_order", position), f"{shown(member)} is not a member of the group"))
+            elif member in seen:
+                problems.append((("join_order", position), f"member {shown(member)} is listed twice"))
+            seen.add(member)
+        missing = sorted(ids - seen, key=natural_key)
+        if missing:
+            more = " ..." if len(missing) > 8 else ""
+            problems.append((("join_order",), f"lacks members {', '.join(map(shown, missing[:8]))}{more}: it lists every member once"))
+        raise_if_any(problems)
+        return self
 
     @model_validator(mode="after")
     def _partitions_in_all(self) -> ConsumerProblem:

@@ -322,7 +322,7 @@ def consumer_problem(described: dict[str, Any], bootstrap: str, rates: Mapping[t
     description = f"consumer group {group} imported from {source} at {when} (state {described['state']}, assignor {described['assignor']})"
     if selector_warning is not None:
         description += f"; {selector_warning}"
-    return {
+    imported: dict[str, Any] = {
         "format": "kafka-assignment-problem/v1",
         "kind": "consumer",
         "name": group,
@@ -331,6 +331,9 @@ def consumer_problem(described: dict[str, Any], bootstrap: str, rates: Mapping[t
         "topics": topics,
         "members": members,
     }
+    if kind == "CLASSIC":  # the coordinator lists members as it lists them to the leader at a join
+        imported["join_order"] = [member["member_id"] for member in described["members"]]
+    return imported
 
 
 def _refused(source: str, message: str) -> InvalidInputError:

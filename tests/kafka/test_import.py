@@ -175,6 +175,8 @@ def _check(problem_data: dict[str, Any], group: str, running: dict[str, Any]) ->
     assert problem.config.replica_selector_class is None and not problem.config.follower_fetching  # the sandbox's brokers: Kafka's default
     members = {m["member_id"]: m for m in running["members"]}
     assert {m.id for m in problem.members} == set(members)
+    if protocol == "classic":  # the order the coordinator lists the members in (the leader's HashMap is filled so)
+        assert problem.join_order is not None and sorted(problem.join_order) == sorted(members)
     for member in problem.members:
         index = members[member.id]["index"]
         assert member.rack == RACKS[index]

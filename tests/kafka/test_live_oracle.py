@@ -22,6 +22,7 @@ from optimizer.errors import SolverUnavailableError
 from optimizer.generate import (
     CLASSIC_STRATEGIES,
     oracle_classic_groups,
+    oracle_joined_groups,
     oracle_kip848_groups,
     oracle_large_target_groups,
     oracle_stale_claim_groups,
@@ -88,6 +89,18 @@ def test_with_static_members_the_classic_assignors_give_our_answer():
     moved = sum(_ours(g) != _ours(problem_from_data({**problem_to_data(g), "members": [
         {k: v for k, v in m.items() if k != "group_instance_id"} for m in problem_to_data(g)["members"]]})) for g in eager)  # fmt: skip
     assert moved > len(eager) // 4, (moved, len(eager))
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+def test_the_sticky_assignors_follow_the_order_the_coordinator_lists_members_in(strategy):
+    """The leader fills its HashMap of subscriptions in the order the coordinator lists the members
+    (`join_order`); where ids share a bucket, the sticky assignors' ties follow it. 100 groups of
+    8-30 members with a shuffled join order: Kafka's answer is ours, and on some of them it is not
+    the answer for members joined in id order (so the order is what is tested)."""
+    groups = oracle_joined_groups(strategy, 100)
+    assert _disagreements(groups, classic_consumer_answers(groups)) == []
+    unordered = [problem_from_data({k: v for k, v in problem_to_data(g).items() if k != "join_order"}) for g in groups]
+    assert sum(_ours(g) != _ours(u) for g, u in zip(groups, unordered, strict=True)) > 0
 
 
 def test_with_claims_beyond_a_topics_partitions_we_answer_as_kafka_or_refuse_as_kafka_fails():

@@ -68,8 +68,10 @@ class ConsumerGroup:
                 self.replica_racks[topic, p] = frozenset(racks[p]) if racks is not None else frozenset()
 
     def hash_order(self) -> list[str]:
-        """Members as Kafka's group leader iterates them: a HashMap keyed by member id."""
-        return java_hash_map_order(self.sorted_members, java_string_hash)
+        """Members as Kafka's group leader iterates them: a HashMap keyed by member id, filled in
+        the order the coordinator listed them (`join_order`; by member id when not given)."""
+        joined = list(self.problem.join_order) if self.problem.join_order is not None else self.sorted_members
+        return java_hash_map_order(joined, java_string_hash)
 
 
 def use_rack_aware_assignment(
