@@ -38,6 +38,7 @@ from optimizer.errors import SolverUnavailableError
 from optimizer.generate import (
     CLASSIC_STRATEGIES,
     oracle_classic_groups,
+    oracle_joined_groups,
     oracle_kip848_groups,
     oracle_large_target_groups,
     oracle_stale_claim_groups,
@@ -104,6 +105,8 @@ def groups() -> dict[str, tuple[list[ConsumerProblem], Callable[..., list[Answer
     for strategy in CLASSIC_STRATEGIES:
         sets[strategy] = (oracle_classic_groups(strategy, PER_ASSIGNOR), classic_consumer_answers)
     sets["classic varied"] = (oracle_varied_classic_groups(VARIED), classic_consumer_answers)
+    for strategy in ("sticky", "cooperative-sticky"):  # issue 50: the leader's HashMap filled in join order
+        sets[f"{strategy}, join order"] = (oracle_joined_groups(strategy, PER_ASSIGNOR), classic_consumer_answers)
     sets["sticky (stale claims)"] = (oracle_stale_claim_groups(STALE), classic_consumer_answers)
     for assignor in ("uniform", "range"):
         sets[f"kip848 {assignor}"] = (oracle_kip848_groups(assignor, PER_ASSIGNOR), kip848_answers)
