@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from optimizer.assignors.consumer.group import member_id_key
-from optimizer.model.consumer import ConsumerProblem, GroupProtocol, Member, deconflicted_owned
+from optimizer.assignors.consumer.group import joined
+from optimizer.model.consumer import ConsumerProblem, GroupProtocol, deconflicted_owned
 from optimizer.model.ids import partition_id, partition_key
 from optimizer.oracle.batch import Answer, batch
 
@@ -48,18 +48,9 @@ def classic_case(problem: ConsumerProblem) -> dict[str, Any]:
                 "generation": m.generation,
                 **({"instance_id": m.group_instance_id} if m.group_instance_id is not None else {}),
             }
-            for m in _joined(problem)
+            for m in (problem.member_by_id[member] for member in joined(problem))  # the leader's HashMap is filled in this order
         ],
     }
-
-
-def _joined(problem: ConsumerProblem) -> list[Member]:
-    """The members in the order the coordinator lists them to the leader (`join_order`), which the
-    adapter puts them into Kafka's HashMap in; by member id when the problem gives none, as the
-    reproduction assumes then."""
-    if problem.join_order is not None:
-        return [problem.member_by_id[m] for m in problem.join_order]
-    return sorted(problem.members, key=lambda m: member_id_key(m.id))
 
 
 def classic_consumer_answers(problems: Sequence[ConsumerProblem], timeout: float = 300.0, release: str | None = None) -> list[Answer]:

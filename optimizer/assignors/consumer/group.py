@@ -47,6 +47,14 @@ def static_first(problem: ConsumerProblem) -> list[str]:
     return [member.id for member in sorted(problem.members, key=key)]
 
 
+def joined(problem: ConsumerProblem) -> list[str]:
+    """Member ids in the order the coordinator lists them to the classic leader, which fills its
+    HashMap of subscriptions so: the problem's `join_order`, else by member id."""
+    if problem.join_order is not None:
+        return list(problem.join_order)
+    return sorted((m.id for m in problem.members), key=member_id_key)
+
+
 class ConsumerGroup:
     """What every assignor reads: partitions per subscribed topic, racks, member order."""
 
@@ -70,8 +78,7 @@ class ConsumerGroup:
     def hash_order(self) -> list[str]:
         """Members as Kafka's group leader iterates them: a HashMap keyed by member id, filled in
         the order the coordinator listed them (`join_order`; by member id when not given)."""
-        joined = list(self.problem.join_order) if self.problem.join_order is not None else self.sorted_members
-        return java_hash_map_order(joined, java_string_hash)
+        return java_hash_map_order(joined(self.problem), java_string_hash)
 
 
 def use_rack_aware_assignment(
