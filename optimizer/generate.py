@@ -153,6 +153,47 @@ def random_streams_problem(
     return problem
 
 
+def add_zombies(rng: random.Random, data: dict[str, Any], rate: float) -> int:
+    """Zombies in a Streams problem's data, as a cluster after a network partition reports them:
+    each previously active task, with probability `rate`, is also reported active by another
+    client (dropped from that client's standbys), or, on a client that lists its members, by
+    another member of the same process. Returns how many reports were added."""
+    clients = data["clients"]
+    added = 0
+
+    def actives(client: dict[str, Any]) -> list[str]:
+        return [t for m in client.get("members", ()) for t in m.get("previous_active", ())] or list(client.get("previous_active", ()))
+
+    for task in sorted({t for client in clients for t in actives(client)}, key=task_key):
+        if rng.random() >= rate:
+            continue
+        holders = [i for i, client in enumerate(clients) if task in actives(client)]
+        first = clients[holders[0]]
+        members = first.get("members") or []
+        if len(members) > 1 and rng.random() < 0.5:
+            free = [m for m in members if task not in {*m.get("previous_active", ()), *m.get("previous_standby", ()), *m.get("previous_warmup", ())}]
+            if free:
+                rng.choice(free).setdefault("previous_active", []).append(task)
+                added += 1
+            continue
+        others = [i for i in range(len(clients)) if i not in holders]
+        if not others:
+            continue
+        other = clients[rng.choice(others)]
+        if other.get("members"):
+            for member in other["members"]:
+                for field in ("previous_standby", "previous_warmup"):
+                    if task in member.get(field, ()):
+                        member[field].remove(task)
+            rng.choice(other["members"]).setdefault("previous_active", []).append(task)
+        else:
+            if task in other.get("previous_standby", ()):
+                other["previous_standby"].remove(task)
+            other.setdefault("previous_active", []).append(task)
+        added += 1
+    return added
+
+
 def skewed_rate(rng: random.Random) -> int:
     """Bytes per second into each partition of a topic, as real estates have them: log-uniform
     between 1 kB/s and 1 MB/s, and one topic in ten hot (5 to 50 MB/s per partition)."""

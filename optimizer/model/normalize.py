@@ -80,6 +80,43 @@ def _reads_warnings(selector: str | None, where: str, without_leader: list[str])
     return warnings
 
 
+def _zombie_warnings(problem: StreamsProblem) -> list[Issue]:
+    """Previous tasks reported twice, which Kafka reads as they come: a task active on several
+    clients (a zombie: a process that lost the group kept its task), and a task on several members
+    of one process. Nothing is dropped; the warnings say how each side reads them."""
+    warnings: list[Issue] = []
+    zombies = problem.zombie_tasks
+    if zombies:
+        shown_tasks = sorted(zombies, key=natural_key)
+        listed = "; ".join(f"{task} on {', '.join(map(shown, zombies[task]))}" for task in shown_tasks[:8])
+        more = f" and {len(shown_tasks) - 8} more" if len(shown_tasks) > 8 else ""
+        warnings.append(
+            warning(
+                "clients",
+                f"tasks previously active on several clients (zombies: a process that lost the group kept running them): {listed}{more}. "
+                "Kafka's assignors read every report (high_availability counts each client caught up; sticky and KIP-924's "
+                "StickyTaskAssignor keep the last client of their HashMap of process ids; a streams group the last member); "
+                "the figures and the optimizer count each task as previously active on the first of its clients in id order",
+            )
+        )
+    for index, client in enumerate(problem.clients):
+        reported: dict[str, int] = defaultdict(int)
+        for member in client.members:
+            for task in {*member.previous_active, *member.previous_standby, *member.previous_warmup}:
+                reported[task] += 1
+        twice = [task for task, count in reported.items() if count > 1]
+        if twice:
+            warnings.append(
+                warning(
+                    f"clients[{index}] (id {shown(client.id)}).members",
+                    f"tasks {_names(twice)} are reported by several members of this process: Kafka reads every report "
+                    "(a streams group's sticky assignor keeps the last member's active and ranks every standby report); "
+                    "the process holds one copy, active where any member ran it active",
+                )
+            )
+    return warnings
+
+
 def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
     warnings: list[Issue] = _release_warnings(problem.config.kafka_version)
     leaders_serve = problem.has_leaders and not problem.config.follower_fetching
@@ -105,6 +142,7 @@ def _normalize_streams(problem: StreamsProblem) -> Normalized[StreamsProblem]:
                 "KIP-924's StickyTaskAssignor still places their actives as stateful ones)",
             )
         )
+    warnings += _zombie_warnings(problem)
     streams_tasks = tuple(t.model_copy(update={"stateful": False}) if t.id in unlogged else t for t in problem.tasks)
     # A client may hold state of a task whose stores log nothing (its local state directory): such a
     # previous standby stays, as Kafka's ClientState keeps it; one of a task without stores goes.

@@ -318,18 +318,21 @@ class Client(FrozenModel):
             problems.append((("threads",), f"{self.threads} threads but {len(self.members)} members: one member per thread"))
         elif len(self.members) > MAX_THREADS:
             problems.append((("members",), f"{len(self.members)} members: at most {MAX_THREADS} (a sanity bound)"))
-        places: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
         for m, member in enumerate(self.members):
+            places: dict[str, tuple[str, int]] = {}
             for field in ("previous_active", "previous_standby", "previous_warmup"):
                 for i, task in enumerate(getattr(member, field)):
-                    places[task].append((m, field, i))
-        for task, seen in places.items():
-            for m, field, i in seen[1:]:
-                problems.append(
-                    (("members", m, field, i), f"task {task} is already held by member {seen[0][0]} ({seen[0][1]}): a client holds one copy of a task")
-                )
-        active = tuple(t for member in self.members for t in member.previous_active)
-        standby = tuple(t for member in self.members for t in member.previous_standby + member.previous_warmup)
+                    if task in places:
+                        first = places[task]
+                        problems.append(
+                            (("members", m, field, i), f"task {task} is already in this member's {first[0]}[{first[1]}]: a member holds one copy of a task")
+                        )
+                    places.setdefault(task, (field, i))
+        # Two members of one process may report the same task (Kafka reads both reports): the
+        # client's previous actives are every member's, its standbys the rest (normalize warns).
+        active = tuple(dict.fromkeys(t for member in self.members for t in member.previous_active))
+        held = set(active)
+        standby = tuple(dict.fromkeys(t for member in self.members for t in member.previous_standby + member.previous_warmup if t not in held))
         for field, union in (("previous_active", active), ("previous_standby", standby)):
             if field in given and set(getattr(self, field)) != set(union):
                 problems.append(((field,), f"disagrees with the union of the members' tasks {sorted(set(union), key=task_key)}; leave it out or make it equal"))
@@ -699,13 +702,27 @@ class StreamsProblem(FrozenModel):
 
     @cached_property
     def previous_active_client(self) -> dict[str, str]:
-        """Task id -> client that ran it as active before (tasks in the problem only)."""
-        return {
-            task: client.id
-            for client in self.clients
-            for task in client.previous_active
-            if task in self.task_by_id
-        }
+        """Task id -> client that ran it as active before (tasks in the problem only). A task that
+        several clients report active (a zombie) counts as the first of them in id order's, for the
+        figures and the optimizer's stickiness; Kafka's assignors read every report
+        (`previous_active_clients`, docs/file-formats.md)."""
+        return {task: min(holders) for task, holders in self.previous_active_clients.items()}
+
+    @cached_property
+    def previous_active_clients(self) -> dict[str, frozenset[str]]:
+        """Task id -> every client that reports it active (tasks in the problem only): one, or
+        several for a zombie."""
+        holders: dict[str, set[str]] = defaultdict(set)
+        for client in self.clients:
+            for task in client.previous_active:
+                if task in self.task_by_id:
+                    holders[task].add(client.id)
+        return {task: frozenset(ids) for task, ids in holders.items()}
+
+    @cached_property
+    def zombie_tasks(self) -> dict[str, tuple[str, ...]]:
+        """Tasks previously active on several clients, each with its clients in id order."""
+        return {task: tuple(sorted(ids)) for task, ids in self.previous_active_clients.items() if len(ids) > 1}
 
     @cached_property
     def previous_standby_clients(self) -> dict[str, frozenset[str]]:
@@ -731,7 +748,6 @@ def cross_field_violations(
     previous assignments of other tasks are dropped with a warning, not checked.
     """
     problems: list[tuple[Loc, str]] = []
-    first_active: dict[str, str] = {}
     member_owner: dict[str, str] = {}
     for index, client in clients:
         for m, member in enumerate(client.members):
@@ -751,19 +767,6 @@ def cross_field_violations(
                     "rack.aware.assignment.tags; every client needs every tag",
                 )
             )
-        for position, task in enumerate(client.previous_active):
-            if task not in task_ids:
-                continue
-            if task in first_active:
-                problems.append(
-                    (
-                        ("clients", index, "previous_active", position),
-                        f"task {task} is previously active on two clients, "
-                        f"{shown(first_active[task])} and {shown(client.id)}",
-                    )
-                )
-            else:
-                first_active[task] = client.id
     owner: dict[tuple[str, str], str] = {}
     for index, reading in tasks:
         for field, kind in (("source_partitions", "source"), ("changelog_partitions", "changelog")):

@@ -37,7 +37,7 @@ from optimizer.assignors.answers import kip924_view
 from optimizer.assignors.java import kafka_client_order
 from optimizer.assignors.streams.high_availability import StreamsAssignorResult
 from optimizer.assignors.streams.task_assignors import TASK_ASSIGNORS
-from optimizer.generate import random_streams_problem
+from optimizer.generate import add_zombies, random_streams_problem
 from optimizer.model.ids import INT64_MAX, TaskKey, name_uuid_bytes, parse_task_id, task_id, task_key
 from optimizer.model.normalize import normalize
 from optimizer.model.problem import problem_from_data, problem_to_data
@@ -182,12 +182,15 @@ def task_assignor_answers(
     return answers
 
 
-def application(seed: int, assignor: str, strategy: str, version: str | None = None, unlogged: float = 0.0) -> StreamsProblem:
+def application(
+    seed: int, assignor: str, strategy: str, version: str | None = None, unlogged: float = 0.0, zombies: float = 0.0
+) -> StreamsProblem:
     """A seeded application for the oracle: up to 30 tasks over up to 7 clients (process ids),
     racks (some clients without), 0-2 standbys, client tags, explicit KIP-925 costs in a third of
     them; `task.assignor.class: assignor`, `rack.aware.assignment.strategy: strategy` and, when
     given, `kafka.version: version`; each stateful subtopology's stores log nothing (no
-    changelog partitions) with probability `unlogged`."""
+    changelog partitions) with probability `unlogged`; each previous active is also reported by
+    another client (a zombie) with probability `zombies`."""
     rng = random.Random(f"{assignor}-{strategy}-{seed}")
     clients = rng.randint(1, 7)
     problem = random_streams_problem(
@@ -203,6 +206,8 @@ def application(seed: int, assignor: str, strategy: str, version: str | None = N
             if task_key(task["id"])[0] in quiet:
                 task.pop("changelog_partitions", None)
                 task.pop("changelog_end_offset", None)
+    if zombies:
+        add_zombies(rng, data, zombies)
     config = data.setdefault("config", {})
     config["task.assignor.class"] = assignor
     if rng.random() < 0.3:

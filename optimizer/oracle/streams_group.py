@@ -103,14 +103,15 @@ def _members(answer: Any) -> MemberAnswer | str:
     return {member: {kind: tuple(tasks.get(kind, ())) for kind in ("active", "standby")} for member, tasks in answer.items()}
 
 
-def random_streams_group(seed: int, kafka_version: str | None = None, assignor: str = "sticky") -> StreamsProblem:
+def random_streams_group(seed: int, kafka_version: str | None = None, assignor: str = "sticky", zombies: float = 0.0) -> StreamsProblem:
     """A seeded streams group (`group.protocol: streams`) of every shape the oracle checks: 1-8
     clients of 1-4 threads, 1-60 tasks over 1-5 subtopologies (stateful, stateless or mixed),
     0-2 standbys, racks and client tags (with `rack.aware.assignment.tags` or without), previous
     actives and standbys (some held by clients that left), lags; some clients restarted (no
     history, lags for their local state), some listing their members with each thread's own tasks
-    (warm-ups among them) and, in one group in five, the clients in a shuffled order."""
-    from optimizer.generate import random_streams_problem
+    (warm-ups among them) and, in one group in five, the clients in a shuffled order; each previous
+    active is also reported by another client or member (a zombie) with probability `zombies`."""
+    from optimizer.generate import add_zombies, random_streams_problem
     from optimizer.model.problem import problem_from_data, problem_to_data
 
     rng = random.Random(f"streams-group-{seed}")
@@ -141,6 +142,8 @@ def random_streams_group(seed: int, kafka_version: str | None = None, assignor: 
             for task in rng.sample(stateful, min(3, len(stateful))):
                 if task not in held:
                     lags[task] = rng.choice([0, 2_000, 90_000])
+    if zombies:
+        add_zombies(rng, data, zombies)
     if rng.random() < 0.2:
         rng.shuffle(data["clients"])
     problem = problem_from_data(data)

@@ -125,15 +125,22 @@ def _price(seed: int, document: dict[str, Any]) -> None:
 
 def _broken(number: int) -> dict[str, Any]:
     if number % 2 == 0:
-        # a task previously active on two clients: Kafka would never report that
+        # a task both active and standby on one client: Kafka's ClientState could never hold that
         return {
             "kind": "streams",
             "name": f"broken-app-{number}",
             "clients": [
-                {"id": "a", "rack": "rack-a", "previous_active": ["0_0"]},
-                {"id": "b", "rack": "rack-b", "previous_active": ["0_0"]},
+                {"id": "a", "rack": "rack-a", "previous_active": ["0_0"], "previous_standby": ["0_0"]},
+                {"id": "b", "rack": "rack-b"},
             ],
-            "tasks": [{"id": "0_0", "source_partitions": [{"topic": "in", "partition": 0}]}],
+            "tasks": [
+                {
+                    "id": "0_0",
+                    "stateful": True,
+                    "source_partitions": [{"topic": "in", "partition": 0}],
+                    "changelog_partitions": [{"topic": "app-store-changelog", "partition": 0}],
+                }
+            ],
         }
     return {
         "kind": "consumer",

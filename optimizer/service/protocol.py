@@ -433,7 +433,7 @@ def _application_state_problems(payload: Mapping[str, Any]) -> list[str]:
     tags = configs.rack_aware_assignment_tags if configs is not None else ()
     problems = []
     known = _ids_given(payload.get("tasks"), "id")
-    active_on: dict[str, str] = {}
+    # A task previously active on several clients (a zombie) is Kafka's input as it comes: read.
     for index, client in _valid(_StreamsClient, payload.get("clients")):
         where = f"clients[{index}]"
         for field in ("previous_active", "previous_standby"):
@@ -442,10 +442,6 @@ def _application_state_problems(payload: Mapping[str, Any]) -> list[str]:
         for position, task in enumerate(client.previous_standby):
             if task in client.previous_active:
                 problems.append(f"{where}.previous_standby[{position}]: task {task} is also in previous_active: a client holds one copy of a task")
-        for position, task in enumerate(client.previous_active):
-            if task in active_on:
-                problems.append(f"{where}.previous_active[{position}]: task {task} is also previously active on client {active_on[task]}")
-            active_on.setdefault(task, client.process_id)
         for task, lag in client.lags.items():
             if task not in known:
                 problems.append(f"{where}.lags.{task}: task {task} is not in kafka.tasks")
@@ -729,9 +725,10 @@ def _streams_group_problems(payload: Mapping[str, Any]) -> list[str]:
         partitions[subtopology.id] = subtopology.partitions
     raw = payload.get("subtopologies")
     usable = isinstance(raw, list) and len(partitions) == len(raw)
-    active_on: dict[str, str] = {}
-    held: dict[tuple[str, str], str] = {}
+    # A task active on several members (a zombie, or two members of one process) is read as it
+    # comes, as the coordinator's assignor reads it; one member holds one copy of a task.
     for index, member in _valid(_StreamsGroupMember, payload.get("members")):
+        held: dict[str, str] = {}
         for task, offset in member.task_offsets.items():
             if offset == -1:
                 problems.append(
@@ -743,13 +740,9 @@ def _streams_group_problems(payload: Mapping[str, Any]) -> list[str]:
                 number, partition = task_key(task)
                 if usable and partition >= partitions.get(str(number), 0):
                     problems.append(f"{where}: task {task} is not in the topology (kafka.subtopologies)")
-                if (member.process_id, task) in held:
-                    problems.append(f"{where}: task {task} is also held by member {shown(held[(member.process_id, task)])} of the same process")
-                held.setdefault((member.process_id, task), member.member_id)
-                if field == "active":
-                    if task in active_on:
-                        problems.append(f"{where}: task {task} is also active on member {shown(active_on[task])}")
-                    active_on.setdefault(task, member.member_id)
+                if task in held:
+                    problems.append(f"{where}: task {task} is also in this member's {held[task]}: a member holds one copy of a task")
+                held.setdefault(task, field)
     return problems
 
 

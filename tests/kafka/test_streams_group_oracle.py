@@ -62,6 +62,19 @@ def test_kafkas_streams_group_sticky_assignor_gives_our_answer(groups_and_answer
     assert _disagreements(groups, answers) == []
 
 
+def test_with_zombies_kafkas_streams_group_sticky_assignor_gives_our_answer():
+    """A task in the current assignment of two members (of two processes, or of one process): the
+    coordinator's assignor keeps the last member of its HashMap as the previous active, and so does
+    the reproduction."""
+    groups = [random_streams_group(seed, zombies=0.3) for seed in range(GROUPS, GROUPS + 200)]
+    assert sum(bool(g.zombie_tasks) for g in groups) > 100
+    same_process = sum(
+        1 for g in groups if any(sum(t in m.previous_active for m in c.members) > 1 for c in g.clients for t in c.previous_active)
+    )
+    assert same_process > 20
+    assert _disagreements(groups, streams_group_answers(groups)) == []
+
+
 def test_trunks_variant_is_not_what_4_4_0_does(groups_and_answers):
     """The comparison discriminates: the unreleased trunk variant (`kafka.version: trunk`) differs
     from Kafka 4.4.0's jar on many of these groups (82 of the first 300 when measured)."""

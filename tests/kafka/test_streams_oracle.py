@@ -112,3 +112,14 @@ def test_with_stores_that_log_nothing_kafkas_task_assignors_give_our_answer(assi
     with_unlogged = [p for p in problems if p.config.num_standby_replicas and any(t.stateful and not t.changelog_partitions for t in p.tasks)]
     assert len(with_unlogged) > 10
     assert disagreements(problems, task_assignor_answers(problems)) == []
+
+
+@pytest.mark.parametrize("assignor", ["high_availability", "sticky", "kip924_sticky"])
+def test_with_zombies_kafkas_task_assignors_give_our_answer(assignor):
+    """Tasks reported active by two clients (a zombie after a network partition), each client owning
+    the task's partitions as its ClientState holds them: Kafka reads every report (HA: each such
+    client caught up; the sticky ones: the last client of their HashMap of process ids), and so
+    does `--solver kafka`, whose answer the evaluator accepts."""
+    problems = [application(seed, assignor, STRATEGIES[seed % 3], zombies=0.3) for seed in range(80)]
+    assert sum(bool(p.zombie_tasks) for p in problems) > 40
+    assert disagreements(problems, task_assignor_answers(problems)) == []

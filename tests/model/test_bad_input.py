@@ -155,12 +155,6 @@ CASES = [
         "malformed partition id 'orders_eu_0'",
     ),
     (
-        "active-on-two-clients",
-        streams(lambda d: d["clients"][1].update(previous_active=["0_0"], previous_standby=[])),
-        "clients[1] (id 'b').previous_active[0]",
-        "task 0_0 is previously active on two clients, 'a' and 'b'",
-    ),
-    (
         "active-and-standby-on-one-client",
         streams(_set(["clients", 0, "previous_standby"], ["0_0"])),
         "clients[0] (id 'a').previous_standby[0]",
@@ -307,12 +301,13 @@ def test_a_byte_order_mark_is_not_content(tmp_path):
 
 def test_problem_wide_errors_are_reported_once():
     data = streams(lambda d: d["clients"][1]["tags"].pop("zone"))
-    data["clients"][1].update(previous_active=["0_0"], previous_standby=[])
+    data["tasks"][1]["source_partitions"] = copy.deepcopy(data["tasks"][0]["source_partitions"])
     with pytest.raises(InvalidInputError) as caught:
         problem_from_data(data)
     assert sorted(map(str, caught.value.issues)) == [
-        "clients[1] (id 'b').previous_active[0]: task 0_0 is previously active on two clients, 'a' and 'b'",
         "clients[1] (id 'b').tags: lacks tag 'zone' named in rack.aware.assignment.tags; every client needs every tag",
+        "tasks[1] (id '1_0').source_partitions[0]: source partition orders-0 belongs to task 0_0 too; "
+        "in Kafka Streams a partition belongs to one task",
     ]
 
 

@@ -9,6 +9,7 @@ from optimizer import InvalidInputError, problem_from_data, with_protocol
 from optimizer.model.consumer import GroupProtocol, RemoteAssignor
 from optimizer.model.group_protocol import assignor_label
 from optimizer.model.ids import member_id_of
+from optimizer.model.normalize import normalize
 from optimizer.model.streams import StreamsGroupAssignor, StreamsGroupProtocol, TaskAssignor
 
 
@@ -81,7 +82,12 @@ def test_members_give_the_client_its_threads_and_history():
 def test_members_that_disagree_are_each_reported():
     data = streams(
         [
-            {"id": "c", "threads": 3, "previous_active": ["0_3"], "members": [{"id": "m", "previous_active": ["0_0"]}, {"previous_standby": ["0_0"]}]},
+            {
+                "id": "c",
+                "threads": 3,
+                "previous_active": ["0_3"],
+                "members": [{"id": "m", "previous_active": ["0_0"]}, {"previous_active": ["0_1"], "previous_standby": ["0_1"]}],
+            },
             {"id": "d", "members": [{"id": "m"}]},
         ]
     )
@@ -89,7 +95,7 @@ def test_members_that_disagree_are_each_reported():
         problem_from_data(data)
     text = str(raised.value)
     assert "clients[0] (id 'c').threads: 3 threads but 2 members" in text
-    assert "members[1].previous_standby[0]: task 0_0 is already held by member 0" in text
+    assert "members[1].previous_standby[0]: task 0_1 is already in this member's previous_active[0]: a member holds one copy of a task" in text
     assert "clients[0] (id 'c').previous_active: disagrees with the union" in text
 
 
@@ -112,3 +118,21 @@ def test_streams_groups_need_whole_subtopologies_of_one_statefulness():
     problem = problem_from_data(data)
     with pytest.raises(InvalidInputError, match="subtopology 0 lacks tasks 0_1"):
         with_protocol(problem, "new")
+
+
+def test_members_of_one_process_reporting_one_task_give_the_process_one_copy_with_a_warning():
+    app = problem_from_data(
+        streams(
+            [
+                {
+                    "id": "c",
+                    "members": [{"previous_active": ["0_0"], "previous_standby": ["0_2"]}, {"previous_active": ["0_0", "0_2"]}, {"previous_standby": ["0_1"]}],
+                },
+                {"id": "d", "members": [{"previous_standby": ["0_1"]}]},
+            ]
+        )
+    )
+    client = app.clients[0]
+    assert client.previous_active == ("0_0", "0_2") and client.previous_standby == ("0_1",)
+    warned = [str(w) for w in normalize(app).warnings]
+    assert any(w.startswith("clients[0] (id 'c').members: tasks 0_0, 0_2 are reported by several members") for w in warned)

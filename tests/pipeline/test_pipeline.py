@@ -64,7 +64,7 @@ def test_every_input_gets_a_row_per_solver_with_the_reason(local_run, fleet):
     by_key = {(r["problem"], r["solver"]): r for r in summary}
     # broken documents: invalid, with the field named
     broken = by_key["broken-app-0", "exact"]
-    assert broken["status"] == "invalid" and "previous_active" in broken["error"]
+    assert broken["status"] == "invalid" and "previous_standby" in broken["error"] and "also in previous_active" in broken["error"]
     assert "partition.assignment.strategy" in by_key["broken-group-1", "kafka"]["error"]
     assert "not a JSON document" in by_key["fleet.jsonl:4", "kafka"]["error"]
     assert "no 'name'" in by_key["fleet.jsonl:6", "exact"]["error"]

@@ -150,7 +150,12 @@ def clients_view(solution: Solution) -> dict[str, tuple[frozenset[str], ...]]:
 
 @functools.cache
 def kip924_problems() -> list[StreamsProblem]:
-    return [application(seed, "kip924_sticky", strategy) for seed in range(120) for strategy in ("none", "min_traffic", "balance_subtopology")]
+    # one application in four with zombies (a task reported active by two clients): Kafka hands them over as they are
+    return [
+        application(seed, "kip924_sticky", strategy, zombies=0.3 if seed % 4 == 0 else 0.0)
+        for seed in range(120)
+        for strategy in ("none", "min_traffic", "balance_subtopology")
+    ]
 
 
 @functools.cache
@@ -166,7 +171,7 @@ def classic_problems() -> list[ConsumerProblem]:
 
 @functools.cache
 def streams_groups() -> list[StreamsProblem]:
-    return [random_streams_group(seed) for seed in range(400)]
+    return [random_streams_group(seed, zombies=0.3 if seed % 4 == 0 else 0.0) for seed in range(400)]
 
 
 # ---- Kafka's reproduction on the mapped problem is Kafka's reproduction on the problem ----
