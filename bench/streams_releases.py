@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import platform
-import random
 import sys
 import time
 from datetime import date
@@ -28,12 +27,10 @@ from pathlib import Path
 from optimizer.assignors.answers import kip924_view
 from optimizer.assignors.streams.kip924_sticky import kip924_sticky_assign, kip924_sticky_assign_4_4
 from optimizer.assignors.streams.sticky_task import TASK_ORDER, sticky_task_assign
-from optimizer.generate import random_streams_problem
 from optimizer.model.ids import task_id
 from optimizer.model.normalize import normalize
-from optimizer.model.problem import problem_from_data, problem_to_data
 from optimizer.model.streams import StreamsProblem
-from optimizer.oracle.streams import STRATEGIES, StreamsAnswer, application, disagreements, task_assignor_answers, with_process_ids
+from optimizer.oracle.streams import STRATEGIES, StreamsAnswer, application, disagreements, larger_application, task_assignor_answers
 from optimizer.solve import solve
 
 RESULTS = Path(__file__).parent / "results" / "streams_releases.json"
@@ -84,26 +81,6 @@ def _in_task_order(problems: list[StreamsProblem], answers: list[StreamsAnswer |
                 found.append(f"{problem.name}: {client.id}")
                 break
     return found
-
-
-def larger_application(seed: int, assignor: str, strategy: str) -> StreamsProblem:
-    """40-150 tasks in 1-8 subtopologies over 5-20 clients in 3 racks, 0-2 standbys, client tags in
-    half, KIP-925 costs configured in a third."""
-    rng = random.Random(f"larger-{assignor}-{seed}")
-    problem = random_streams_problem(
-        seed, tasks=rng.randint(40, 150), clients=rng.randint(5, 20), racks=3, standby_replicas=rng.choice([0, 1, 2]),
-        strategy=strategy, tags=rng.choice([(), ("zone",)]), churn=rng.random() * 0.5, subtopologies=rng.randint(1, 8),
-        name=f"larger-{assignor}-{strategy}-{seed}",
-    )  # fmt: skip
-    data = problem_to_data(problem)
-    config = data.setdefault("config", {})
-    config["task.assignor.class"] = assignor
-    if seed % 3 == 0:
-        config["rack.aware.assignment.traffic_cost"] = 5
-        config["rack.aware.assignment.non_overlap_cost"] = 2
-    made = problem_from_data(data)
-    assert isinstance(made, StreamsProblem)
-    return with_process_ids(made)
 
 
 def _notes(problem: StreamsProblem) -> list[str]:

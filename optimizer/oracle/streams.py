@@ -224,6 +224,26 @@ def application(
     return with_process_ids(made)
 
 
+def larger_application(seed: int, assignor: str, strategy: str) -> StreamsProblem:
+    """40-150 tasks in 1-8 subtopologies over 5-20 clients in 3 racks, 0-2 standbys, client tags in
+    half, KIP-925 costs configured in a third."""
+    rng = random.Random(f"larger-{assignor}-{seed}")
+    problem = random_streams_problem(
+        seed, tasks=rng.randint(40, 150), clients=rng.randint(5, 20), racks=3, standby_replicas=rng.choice([0, 1, 2]),
+        strategy=strategy, tags=rng.choice([(), ("zone",)]), churn=rng.random() * 0.5, subtopologies=rng.randint(1, 8),
+        name=f"larger-{assignor}-{strategy}-{seed}",
+    )  # fmt: skip
+    data = problem_to_data(problem)
+    config = data.setdefault("config", {})
+    config["task.assignor.class"] = assignor
+    if seed % 3 == 0:
+        config["rack.aware.assignment.traffic_cost"] = 5
+        config["rack.aware.assignment.non_overlap_cost"] = 2
+    made = problem_from_data(data)
+    assert isinstance(made, StreamsProblem)
+    return with_process_ids(made)
+
+
 def _held(clients: dict[str, frozenset[str]], client: str) -> frozenset[str]:
     return clients.get(client, frozenset())
 

@@ -9,10 +9,10 @@ KIP-925's greedy standby optimiser: up to four rounds over pairs of clients on d
 each pair's movable standbys re-placed by a two-client min-cost flow.
 
 Among equally cheap assignments Kafka returns the one its search order reaches, and so does this
-module: the min_traffic graph and the standby pairs by `kafka_graph` (Kafka's search, vectorised),
-the balance_subtopology graph by the faithful port of Kafka's Graph (both graphs: `kip925.constructors`). Beyond `KAFKA_TIE_BREAK_WORK`
-(min_traffic) or `fast_enough` (balance_subtopology) the contracted cycle canceling is used: the same
-minimum cost, but possibly another of the tied optima; the solution's notes say so.
+module: the min_traffic graph and the standby pairs by `kafka_graph`, the balance_subtopology
+graph by `balance_graph` (Kafka's search, vectorised; both graphs: `kip925.constructors`). Beyond
+`KAFKA_TIE_BREAK_WORK` the contracted cycle canceling is used: the same minimum cost, but possibly
+another of the tied optima; the solution's notes say so.
 """
 
 from __future__ import annotations

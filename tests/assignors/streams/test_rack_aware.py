@@ -131,10 +131,17 @@ def test_rack_awareness_needs_every_client_rack():
     assert uid(1) < uid(2)
 
 
-def test_balance_subtopology_beyond_the_faithful_graph():
-    """A subtopology without tasks in the optimised set must not break the fast path."""
+@pytest.mark.parametrize("contracted", [False, True])
+def test_balance_subtopology_with_a_subtopology_outside_the_optimised_tasks(contracted, monkeypatch):
+    """A subtopology without tasks in the optimised set (its (group, client) nodes keep their ids,
+    without edges) breaks neither Kafka's search over arrays nor, beyond KAFKA_TIE_BREAK_WORK, the
+    contracted cycle canceling."""
+    from optimizer.assignors.streams.kip925 import constructors
     from optimizer.model import problem_from_data
     from optimizer.solve import solve
+
+    if contracted:
+        monkeypatch.setattr(constructors, "KAFKA_TIE_BREAK_WORK", 1000)
 
     racks = ["r0", "r1", "r2"]
     tasks = [
@@ -153,4 +160,4 @@ def test_balance_subtopology_beyond_the_faithful_graph():
         data["config"]["task.assignor.class"] = assignor
         solution = solve(problem_from_data(data), solver="kafka")  # valid (checked by solve)
         assert solution.metrics.subtopology_cap_excess == 0
-        assert any("contracted" in note for note in solution.solver.options["notes"])
+        assert any("contracted" in note for note in solution.solver.options["notes"]) == contracted

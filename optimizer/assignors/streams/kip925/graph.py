@@ -9,8 +9,9 @@ solver follows that order exactly:
   back along parents finds a node on the cycle, and the cycle is cancelled by its bottleneck;
 * `calculate_max_flow` is Edmonds-Karp with breadth-first search in ascending node order.
 
-Pure Python: every search is O(nodes x edges). `fast_enough` tells whether a graph is small enough;
-larger ones are solved by `cycle_canceling` (same optimal cost, possibly another tied optimum).
+Pure Python: every search is O(nodes x edges). The assignors run the same searches over arrays
+(`kafka_graph`, `balance_graph`); this port is their reference in the tests and solves the other
+graph shapes (Kafka's GraphTest).
 
 Nodes are integers; Kafka's source is -1 and its dummy sorts before every node.
 """
@@ -18,15 +19,6 @@ Nodes are integers; Kafka's source is -1 and its dummy sorts before every node.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-# Searches cost about nodes x edges relaxation steps each; beyond this many per search the
-# faithful port is too slow for interactive use.
-MAX_STEPS_PER_SEARCH = 400_000
-
-
-def fast_enough(nodes: int, edges: int) -> bool:
-    """Whether the faithful graph solves in reasonable time (each residual edge counted twice)."""
-    return (nodes + 1) * (2 * edges + nodes) <= MAX_STEPS_PER_SEARCH
 
 
 def kafka_assignment(cost, holder) -> list[int]:
