@@ -3,8 +3,9 @@ clients, two standbys, two client-tag dimensions), which every valid problem fal
 4.4.0's own high-availability assignor in a warm JVM against the project's reproduction
 (`--solver kafka`), and whether they agree.
 
-Run: ./run python bench/kafka_large.py [repeat [tasks clients]]   (writes bench/results/kafka_large.json;
-not a test; default 3 repeats of 5,000 x 100)
+Run: ./run python bench/kafka_large.py [repeat [tasks clients [strategy]]]   (writes
+bench/results/kafka_large.json, or kafka_large_<strategy>.json for another strategy than
+min_traffic; not a test; default 3 repeats of 5,000 x 100, min_traffic)
 
 Kafka's time is the fastest of `repeat` runs in one JVM (inputs built and the assignor called);
 ours the reproduction alone on the normalised problem (fastest of 2) and `solve(--solver kafka)`
@@ -27,9 +28,12 @@ from optimizer.solve import solve
 RESULTS = Path(__file__).parent / "results" / "kafka_large.json"
 
 
-def application(tasks: int, clients: int, tags: tuple[str, ...]) -> StreamsProblem:
-    name = f"high-availability-{tasks}x{clients}-2-standbys-{len(tags)}-tags"
-    problem = random_streams_problem(5, tasks=tasks, clients=clients, racks=3, replication=2, standby_replicas=2, tags=tags, name=name)
+def application(tasks: int, clients: int, tags: tuple[str, ...], strategy: str = "min_traffic") -> StreamsProblem:
+    name = f"high-availability-{strategy}-{tasks}x{clients}-2-standbys-{len(tags)}-tags"
+    problem = random_streams_problem(
+        5, tasks=tasks, clients=clients, racks=3, replication=2, standby_replicas=2, tags=tags, strategy=strategy,
+        subtopologies=5 if strategy == "balance_subtopology" else 1, name=name,
+    )  # fmt: skip
     return with_process_ids(problem)
 
 
@@ -51,15 +55,15 @@ def measure(problem: StreamsProblem, repeat: int) -> dict[str, object]:
     }
 
 
-def main(repeat: int, tasks: int, clients: int) -> None:
+def main(repeat: int, tasks: int, clients: int, strategy: str = "min_traffic") -> None:
     rows = []
     for tags in ((), ("zone", "cluster")):
-        row = measure(application(tasks, clients, tags), repeat)
+        row = measure(application(tasks, clients, tags, strategy), repeat)
         print(row, flush=True)
         rows.append(row)
-    write_results(RESULTS, repeat, rows)
+    write_results(RESULTS if strategy == "min_traffic" else RESULTS.with_name(f"kafka_large_{strategy}.json"), repeat, rows)
 
 
 if __name__ == "__main__":
-    arguments = [int(a) for a in sys.argv[1:]]
-    main(*(arguments + [3, 5000, 100][len(arguments):]))
+    numbers = [int(a) for a in sys.argv[1:4]]
+    main(*(numbers + [3, 5000, 100][len(numbers):]), *sys.argv[4:5])  # type: ignore[arg-type]

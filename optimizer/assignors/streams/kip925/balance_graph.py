@@ -43,7 +43,7 @@ from functools import cached_property
 import numpy as np
 
 _DUMMY = -2
-_MAX_PERIOD = 8
+_MAX_PERIOD = 32
 _BIG = np.iinfo(np.int64).max
 
 
@@ -173,6 +173,11 @@ class _Pass:
     distances: np.ndarray
     parents: np.ndarray
     first: tuple[int, int] | None
+
+    @cached_property
+    def key(self) -> int:
+        """The parents' fingerprint: passes with other parents are told apart without comparing them."""
+        return hash(self.parents.tobytes())
 
 
 def cancel_cycles_as_kafka(graph: BalanceGraph, assigned: np.ndarray) -> np.ndarray:
@@ -395,7 +400,7 @@ def _period(history, live, state) -> int:
     last = history[-1]
     for period in range(1, len(history) - 1):
         earlier = history[-1 - period]
-        if earlier.first is None or not np.array_equal(last.parents, earlier.parents):
+        if earlier.first is None or earlier.key != last.key or not np.array_equal(last.parents, earlier.parents):
             continue
         shift = last.distances - earlier.distances
         moved = (shift != 0) & live
