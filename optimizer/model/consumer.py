@@ -274,9 +274,10 @@ class ConsumerProblem(FrozenModel):
     """The group's members; at least one, at most MAX_MEMBERS."""
     join_order: tuple[Name, ...] | None = None
     """Every member id once, in the order the group coordinator lists the members (its JoinGroup
-    response to the leader; `DescribeGroups` lists them the same way, and `import` records it):
-    the order the classic leader puts them into the `HashMap` its sticky and cooperative-sticky
-    assignors walk, which decides between members whose ids share a hash bucket. Optional; by
+    response to the leader, which `DescribeGroups` repeats; for a KIP-848 group the order it
+    iterates its members into the assignor's member map; `import` records both): the order of
+    the `HashMap` the classic sticky and cooperative-sticky assignors and the broker's uniform
+    assignor walk, which decides between members whose ids share a hash bucket. Optional; by
     member id when not given."""
     config: ConsumerConfig = ConsumerConfig()
     """Assignor configuration with Kafka's key."""

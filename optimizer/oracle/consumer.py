@@ -67,7 +67,8 @@ def kip848_case(problem: ConsumerProblem) -> dict[str, Any]:
     known = {t.name for t in problem.topics}
     previous = deconflicted_owned(problem)
     members = []
-    for member in problem.members:
+    by_id = {m.id: m for m in problem.members}
+    for member in (by_id[m] for m in joined(problem)):  # into Kafka's HashMap in the coordinator's order
         by_topic: dict[str, list[int]] = {}
         for topic, partition in previous[member.id]:
             by_topic.setdefault(topic, []).append(partition)

@@ -331,8 +331,9 @@ def consumer_problem(described: dict[str, Any], bootstrap: str, rates: Mapping[t
         "topics": topics,
         "members": members,
     }
-    if kind == "CLASSIC":  # the coordinator lists members as it lists them to the leader at a join
-        imported["join_order"] = [member["member_id"] for member in described["members"]]
+    # The coordinator lists members in the order it hands them to the assignor: to the classic
+    # leader at a join, into the KIP-848 assignor's member map (TargetAssignmentBuilder).
+    imported["join_order"] = [member["member_id"] for member in described["members"]]
     return imported
 
 

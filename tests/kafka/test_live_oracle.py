@@ -175,6 +175,28 @@ def test_kip848_uniform_reads_previous_targets_as_the_coordinator_holds_them():
     assert filled > 0
 
 
+def test_kip848_uniform_follows_the_order_members_enter_the_coordinators_map():
+    """"Aa" and "BB" share a Java hash code: Kafka's uniform assignor, fed the members in each
+    `join_order`, answers as `--solver kafka` does, and the two orders give two answers."""
+    groups = []
+    for order in (["Aa", "BB"], ["BB", "Aa"]):
+        groups.append(
+            problem_from_data(
+                {
+                    "kind": "consumer",
+                    "name": "-".join(order),
+                    "config": {"group.protocol": "consumer", "group.remote.assignor": "uniform"},
+                    "topics": [{"name": "t", "partitions": 3}],
+                    "members": [{"id": "Aa", "subscriptions": ["t"]}, {"id": "BB", "subscriptions": ["t"]}],
+                    "join_order": order,
+                }
+            )
+        )
+    answers = kip848_answers(groups)
+    assert _disagreements(groups, answers) == []
+    assert answers[0] != answers[1]
+
+
 def test_kafkas_kip848_uniform_assignor_gives_our_answer():
     """Kafka 4.4.0's `uniform` (KAFKA-18688's homogeneous builder, no racks read) on every group,
     rack-aware homogeneous ones included."""

@@ -141,6 +141,9 @@ def problem_of(case: dict, assignor: str, path: Path) -> dict:
     release (or trunk) whose code ran (`FROZEN_VERSION`)."""
     data = case["problem"]
     config = {**data.get("config", {}), **PROTOCOL_CONFIG.get(assignor, {}), "kafka.version": FROZEN_VERSION[path.parent.name]}
+    if assignor in ("uniform", "server-range") and "join_order" not in data:
+        # The harness put the members into the assignor's HashMap in the case's list order.
+        return {**data, "config": config, "join_order": [m["id"] for m in data["members"]]}
     return {**data, "config": config}
 
 

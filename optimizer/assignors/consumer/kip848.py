@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from optimizer.assignors.consumer.group import TP
+from optimizer.assignors.consumer.group import TP, joined
 from optimizer.assignors.java import java_hash_map_order, java_string_hash
 from optimizer.model.consumer import ConsumerProblem, deconflicted_owned
 from optimizer.model.ids import kafka_uuid_bytes, kafka_uuid_text, name_uuid_bytes
@@ -102,8 +102,10 @@ class ServerGroup:
         self.previous_sets = previous_sets
         self.partition_count: dict[str, int] = {topic.name: topic.partitions for topic in problem.topics}
         self.topic_id: dict[str, TopicId] = {topic.name: TopicId.of(topic.name, topic.topic_id) for topic in problem.topics}
-        self.member_ids: list[str] = java_hash_map_order([m.id for m in problem.members], java_string_hash)
-        """`GroupSpec.memberIds()`: the member HashMap's key order."""
+        self.member_ids: list[str] = java_hash_map_order(joined(problem), java_string_hash)
+        """`GroupSpec.memberIds()`: the member HashMap's key order, filled in the order the
+        coordinator iterates its members (`join_order`, else by member id), which decides between
+        member ids in one bucket."""
         self.rack: dict[str, str | None] = {m.id: m.rack for m in problem.members}
         self._subscribed_in_order: dict[str, list[str]] = {
             m.id: [t for t in m.subscriptions if t in self.partition_count] for m in problem.members

@@ -261,3 +261,25 @@ def test_kafka_3_9_heterogeneous_builder_throws_where_a_partition_would_move_twi
         "Kafka 3.9.2's uniform assignor throws PartitionAssignorException ('Mismatch in partition movement record "
         "with respect to partition ownership during a rebalance') on this group"
     )
+
+
+def test_the_members_list_order_does_not_change_kafkas_answer_the_join_order_does():
+    """"Aa" and "BB" share a Java hash code, so the coordinator's HashMap walks them in the order
+    they were put in. Without `join_order` that is taken by member id, whatever the problem's list
+    order; with it, the join order decides."""
+    from optimizer.model.problem import problem_from_data
+    from optimizer.solve import solve
+
+    def answer(members, join_order=None):
+        data = {
+            "kind": "consumer",
+            "config": {"group.protocol": "consumer", "group.remote.assignor": "uniform"},
+            "topics": [{"name": "t", "partitions": 3}],
+            "members": [{"id": m, "subscriptions": ["t"]} for m in members],
+        }
+        if join_order:
+            data["join_order"] = join_order
+        return {m: tuple(held.active) for m, held in solve(problem_from_data(data), solver="kafka").assignment.items()}
+
+    assert answer(["Aa", "BB"]) == answer(["BB", "Aa"]) == answer(["BB", "Aa"], ["Aa", "BB"])
+    assert answer(["Aa", "BB"], ["BB", "Aa"]) != answer(["Aa", "BB"])
