@@ -1026,9 +1026,15 @@ def main() -> None:
     try:
         cli(prog_name="kafka-assign")
     except SystemExit as done:
+        if done.code == 1 and type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):
+            # A broken pipe outside a command's own code (click's teardown): click wraps stdout and
+            # exits 1; the reader left, as `_reader_gone` says.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno() if sys.__stdout__ else 1)
+            done = SystemExit(READER_GONE)
         if isinstance(done.code, (int, type(None))) and QUICK_EXIT_COMMANDS.intersection(sys.argv[1:2]):
             _exit_now(done.code or 0)
-        raise
+        raise done from None
 
 
 def _exit_now(code: int) -> NoReturn:

@@ -152,3 +152,26 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path):
     process.stdout.close()
     _, stderr = process.communicate(timeout=120)
     assert (process.returncode, stderr.decode()) == (141, "")
+
+
+def test_a_reader_that_stops_reading_during_clicks_teardown_ends_the_command_quietly_too(tmp_path):
+    """Output flushed after the command's own code (a close callback, click's teardown) reaches the
+    closed pipe where click, not the command, sees it: click exits 1; the command ends with 141
+    all the same. (On a loaded CI machine `solve | head -1` once ended so.)"""
+    script = tmp_path / "spill.py"
+    script.write_text(
+        "import sys\n"
+        "import click\n"
+        "from optimizer import cli as module\n"
+        "@module.cli.command('spill')\n"
+        "def spill():\n"
+        "    click.get_current_context().find_root().call_on_close(lambda: (sys.stdout.write('x' * 300_000), sys.stdout.flush()))\n"
+        "    print('first line', flush=True)\n"
+        "sys.argv = ['kafka-assign', 'spill']\n"
+        "module.main()\n"
+    )
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert process.stdout is not None and process.stdout.readline() == b"first line\n"
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr.decode()) == (141, "")
