@@ -15,18 +15,12 @@ rack-aware strategies are left out: there is no Kafka answer to time or compare.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from kafka_classes import group
 from kafka_classes import measure as measure_consumer
-from streams_timing import reproduction_seconds, write_results
-
-from optimizer.generate import random_streams_problem
-from optimizer.model.problem import problem_from_data, problem_to_data
-from optimizer.model.streams import StreamsProblem
-from optimizer.oracle.streams import disagreements, task_assignor_answers, with_process_ids
-from optimizer.solve import solve
+from kafka_large import measure as measure_streams
+from streams_timing import application, write_results
 
 RESULTS = Path(__file__).parent / "results" / "reproduction_speed.json"
 SIZES = ((1000, 50), (10_000, 200))
@@ -49,40 +43,6 @@ CONSUMERS = (
 )
 
 
-def application(assignor: str, strategy: str, costs: bool, tasks: int, clients: int) -> StreamsProblem:
-    name = f"{assignor}-{strategy}-{tasks}x{clients}" + ("-costs" if costs else "")
-    problem = random_streams_problem(
-        1, tasks=tasks, clients=clients, racks=3, standby_replicas=1, strategy=strategy, subtopologies=5, name=name
-    )
-    data = problem_to_data(problem)
-    config = data.setdefault("config", {})
-    config["task.assignor.class"] = assignor
-    if costs:  # KIP-924's rack-aware optimisation runs only with both costs configured
-        config["rack.aware.assignment.traffic_cost"] = 10
-        config["rack.aware.assignment.non_overlap_cost"] = 1
-    made = problem_from_data(data)
-    assert isinstance(made, StreamsProblem)
-    return with_process_ids(made)
-
-
-def measure_streams(problem: StreamsProblem, repeat: int) -> dict[str, object]:
-    (kafka,) = task_assignor_answers([problem], repeat=repeat, timeout=3600.0)
-    reproduction = reproduction_seconds(problem, 2)
-    started = time.perf_counter()
-    solve(problem, solver="kafka")
-    solve_kafka = time.perf_counter() - started
-    kafka_seconds = None if isinstance(kafka, str) or kafka.micros is None else kafka.micros / 1e6
-    return {
-        "application": problem.name,
-        "kafka_seconds_warm": None if kafka_seconds is None else round(kafka_seconds, 4),
-        "kafka_error": kafka[:300] if isinstance(kafka, str) else None,
-        "reproduction_seconds": round(reproduction, 4),
-        "solve_kafka_seconds": round(solve_kafka, 3),
-        "kafka_over_reproduction": None if kafka_seconds is None else round(kafka_seconds / reproduction, 1),
-        "agree": not disagreements([problem], [kafka]),
-    }
-
-
 def main(repeat: int) -> None:
     rows = []
     for tasks, clients in SIZES:
@@ -90,7 +50,8 @@ def main(repeat: int) -> None:
             if tasks > 1000 and (strategy != "none" or costs):
                 continue
             slow = strategy != "none" or costs  # Kafka's min-cost flow: minutes a run, its JIT warm-up negligible
-            row = measure_streams(application(assignor, strategy, costs, tasks, clients), 1 if slow or tasks > 1000 else repeat)
+            problem = application(assignor, strategy, costs, tasks=tasks, clients=clients, subtopologies=5)
+            row = measure_streams(problem, 1 if slow or tasks > 1000 else repeat)
             print(row, flush=True)
             rows.append(row)
     for members, partitions in ((50, 1000), (200, 10_000)):

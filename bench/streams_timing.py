@@ -38,11 +38,15 @@ EXACT_TIME_LIMIT = 120.0
 T = TypeVar("T")
 
 
-def application(assignor: str, strategy: str, costs: bool, seed: int = 1) -> StreamsProblem:
-    """1,000 tasks (1-4 input partitions each, 70 % stateful) over 50 clients of 1-4 threads in 3
-    racks, one standby, a previous generation with 20 % churn and lags."""
-    name = f"{assignor}-{strategy}-1000x50" + ("-costs" if costs else "")
-    problem = random_streams_problem(seed, tasks=1000, clients=50, racks=3, standby_replicas=1, strategy=strategy, name=name)
+def application(
+    assignor: str, strategy: str, costs: bool, seed: int = 1, tasks: int = 1000, clients: int = 50, subtopologies: int | None = None
+) -> StreamsProblem:
+    """`tasks` tasks (1-4 input partitions each, 70 % stateful) over `clients` clients of 1-4
+    threads in 3 racks, one standby, a previous generation with 20 % churn and lags."""
+    name = f"{assignor}-{strategy}-{tasks}x{clients}" + ("-costs" if costs else "")
+    problem = random_streams_problem(
+        seed, tasks=tasks, clients=clients, racks=3, standby_replicas=1, strategy=strategy, subtopologies=subtopologies, name=name
+    )
     data = problem_to_data(problem)
     config = data.setdefault("config", {})
     config["task.assignor.class"] = assignor

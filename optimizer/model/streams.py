@@ -712,12 +712,7 @@ class StreamsProblem(FrozenModel):
     def previous_active_clients(self) -> dict[str, frozenset[str]]:
         """Task id -> every client that reports it active (tasks in the problem only): one, or
         several for a zombie."""
-        holders: dict[str, set[str]] = defaultdict(set)
-        for client in self.clients:
-            for task in client.previous_active:
-                if task in self.task_by_id:
-                    holders[task].add(client.id)
-        return {task: frozenset(ids) for task, ids in holders.items()}
+        return self._holders("previous_active")
 
     @cached_property
     def zombie_tasks(self) -> dict[str, tuple[str, ...]]:
@@ -727,9 +722,13 @@ class StreamsProblem(FrozenModel):
     @cached_property
     def previous_standby_clients(self) -> dict[str, frozenset[str]]:
         """Task id -> clients that held it as standby before (tasks in the problem only)."""
+        return self._holders("previous_standby")
+
+    def _holders(self, field: str) -> dict[str, frozenset[str]]:
+        """Task id -> the clients listing it in `field` (tasks in the problem only)."""
         holders: dict[str, set[str]] = defaultdict(set)
         for client in self.clients:
-            for task in client.previous_standby:
+            for task in getattr(client, field):
                 if task in self.task_by_id:
                     holders[task].add(client.id)
         return {task: frozenset(ids) for task, ids in holders.items()}

@@ -42,7 +42,8 @@ from functools import cached_property
 
 import numpy as np
 
-_DUMMY = -2
+from optimizer.assignors.streams.kip925.kafka_graph import DUMMY, cycle_edges, returned
+
 _MAX_PERIOD = 32
 _BIG = np.iinfo(np.int64).max
 
@@ -206,7 +207,7 @@ def _negative_cycle(graph, assigned, passes, live):
     size = n_tasks + n_groups * n_clients + n_clients + 1  # the source last
     state = _State.of(graph, assigned)
     distances = np.zeros(size, dtype=np.int64)
-    parents = np.full(size, _DUMMY, dtype=np.int64)
+    parents = np.full(size, DUMMY, dtype=np.int64)
     history: deque[_Pass] = deque(maxlen=_MAX_PERIOD + 1)
     history.append(_Pass(distances, parents, None))
     for number in range(passes):
@@ -216,14 +217,14 @@ def _negative_cycle(graph, assigned, passes, live):
         if first is None:
             return None
         if number == passes - 1:
-            return _returned(before.parents, first)
+            return returned(before.parents, first)
         history.append(_Pass(distances, parents, first))
         period = _period(history, live, state)
         if period:
             last = passes - 1
             equivalent = last - period * -(-(last - number) // period)
             back = number - equivalent
-            return _returned(history[-2 - back].parents, history[-1 - back].first)
+            return returned(history[-2 - back].parents, history[-1 - back].first)
     return None
 
 
@@ -411,29 +412,7 @@ def _period(history, live, state) -> int:
     return 0
 
 
-def _returned(parents_before, first):
-    node, parent = first
-    parents = parents_before.copy()
-    parents[node] = parent
-    return node, parents
-
-
 def _cycle_moves(start, parents, n_tasks, n_clients, n_groups):
-    """Walk back from `start` onto the cycle; each task on it moves to the (group, client) node
-    after it."""
-    seen = set()
-    node = start
-    while node not in seen:
-        seen.add(node)
-        node = int(parents[node])
-        if node == _DUMMY:
-            raise AssertionError("negative cycle search ended at the dummy node")
-    moves = []
-    first = node
-    while True:
-        previous = int(parents[node])
-        if previous < n_tasks <= node < n_tasks + n_groups * n_clients:  # a task's edge into a (group, client) node
-            moves.append((previous, (node - n_tasks) % n_clients))
-        node = previous
-        if node == first:
-            return moves
+    """Each task on the cycle moves to the (group, client) node after it."""
+    nodes_end = n_tasks + n_groups * n_clients
+    return [(tail, (head - n_tasks) % n_clients) for tail, head in cycle_edges(start, parents) if tail < n_tasks <= head < nodes_end]

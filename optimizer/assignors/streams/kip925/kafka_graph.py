@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_DUMMY = -2
+DUMMY = -2
 # The longest period looked for: the distances of a cycle through k clients repeat every k
 # passes; longer periods are simply run pass by pass.
 _MAX_PERIOD = 8
@@ -76,7 +76,7 @@ def _negative_cycle(cost, holder, passes):
     own_cost = cost[tasks, holder]
     # Pass 0 starts with the dummy's edges: every node at distance 0, its parent the dummy.
     distances = np.zeros(n_tasks + n_clients + 1, dtype=np.int64)
-    parents = np.full(n_tasks + n_clients + 1, _DUMMY, dtype=np.int64)
+    parents = np.full(n_tasks + n_clients + 1, DUMMY, dtype=np.int64)
     history: deque[_Pass] = deque(maxlen=_MAX_PERIOD + 1)
     history.append(_Pass(distances, parents, None))  # the state before pass 0
     for number in range(passes):
@@ -86,7 +86,7 @@ def _negative_cycle(cost, holder, passes):
         if first is None:
             return None  # a pass without relaxation: no later pass relaxes either
         if number == passes - 1:
-            return _returned(before.parents, first)
+            return returned(before.parents, first)
         history.append(_Pass(distances, parents, first))
         period = _period(history)
         if period:
@@ -95,7 +95,7 @@ def _negative_cycle(cost, holder, passes):
             equivalent = last - period * -(-(last - number) // period)
             back = number - equivalent  # how many passes ago it ran
             repeated = history[-1 - back]
-            return _returned(history[-2 - back].parents, repeated.first)
+            return returned(history[-2 - back].parents, repeated.first)
     return None
 
 
@@ -152,28 +152,34 @@ def _period(history) -> int:
     return 0
 
 
-def _returned(parents_before, first):
+def returned(parents_before, first):
+    """The node Kafka returns from its last pass and the parents then: those before the pass, with
+    the pass's first relaxation `first` (node, parent) applied."""
     node, parent = first
     parents = parents_before.copy()
     parents[node] = parent
     return node, parents
 
 
-def _cycle_moves(start, parents, n_tasks):
-    """Walk back from `start` onto the cycle; each task on it moves to the client after it."""
+def cycle_edges(start, parents) -> list[tuple[int, int]]:
+    """Walk back from `start` onto the cycle, as Kafka does; the cycle's edges (tail, head)."""
     seen = set()
     node = start
     while node not in seen:
         seen.add(node)
         node = int(parents[node])
-        if node == _DUMMY:
+        if node == DUMMY:
             raise AssertionError("negative cycle search ended at the dummy node")
-    moves = []
+    edges = []
     first = node
     while True:
         previous = int(parents[node])
-        if previous < n_tasks:  # node is a client reached from task `previous`
-            moves.append((previous, node - n_tasks))
+        edges.append((previous, node))
         node = previous
         if node == first:
-            return moves
+            return edges
+
+
+def _cycle_moves(start, parents, n_tasks):
+    """Each task on the cycle moves to the client after it."""
+    return [(tail, head - n_tasks) for tail, head in cycle_edges(start, parents) if tail < n_tasks]
